@@ -1,0 +1,132 @@
+"""Typed events the loop emits; the terminal UI and the JSONL trace subscribe to the same stream."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class Event:
+    event: ClassVar[str] = "event"
+    traced: ClassVar[bool] = True
+
+    def payload(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class SessionStart(Event):
+    event: ClassVar[str] = "session_start"
+    session: str
+    workspace: str
+    provider: str
+    model: str
+    mode: str
+    sandbox: str = "off"
+
+
+@dataclass(frozen=True)
+class ModelRequest(Event):
+    event: ClassVar[str] = "model_request"
+    turn: int
+    ctx_tokens: int
+    ctx_window: int
+
+
+@dataclass(frozen=True)
+class TextDelta(Event):
+    """Streamed text; shown live, not traced (model_response carries the whole text)."""
+
+    event: ClassVar[str] = "text_delta"
+    traced: ClassVar[bool] = False
+    text: str
+
+
+@dataclass(frozen=True)
+class ModelResponseEvent(Event):
+    event: ClassVar[str] = "model_response"
+    turn: int
+    stop_reason: str
+    input_tokens: int
+    output_tokens: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Retry(Event):
+    event: ClassVar[str] = "retry"
+    attempt: int
+    delay: float
+    error: str
+
+
+@dataclass(frozen=True)
+class ToolCallEvent(Event):
+    event: ClassVar[str] = "tool_call"
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PermissionEvent(Event):
+    event: ClassVar[str] = "permission"
+    id: str
+    name: str
+    decision: str
+    reason: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ToolResultEvent(Event):
+    event: ClassVar[str] = "tool_result"
+    id: str
+    name: str
+    is_error: bool
+    ms: int
+    output: str
+
+
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something the user should know that is not a step (a warning, a hint)."""
+
+    event: ClassVar[str] = "notice"
+    level: str
+    message: str
+
+
+@dataclass(frozen=True)
+class SessionEnd(Event):
+    event: ClassVar[str] = "session_end"
+    stop_reason: str
+    turns: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    denials: int = 0
+    error: str | None = None
+
+
+Subscriber = Callable[[Event], None]
+
+
+@dataclass
+class EventBus:
+    subscribers: list[Subscriber] = field(default_factory=list)
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self.subscribers.append(subscriber)
+
+    def emit(self, event: Event) -> None:
+        for subscriber in self.subscribers:
+            subscriber(event)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -1,0 +1,40 @@
+"""The JSONL trace of DESIGN §7: one object a line, written as it happens so a crash loses nothing."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+from arnes.agent.events import Event, now_iso
+
+OUTPUT_CAP = 4000
+
+
+class JsonlTrace:
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Event) -> None:
+        if not event.traced:
+            return
+        record: dict[str, Any] = {"ts": now_iso(), "event": event.event, **event.payload()}
+        output = record.get("output")
+        if isinstance(output, str) and len(output) > OUTPUT_CAP:
+            record["output"] = output[:OUTPUT_CAP] + f"... [{len(output) - OUTPUT_CAP} chars cut]"
+        line = json.dumps(record, ensure_ascii=False)
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def read_trace(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,0 +1,151 @@
+"""Settings: user < project < local < flags, validated strictly (unknown key or bad rule -> exit 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from arnes.errors import ConfigError
+from arnes.permissions.rules import RuleError, parse_rule
+
+ProviderName = Literal["ollama", "openai", "anthropic", "script"]
+ModeName = Literal["default", "acceptEdits", "plan", "bypass"]
+SandboxMode = Literal["auto", "bubblewrap", "landlock", "off"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSettings(Strict):
+    provider: ProviderName | None = Field(None, description="Which provider answers.")
+    name: str | None = Field(None, description="Model name as the provider knows it.")
+    base_url: str | None = Field(None, description="Endpoint, e.g. http://localhost:11434/v1.")
+    context_window: int | None = Field(None, gt=0, description="Tokens the model can see at once.")
+
+
+class PermissionSettings(Strict):
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    defaultMode: ModeName | None = None  # noqa: N815  (the settings key is camelCase, as in DESIGN §5)
+
+    @field_validator("allow", "ask", "deny")
+    @classmethod
+    def _rules_parse(cls, rules: list[str]) -> list[str]:
+        for i, raw in enumerate(rules):
+            try:
+                parse_rule(raw)
+            except RuleError as exc:
+                raise ValueError(f"rule [{i}] {exc}") from exc
+        return rules
+
+
+class SandboxSettings(Strict):
+    mode: SandboxMode | None = None
+    network: bool | None = None
+
+
+class VerifySettings(Strict):
+    command: str | None = None
+    ladder: dict[Literal["unit", "integration", "e2e"], str] = Field(default_factory=dict)
+
+
+class Settings(Strict):
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    verify: VerifySettings = Field(default_factory=VerifySettings)
+
+
+@dataclass(frozen=True)
+class SourcedRule:
+    kind: Literal["allow", "ask", "deny"]
+    rule: str
+    source: str  # "flag", or the settings file it came from
+
+
+@dataclass
+class EffectiveConfig:
+    provider: ProviderName = "ollama"
+    model: str | None = None
+    base_url: str | None = None
+    context_window: int | None = None
+    mode: ModeName = "default"
+    sandbox: SandboxMode = "auto"
+    network: bool = False
+    verify_command: str | None = None
+    rules: list[SourcedRule] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def user_settings_path(env: dict[str, str] | None = None) -> Path:
+    env = dict(os.environ) if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", "~"), ".config")
+    return Path(os.path.expanduser(base)) / "arnes" / "settings.json"
+
+
+def settings_layers(workspace: Path, env: dict[str, str] | None = None) -> list[tuple[str, Path]]:
+    return [
+        ("user", user_settings_path(env)),
+        ("project", workspace / ".arnes" / "settings.json"),
+        ("local", workspace / ".arnes" / "settings.local.json"),
+    ]
+
+
+def load_file(path: Path) -> Settings:
+    """Parse and validate one settings file, naming the file and the offending key on error."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from exc
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            msg = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                msg = "unknown key"
+            problems.append(f"{where}: {msg}")
+        raise ConfigError(f"{path}: invalid settings: " + "; ".join(problems)) from exc
+
+
+def load_config(workspace: Path, env: dict[str, str] | None = None) -> EffectiveConfig:
+    """Merge the settings files; scalars from later layers win, rules accumulate with their source."""
+    cfg = EffectiveConfig()
+    for layer, path in settings_layers(workspace, env):
+        if not path.is_file():
+            continue
+        settings = load_file(path)
+        cfg.files.append(path)
+        m = settings.model
+        cfg.provider = m.provider or cfg.provider
+        cfg.model = m.name or cfg.model
+        cfg.base_url = m.base_url or cfg.base_url
+        cfg.context_window = m.context_window or cfg.context_window
+        p = settings.permissions
+        if p.defaultMode == "bypass" and layer == "project":
+            cfg.warnings.append(
+                f"{path}: defaultMode 'bypass' ignored: a project cannot put itself in bypass "
+                "(use --permission-mode bypass or your user settings)"
+            )
+        elif p.defaultMode:
+            cfg.mode = p.defaultMode
+        for kind in ("allow", "ask", "deny"):
+            for rule in getattr(p, kind):
+                cfg.rules.append(SourcedRule(kind, rule, str(path)))
+        cfg.sandbox = settings.sandbox.mode or cfg.sandbox
+        if settings.sandbox.network is not None:
+            cfg.network = settings.sandbox.network
+        cfg.verify_command = settings.verify.command or cfg.verify_command
+    return cfg

@@ -1,0 +1,38 @@
+"""Exceptions that end a run, each mapped to one exit code of DESIGN §2."""
+
+from __future__ import annotations
+
+
+class ArnesError(Exception):
+    exit_code = 1
+
+
+class ConfigError(ArnesError):
+    """Bad settings, flags or script: nothing was run."""
+
+    exit_code = 2
+
+
+class ProviderError(ArnesError):
+    """The model could not be reached or refused the request.
+
+    `retryable` errors (rate limits, 5xx, time-outs, refused connections) are retried with
+    backoff before they end the run.
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class LimitReached(ArnesError):
+    """A budget (turns, tokens, cost) stopped the run."""
+
+    exit_code = 3
+
+    def __init__(self, limit: str, message: str):
+        super().__init__(message)
+        self.limit = limit

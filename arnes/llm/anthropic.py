@@ -1,0 +1,97 @@
+"""Anthropic Messages wire format through the official SDK, streamed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import anthropic
+
+from arnes.llm.base import PROFILES, ProviderSettings, TextSink
+from arnes.llm.sdk_errors import to_provider_error
+from arnes.messages import (
+    Message,
+    ModelResponse,
+    StopReason,
+    TextBlock,
+    ToolCall,
+    ToolResultBlock,
+    ToolSpec,
+    Usage,
+)
+
+_STOP: dict[str, StopReason] = {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens"}
+
+
+class AnthropicProvider:
+    def __init__(self, settings: ProviderSettings):
+        profile = PROFILES[settings.provider]
+        self.name = settings.provider
+        self.model = settings.model
+        self.max_output_tokens = settings.max_output_tokens
+        key = settings.api_key or (os.environ.get(profile.api_key_env) if profile.api_key_env else None)
+        kwargs: dict[str, Any] = {"timeout": settings.timeout, "max_retries": 0}
+        if key:
+            kwargs["api_key"] = key
+        if settings.base_url:
+            kwargs["base_url"] = settings.base_url
+        self.where = settings.base_url or "api.anthropic.com"
+        self.client = anthropic.Anthropic(**kwargs)
+
+    def complete(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        on_text: TextSink | None = None,
+    ) -> ModelResponse:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_output_tokens,
+            "system": system,
+            "messages": to_anthropic_messages(messages),
+        }
+        if tools:
+            request["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
+            ]
+        try:
+            with self.client.messages.stream(**request) as stream:
+                for event in stream:
+                    if event.type == "text" and on_text:
+                        on_text(event.text)
+                final = stream.get_final_message()
+        except anthropic.AnthropicError as exc:
+            raise to_provider_error(exc, anthropic, self.where) from exc
+        blocks: list[TextBlock | ToolCall] = []
+        for block in final.content:
+            if block.type == "text":
+                blocks.append(TextBlock(block.text))
+            elif block.type == "tool_use":
+                blocks.append(ToolCall(block.id, block.name, dict(block.input)))
+        usage = Usage(final.usage.input_tokens, final.usage.output_tokens)
+        return ModelResponse(Message("assistant", list(blocks)), _STOP.get(final.stop_reason or "", "other"), usage)
+
+
+def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        content: list[dict[str, Any]] = []
+        for block in msg.content:
+            if isinstance(block, TextBlock):
+                if block.text:
+                    content.append({"type": "text", "text": block.text})
+            elif isinstance(block, ToolCall):
+                content.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
+            elif isinstance(block, ToolResultBlock):
+                content.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": block.tool_call_id,
+                        "content": block.content,
+                        "is_error": block.is_error,
+                    }
+                )
+        out.append({"role": msg.role, "content": content})
+    return out

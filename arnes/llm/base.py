@@ -1,0 +1,82 @@
+"""The Provider seam: neutral messages in, one neutral assistant turn out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from arnes.errors import ConfigError
+from arnes.messages import Message, ModelResponse, ToolSpec
+
+TextSink = Callable[[str], None]
+
+
+class Provider(Protocol):
+    """A model endpoint. Implementations translate at the edge and keep no conversation."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+
+    def complete(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        on_text: TextSink | None = None,
+    ) -> ModelResponse:
+        """Send the conversation; stream text to `on_text` as it arrives; return the turn."""
+        ...
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    script: str | None = None
+    max_output_tokens: int = 4096
+    timeout: float = 120.0
+
+
+@dataclass(frozen=True)
+class ProviderProfile:
+    """Per-provider defaults as data, not as `if` chains."""
+
+    wire: str  # "openai" | "anthropic" | "script"
+    default_model: str
+    default_base_url: str | None
+    default_context_window: int
+    api_key_env: str | None
+    placeholder_key: str | None = None
+
+
+PROFILES: dict[str, ProviderProfile] = {
+    "ollama": ProviderProfile("openai", "qwen2.5-coder:7b", "http://localhost:11434/v1", 4096, None, "ollama"),
+    "openai": ProviderProfile("openai", "gpt-4o-mini", None, 128_000, "OPENAI_API_KEY", "none"),
+    "anthropic": ProviderProfile("anthropic", "claude-sonnet-4-5", None, 200_000, "ANTHROPIC_API_KEY"),
+    "script": ProviderProfile("script", "script", None, 32_768, None),
+}
+
+
+def make_provider(settings: ProviderSettings) -> Provider:
+    """Build a provider; the heavy SDK import happens here, not at start-up."""
+    profile = PROFILES.get(settings.provider)
+    if profile is None:
+        raise ConfigError(f"unknown provider {settings.provider!r}; use one of {sorted(PROFILES)}")
+    if profile.wire == "script":
+        from arnes.llm.script import ScriptProvider
+
+        if not settings.script:
+            raise ConfigError("--provider script needs --script FILE")
+        return ScriptProvider.from_file(settings.script)
+    if profile.wire == "anthropic":
+        from arnes.llm.anthropic import AnthropicProvider
+
+        return AnthropicProvider(settings)
+    from arnes.llm.openai_compat import OpenAICompatProvider
+
+    return OpenAICompatProvider(settings)

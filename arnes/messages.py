@@ -1,0 +1,113 @@
+"""Neutral conversation types shared by every provider.
+
+Providers translate to and from these at their edge; the conversation itself lives in the agent,
+never in a client, so switching provider changes nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResultBlock:
+    tool_call_id: str
+    content: str
+    is_error: bool = False
+
+
+Block = TextBlock | ToolCall | ToolResultBlock
+
+
+@dataclass
+class Message:
+    role: Role
+    content: list[Block] = field(default_factory=list)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls("user", [TextBlock(text)])
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [b for b in self.content if isinstance(b, ToolCall)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"role": self.role, "content": [block_to_json(b) for b in self.content]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Message:
+        return cls(data["role"], [block_from_json(b) for b in data["content"]])
+
+
+def block_to_json(block: Block) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ToolCall):
+        return {"type": "tool_call", "id": block.id, "name": block.name, "input": block.input}
+    return {
+        "type": "tool_result",
+        "tool_call_id": block.tool_call_id,
+        "content": block.content,
+        "is_error": block.is_error,
+    }
+
+
+def block_from_json(data: dict[str, Any]) -> Block:
+    kind = data["type"]
+    if kind == "text":
+        return TextBlock(data["text"])
+    if kind == "tool_call":
+        return ToolCall(data["id"], data["name"], dict(data["input"]))
+    return ToolResultBlock(data["tool_call_id"], data["content"], bool(data.get("is_error")))
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "other"]
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """One assistant turn, as every provider reports it."""
+
+    message: Message
+    stop_reason: StopReason
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model is told about a tool: its name, purpose and JSON schema."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough count (4 characters a token) for when a provider reports nothing."""
+    return max(1, len(text) // 4) if text else 0

@@ -1,0 +1,1 @@
+"""Where the agent may read and write: decisions, real paths, approvers."""

@@ -1,0 +1,111 @@
+"""Who answers an `ask`: a person at the terminal, nobody (deny), or a script in tests."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TextIO
+
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.text import Text
+
+AnswerKind = Literal["allow_once", "allow_always", "deny"]
+NO_TTY = "(no terminal to ask)"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    tool: str
+    subject: str  # the path or command, as the user should see it
+    reason: str
+    preview: str | None = None  # the diff of a write
+    suggested_rule: str | None = None  # offered as "always"
+
+
+@dataclass(frozen=True)
+class ApprovalAnswer:
+    kind: AnswerKind
+    feedback: str | None = None
+    rule: str | None = None
+
+
+class Approver(Protocol):
+    interactive: bool
+
+    def ask(self, request: ApprovalRequest) -> ApprovalAnswer: ...
+
+
+def parse_answer(raw: str, suggested_rule: str | None) -> ApprovalAnswer:
+    """y once, a always (when offered), n no; any other text is a no that goes back to the model."""
+    answer = raw.strip()
+    low = answer.lower()
+    if low in ("y", "yes", "s", "si", "sí"):
+        return ApprovalAnswer("allow_once")
+    if suggested_rule and low in ("a", "always"):
+        return ApprovalAnswer("allow_always", rule=suggested_rule)
+    if low in ("", "n", "no"):
+        return ApprovalAnswer("deny")
+    return ApprovalAnswer("deny", feedback=answer)
+
+
+class NoTerminalApprover:
+    """Nobody to ask means no: an unattended run never turns into bypass."""
+
+    interactive = False
+
+    def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+        return ApprovalAnswer("deny", feedback=NO_TTY)
+
+
+@dataclass
+class ScriptedApprover:
+    """Answers from a list, for tests; records what it was asked."""
+
+    answers: list[str]
+    asked: list[ApprovalRequest] = field(default_factory=list)
+    interactive = True
+
+    def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+        self.asked.append(request)
+        raw = self.answers.pop(0) if self.answers else "n"
+        return parse_answer(raw, request.suggested_rule)
+
+
+@dataclass
+class TerminalApprover:
+    """Shows tool, subject, reason and the diff on stderr; reads the answer from the terminal."""
+
+    console: Console = field(default_factory=lambda: Console(stderr=True, highlight=False))
+    read_line: Callable[[], str] | None = None
+    interactive = True
+
+    def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+        c = self.console
+        c.print()
+        c.print(Text.assemble(("? ", "bold yellow"), (f"{request.tool} ", "bold"), request.subject))
+        c.print(Text(f"  {request.reason}", style="dim"))
+        if request.preview:
+            c.print(Syntax(request.preview.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
+        choices = "[y] yes / [a] always / [n] no" if request.suggested_rule else "[y] yes / [n] no"
+        c.print(f"  {choices} (or type what to do instead): ", end="")
+        try:
+            raw = self.read_line() if self.read_line else _read_stdin()
+        except EOFError:
+            return ApprovalAnswer("deny", feedback=NO_TTY)
+        return parse_answer(raw, request.suggested_rule)
+
+
+def _read_stdin(stream: TextIO | None = None) -> str:
+    line = (stream or sys.stdin).readline()
+    if not line:
+        raise EOFError
+    return line
+
+
+def choose_approver(stdin: TextIO, stderr: TextIO) -> Approver:
+    """The terminal approver only when both stdin and stderr are terminals; otherwise nobody."""
+    if stdin.isatty() and stderr.isatty():
+        return TerminalApprover()
+    return NoTerminalApprover()

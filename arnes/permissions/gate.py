@@ -1,0 +1,71 @@
+"""One gate every tool call passes: the policy decides, and an `ask` goes to the approver."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from arnes.permissions.approvers import NO_TTY, ApprovalRequest, Approver
+from arnes.permissions.types import Decision, Policy, ToolRequest
+
+RETRY_ADVICE = "Do not retry it with another tool; ask the user how to proceed if needed."
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    allowed: bool
+    decision: Decision
+    message: str | None = None  # what the model is told when the call does not run
+
+
+@dataclass
+class PermissionGate:
+    policy: Policy
+    approver: Approver
+    on_always: Callable[[str], None] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def check(
+        self, request: ToolRequest, subject: str, preview: Callable[[], str | None] = lambda: None
+    ) -> GateOutcome:
+        decision = self.policy.decide(request)
+        if decision.kind != "ask":
+            return _settled(decision)
+        # One prompt at a time; and a call queued behind an "always" is judged again, not re-asked.
+        with self._lock:
+            decision = self.policy.decide(request)
+            if decision.kind != "ask":
+                return _settled(decision)
+            if not self.approver.interactive:
+                denied = Decision("deny", f"{decision.reason} {NO_TTY}", "no-tty", decision.rule)
+                return GateOutcome(False, denied, f"Permission denied: {denied.reason}")
+            answer = self.approver.ask(
+                ApprovalRequest(request.tool, subject, decision.reason, preview(), _suggest(request))
+            )
+        if answer.kind == "deny":
+            words = answer.feedback
+            if words == NO_TTY:
+                denied = Decision("deny", f"{decision.reason} {NO_TTY}", "no-tty")
+                return GateOutcome(False, denied, f"Permission denied: {denied.reason}")
+            said = f": {words}" if words else "."
+            return GateOutcome(
+                False,
+                Decision("deny", f"denied by the user{said}", "user"),
+                f"The user denied this action{said} {RETRY_ADVICE}",
+            )
+        if answer.kind == "allow_always" and answer.rule and self.on_always:
+            self.on_always(answer.rule)
+            return GateOutcome(True, Decision("allow", f"allowed always by the user ({answer.rule})", "user"))
+        return GateOutcome(True, Decision("allow", "approved by the user", "user"))
+
+
+def _settled(decision: Decision) -> GateOutcome:
+    if decision.kind == "allow":
+        return GateOutcome(True, decision)
+    return GateOutcome(False, decision, f"Permission denied: {decision.reason}")
+
+
+def _suggest(request: ToolRequest) -> str | None:
+    """Rules offered as "always": none yet; the rule engine supplies them."""
+    return None

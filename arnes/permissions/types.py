@@ -1,0 +1,44 @@
+"""The vocabulary of the permission seam, shared by tools, policies, approvers and the loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+Access = Literal["read", "write"]
+DecisionKind = Literal["allow", "ask", "deny"]
+Source = Literal["rule", "mode", "perimeter", "builtin", "user", "no-tty"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A path a tool call touches, absolute and normalised as written (not yet resolved)."""
+
+    path: Path
+    access: Access
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """What a policy sees of one tool call."""
+
+    tool: str
+    input: dict[str, Any]
+    targets: tuple[Target, ...] = ()
+    read_only: bool = True
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    kind: DecisionKind
+    reason: str
+    source: Source
+    rule: str | None = field(default=None, compare=False)
+
+
+class Policy(Protocol):
+    """Decides allow, ask or deny for one tool call, with its reason and source."""
+
+    def decide(self, request: ToolRequest) -> Decision: ...

@@ -1,0 +1,60 @@
+"""Everything one run needs, in one object: tests build one in a line, nothing is global."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from arnes.agent.events import EventBus
+from arnes.agent.prompt import system_prompt
+from arnes.llm.base import Provider
+from arnes.permissions.approvers import Approver, NoTerminalApprover
+from arnes.permissions.gate import PermissionGate
+from arnes.permissions.policy import Mode, WorkspacePolicy
+from arnes.permissions.types import Policy
+from arnes.tools.base import Tool, ToolContext, ToolRegistry
+from arnes.tools.docs import ReadDoc
+from arnes.tools.files import Edit, Read, Write
+from arnes.tools.search import Glob, Grep
+
+
+def default_tools() -> list[Tool]:  # type: ignore[type-arg]  # heterogeneous argument types
+    return [Read(), Glob(), Grep(), Write(), Edit(), ReadDoc()]
+
+
+def new_session_id() -> str:
+    return datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+
+@dataclass
+class Limits:
+    max_turns: int | None = None
+
+
+@dataclass
+class Session:
+    workspace: Path
+    provider: Provider
+    mode: Mode = "default"
+    approver: Approver = field(default_factory=NoTerminalApprover)
+    policy: Policy | None = None
+    tools: ToolRegistry = field(default_factory=lambda: ToolRegistry(default_tools()))
+    bus: EventBus = field(default_factory=EventBus)
+    limits: Limits = field(default_factory=Limits)
+    context_window: int = 32_768
+    id: str = field(default_factory=new_session_id)
+    sandbox_name: str = "off"
+    ctx: ToolContext = field(init=False)
+    gate: PermissionGate = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.workspace = self.workspace.resolve()
+        self.ctx = ToolContext(self.workspace)
+        if self.policy is None:
+            self.policy = WorkspacePolicy(self.workspace, self.mode)
+        self.gate = PermissionGate(self.policy, self.approver)
+
+    def system_prompt(self) -> str:
+        return system_prompt(self.workspace, self.tools.names())

@@ -1,0 +1,1 @@
+"""Tools the model can call: each is small, validated by pydantic, and errors are feedback."""

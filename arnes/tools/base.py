@@ -1,0 +1,139 @@
+"""The Tool seam, the context a tool runs in, and the registry the loop reads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from arnes.messages import ToolSpec
+from arnes.permissions.paths import absolute
+from arnes.permissions.types import Target
+from arnes.tools.filestate import ChangeLog, FileStateCache
+
+
+class ToolError(Exception):
+    """A failure the model can act on: the message says what happened and what to do next."""
+
+
+class ToolArgs(BaseModel):
+    """Base for tool arguments: unknown keys are an error the model gets to see."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+A = TypeVar("A", bound=ToolArgs)
+A_contra = TypeVar("A_contra", bound=ToolArgs, contravariant=True)
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use: the workspace, the read snapshots and the log of writes."""
+
+    workspace: Path
+    files: FileStateCache = field(default_factory=FileStateCache)
+    changes: ChangeLog = field(default_factory=ChangeLog)
+    max_output_chars: int = 30_000
+
+    def path(self, file_path: str) -> Path:
+        return absolute(self.workspace, file_path)
+
+    def display(self, path: Path) -> str:
+        """Workspace-relative when inside, absolute otherwise: short for the model and the user."""
+        try:
+            return str(path.relative_to(self.workspace)) or "."
+        except ValueError:
+            return str(path)
+
+
+class Tool(Protocol[A_contra]):
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def args_model(self) -> type[ToolArgs]: ...
+    @property
+    def read_only(self) -> bool: ...
+
+    def targets(self, args: A_contra, ctx: ToolContext) -> list[Target]:
+        """The paths this call would touch, for the permission seam."""
+        ...
+
+    def preview(self, args: A_contra, ctx: ToolContext) -> str | None:
+        """What a write would change (a diff), shown when the user is asked."""
+        ...
+
+    def run(self, args: A_contra, ctx: ToolContext) -> str:
+        """Do the work; raise ToolError with a helpful message on failure."""
+        ...
+
+
+class BaseTool(Generic[A]):
+    """Defaults for tools: no preview; subclasses set the class attributes and `run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args_model: ClassVar[type[ToolArgs]]
+    read_only: ClassVar[bool] = True
+
+    def targets(self, args: A, ctx: ToolContext) -> list[Target]:
+        return []
+
+    def preview(self, args: A, ctx: ToolContext) -> str | None:
+        return None
+
+
+def spec_of(tool: Tool[Any]) -> ToolSpec:
+    schema = tool.args_model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return ToolSpec(tool.name, tool.description, schema)
+
+
+class ToolRegistry:
+    """The tools one session offers, by name, in a stable order."""
+
+    def __init__(self, tools: Iterable[Tool[Any]] = ()):
+        self._tools: dict[str, Tool[Any]] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool[Any]) -> None:
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool[Any] | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return [spec_of(t) for t in self._tools.values()]
+
+    def parse(self, name: str, raw: dict[str, Any]) -> tuple[Tool[Any], ToolArgs]:
+        """Find the tool and validate its arguments, or raise ToolError for the model."""
+        tool = self._tools.get(name)
+        if tool is None:
+            raise ToolError(f"Unknown tool {name!r}. Available tools: {', '.join(self._tools)}.")
+        if "__invalid_json__" in raw:
+            raise ToolError(
+                f"The arguments for {name} were not valid JSON: {raw['__invalid_json__'][:200]!r}. "
+                "Send a JSON object with the tool's arguments."
+            )
+        try:
+            return tool, tool.args_model.model_validate(raw)
+        except ValidationError as exc:
+            raise ToolError(f"Invalid arguments for {name}: {_brief(exc)}. Fix them and call {name} again.") from exc
+
+
+def _brief(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)

@@ -1,0 +1,112 @@
+"""Read-before-edit snapshots, the session's log of writes, and atomic writes."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+def snapshot(path: Path) -> Snapshot:
+    data = path.read_bytes()
+    st = path.stat()
+    return Snapshot(st.st_size, st.st_mtime_ns, hashlib.sha256(data).hexdigest())
+
+
+@dataclass
+class FileStateCache:
+    """What the model has seen: a write over a file needs a Read of it, unchanged since.
+
+    Keyed by real path, so a link and its target share one snapshot. This guards against editing
+    blind or over someone else's change (a formatter, the user); it says nothing of what is written.
+    """
+
+    _snaps: dict[Path, Snapshot] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, path: Path) -> None:
+        snap = snapshot(path)
+        with self._lock:
+            self._snaps[Path(os.path.realpath(path))] = snap
+
+    def check_writable(self, path: Path, shown: str) -> str | None:
+        """None when the write may go ahead; otherwise the message for the model."""
+        with self._lock:
+            snap = self._snaps.get(Path(os.path.realpath(path)))
+        if snap is None:
+            return f"File has not been read yet. Read {shown} before modifying it."
+        if not path.exists():
+            return None  # deleted since the read: recreating it is fine
+        modified = f"File {shown} was modified since it was last read. Read it again before modifying it."
+        st = path.stat()
+        if st.st_size != snap.size or st.st_mtime_ns != snap.mtime_ns:
+            return modified
+        if hashlib.sha256(path.read_bytes()).hexdigest() != snap.sha256:
+            return modified
+        return None
+
+
+@dataclass
+class ChangeLog:
+    """The content each file had before the session first wrote it: for the summary and undo."""
+
+    originals: dict[Path, bytes | None] = field(default_factory=dict)
+
+    def before_write(self, path: Path) -> None:
+        real = Path(os.path.realpath(path))
+        if real not in self.originals:
+            self.originals[real] = real.read_bytes() if real.is_file() else None
+
+    def changed(self) -> list[Path]:
+        out = []
+        for path, before in self.originals.items():
+            after = path.read_bytes() if path.is_file() else None
+            if after != before:
+                out.append(path)
+        return out
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temporary file and rename: readers see the old file or the new, never half.
+
+    Writes land on the link's target (a link stays a link) and keep the file's mode; new files
+    get the default mode under the process umask. Ctrl-C mid-write leaves the old file and no
+    temporary behind.
+    """
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
+    tmp = target.parent / f".{target.name}.arnes-{uuid.uuid4().hex[:8]}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def newline_of(text: str) -> str:
+    """The file's dominant line ending, so an edit keeps it."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"

@@ -1,0 +1,160 @@
+"""Glob and Grep on ripgrep (from the `ripgrep` PyPI package): fast, and .gitignore is honoured."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ConfigDict, Field
+
+from arnes.permissions.types import Target
+from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
+
+GLOB_LIMIT = 100
+GREP_LINE_LIMIT = 250
+# Search hidden files too (dotfiles are files), but never the repository's internals.
+_BASE = ["--no-require-git", "--hidden", "--glob", "!.git", "--color", "never", "--no-messages"]
+
+
+@cache
+def ripgrep() -> str:
+    """The `rg` next to this Python (the PyPI package's), else the one on PATH."""
+    beside = Path(sys.executable).parent / "rg"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("rg")
+    if found:
+        return found
+    raise ToolError("ripgrep (rg) is not installed; reinstall arnes (`pip install .`), which brings it.")
+
+
+def _run_rg(args: list[str], cwd: Path) -> tuple[int, str, str]:
+    proc = subprocess.run(
+        [ripgrep(), *_BASE, *args], cwd=cwd, capture_output=True, text=True, errors="replace", check=False
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _search_root(ctx: ToolContext, path: str | None) -> tuple[Path, str]:
+    root = ctx.path(path or ".")
+    if not root.exists():
+        raise ToolError(f"Path does not exist: {ctx.display(root)}. Use Glob to find the right folder.")
+    return root, ctx.display(root)
+
+
+class GlobArgs(ToolArgs):
+    pattern: str = Field(description="Glob such as **/*.py or src/*.ts (gitignore syntax).")
+    path: str | None = Field(None, description="Folder to search in; default the workspace.")
+
+
+class Glob(BaseTool[GlobArgs]):
+    name = "Glob"
+    description = (
+        "Find files by name pattern. Returns paths relative to the workspace, newest first; "
+        "files ignored by .gitignore are skipped."
+    )
+    args_model = GlobArgs
+    read_only = True
+
+    def targets(self, args: GlobArgs, ctx: ToolContext) -> list[Target]:
+        return [Target(ctx.path(args.path or "."), "read")]
+
+    def run(self, args: GlobArgs, ctx: ToolContext) -> str:
+        root, shown = _search_root(ctx, args.path)
+        if root.is_file():
+            raise ToolError(f"{shown} is a file; Glob needs a folder as path.")
+        code, out, err = _run_rg(["--files", "--glob", args.pattern], root)
+        if code == 2 and not out:
+            raise ToolError(f"Glob failed: {err.strip() or 'bad pattern'}. Check the pattern syntax.")
+        paths = [root / line for line in out.splitlines() if line]
+        if not paths:
+            return f"No files match {args.pattern!r} in {shown}."
+        paths.sort(key=_mtime, reverse=True)
+        lines = [ctx.display(p) for p in paths[:GLOB_LIMIT]]
+        if len(paths) > GLOB_LIMIT:
+            lines.append(f"... ({len(paths) - GLOB_LIMIT} more; use a narrower pattern or path)")
+        return "\n".join(lines)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+class GrepArgs(ToolArgs):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    pattern: str = Field(description="Regular expression (ripgrep syntax).")
+    path: str | None = Field(None, description="File or folder to search; default the workspace.")
+    glob: str | None = Field(None, description="Only files matching this glob, e.g. *.py.")
+    output_mode: Literal["files_with_matches", "content", "count"] = Field(
+        "files_with_matches", description="files_with_matches (default), content (matching lines) or count."
+    )
+    case_insensitive: bool = Field(False, alias="-i", description="Ignore case.")
+    line_numbers: bool = Field(True, alias="-n", description="Show line numbers (content mode).")
+    context: int | None = Field(None, ge=0, le=20, description="Lines of context around matches (content mode).")
+    head_limit: int | None = Field(None, ge=1, description="Return at most this many lines.")
+
+
+class Grep(BaseTool[GrepArgs]):
+    name = "Grep"
+    description = (
+        "Search file contents with a regular expression (ripgrep). Default output lists matching "
+        "files; output_mode=content shows matching lines with numbers. Honours .gitignore."
+    )
+    args_model = GrepArgs
+    read_only = True
+
+    def targets(self, args: GrepArgs, ctx: ToolContext) -> list[Target]:
+        return [Target(ctx.path(args.path or "."), "read")]
+
+    def run(self, args: GrepArgs, ctx: ToolContext) -> str:
+        root, shown = _search_root(ctx, args.path)
+        flags: list[str] = []
+        if args.case_insensitive:
+            flags.append("-i")
+        if args.glob:
+            flags += ["--glob", args.glob]
+        if args.output_mode == "files_with_matches":
+            flags.append("--files-with-matches")
+        elif args.output_mode == "count":
+            flags.append("--count")
+        else:
+            flags.append("--line-number" if args.line_numbers else "--no-line-number")
+            if args.context:
+                flags += ["--context", str(args.context)]
+        if args.output_mode != "files_with_matches" or root.is_dir():
+            flags.append("--with-filename")
+        target = os.path.relpath(root, ctx.workspace) if _inside(root, ctx.workspace) else str(root)
+        code, out, err = _run_rg([*flags, "--regexp", args.pattern, "--", target], ctx.workspace)
+        if code == 2 and not out:
+            raise ToolError(f"Grep failed: {err.strip() or 'bad pattern'}. Check the regular expression.")
+        lines = [_strip_dot(line) for line in out.splitlines()]
+        if not lines:
+            return f"No matches for {args.pattern!r} in {shown}."
+        if args.output_mode == "files_with_matches":
+            lines.sort(key=lambda p: _mtime(ctx.workspace / p), reverse=True)
+        limit = args.head_limit or GREP_LINE_LIMIT
+        body = "\n".join(lines[:limit])
+        if len(lines) > limit:
+            body += f"\n... ({len(lines) - limit} more lines; narrow the search or raise head_limit)"
+        return body
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def _strip_dot(line: str) -> str:
+    return line[2:] if line.startswith("./") else line

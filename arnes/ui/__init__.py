@@ -1,0 +1,1 @@
+"""Terminal rendering of the event stream."""

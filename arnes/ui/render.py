@@ -1,0 +1,90 @@
+"""The terminal subscriber: one line per event, text streamed live (rich; NO_COLOR honoured)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.text import Text
+
+from arnes.agent.events import (
+    Event,
+    ModelRequest,
+    ModelResponseEvent,
+    Notice,
+    PermissionEvent,
+    Retry,
+    SessionEnd,
+    SessionStart,
+    TextDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+
+CALL_WIDTH = 110
+
+
+def human_tokens(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+@dataclass
+class TerminalRenderer:
+    console: Console = field(default_factory=lambda: Console(highlight=False, soft_wrap=True))
+    _streaming: bool = False
+
+    def __call__(self, event: Event) -> None:
+        c = self.console
+        if isinstance(event, TextDelta):
+            c.print(event.text, end="", style="cyan", markup=False)
+            self._streaming = True
+            return
+        if self._streaming:
+            c.print()
+            self._streaming = False
+        if isinstance(event, SessionStart):
+            c.print(f"workspace: {event.workspace}", markup=False)
+            c.print(f"model: {event.model} ({event.provider})", markup=False)
+            c.print(f"mode: {event.mode}", markup=False)
+        elif isinstance(event, ModelRequest):
+            pct = round(100 * event.ctx_tokens / event.ctx_window) if event.ctx_window else 0
+            style = "red" if pct >= 80 else "dim"
+            c.print(f"ctx {human_tokens(event.ctx_tokens)}/{human_tokens(event.ctx_window)} ({pct}%)", style=style)
+        elif isinstance(event, ToolCallEvent):
+            args = json.dumps(event.input, ensure_ascii=False)
+            line = f"> {event.name} {args}"
+            c.print(Text(line if len(line) <= CALL_WIDTH else line[: CALL_WIDTH - 1] + "…", style="bold"))
+        elif isinstance(event, PermissionEvent):
+            if event.decision == "deny":
+                c.print(Text(f"x {event.name} denied: {event.reason}", style="red"))
+            elif event.source == "user":
+                c.print(Text(f"  {event.reason}", style="dim"))
+        elif isinstance(event, ToolResultEvent):
+            if event.is_error and not event.output.startswith(("Permission denied", "The user denied")):
+                first = event.output.splitlines()[0] if event.output else "error"
+                c.print(Text(f"  error: {first}", style="yellow"))
+            elif not event.is_error:
+                c.print(Text(f"  ok ({event.ms} ms)", style="green"))
+        elif isinstance(event, Retry):
+            c.print(Text(f"  retry {event.attempt} in {event.delay:.1f}s: {event.error}", style="yellow"))
+        elif isinstance(event, Notice):
+            c.print(Text(event.message, style="yellow" if event.level == "warning" else "dim"))
+        elif isinstance(event, ModelResponseEvent):
+            pass
+        elif isinstance(event, SessionEnd):
+            denied = f", {event.denials} denied" if event.denials else ""
+            c.print(
+                f"[{event.stop_reason}] {event.turns} turns, {event.tool_calls} calls{denied}, "
+                f"{event.input_tokens} input tokens, {event.output_tokens} output tokens",
+                style="bold",
+                markup=False,
+            )
+            if event.error:
+                c.print(Text(event.error, style="red"))
+
+    def show_diff(self, title: str, diff: str) -> None:
+        self.console.print(Text(title, style="bold"))
+        if diff:
+            self.console.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
