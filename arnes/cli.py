@@ -46,6 +46,7 @@ def global_parser() -> argparse.ArgumentParser:
     p.add_argument("--sandbox", choices=["auto", "bubblewrap", "landlock", "off"])
     p.add_argument("--trace", metavar="FILE", help="JSONL trace (default .arnes/traces/<session>.jsonl)")
     p.add_argument("--output-format", choices=["text", "json"], default="text")
+    p.add_argument("--no-stream", action="store_true", help="ask for whole answers (servers that cannot stream)")
     return p
 
 
@@ -134,6 +135,7 @@ def build_session(args: argparse.Namespace, workspace: Path, cfg: EffectiveConfi
             model=cfg.model or profile.default_model,
             base_url=cfg.base_url,
             script=args.script,
+            stream=cfg.stream and not args.no_stream,
         )
     )
     session = Session(

@@ -27,6 +27,7 @@ class ModelSettings(Strict):
     name: str | None = Field(None, description="Model name as the provider knows it.")
     base_url: str | None = Field(None, description="Endpoint, e.g. http://localhost:11434/v1.")
     context_window: int | None = Field(None, gt=0, description="Tokens the model can see at once.")
+    stream: bool | None = Field(None, description="Stream the answer (default true); false for servers that cannot.")
 
 
 class PermissionSettings(Strict):
@@ -76,6 +77,7 @@ class EffectiveConfig:
     model: str | None = None
     base_url: str | None = None
     context_window: int | None = None
+    stream: bool = True
     mode: ModeName = "default"
     sandbox: SandboxMode = "auto"
     network: bool = False
@@ -133,6 +135,8 @@ def load_config(workspace: Path, env: dict[str, str] | None = None) -> Effective
         cfg.model = m.name or cfg.model
         cfg.base_url = m.base_url or cfg.base_url
         cfg.context_window = m.context_window or cfg.context_window
+        if m.stream is not None:
+            cfg.stream = m.stream
         p = settings.permissions
         if p.defaultMode == "bypass" and layer == "project":
             cfg.warnings.append(

@@ -30,6 +30,7 @@ class AnthropicProvider:
         self.name = settings.provider
         self.model = settings.model
         self.max_output_tokens = settings.max_output_tokens
+        self.stream = settings.stream
         key = settings.api_key or (os.environ.get(profile.api_key_env) if profile.api_key_env else None)
         kwargs: dict[str, Any] = {"timeout": settings.timeout, "max_retries": 0}
         if key:
@@ -57,11 +58,18 @@ class AnthropicProvider:
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
             ]
         try:
-            with self.client.messages.stream(**request) as stream:
-                for event in stream:
-                    if event.type == "text" and on_text:
-                        on_text(event.text)
-                final = stream.get_final_message()
+            if self.stream:
+                with self.client.messages.stream(**request) as stream:
+                    for event in stream:
+                        if event.type == "text" and on_text:
+                            on_text(event.text)
+                    final = stream.get_final_message()
+            else:
+                final = self.client.messages.create(**request)
+                if on_text:
+                    for part in final.content:
+                        if part.type == "text":
+                            on_text(part.text)
         except anthropic.AnthropicError as exc:
             raise to_provider_error(exc, anthropic, self.where) from exc
         blocks: list[TextBlock | ToolCall] = []

@@ -39,6 +39,7 @@ class ProviderSettings:
     api_key: str | None = None
     script: str | None = None
     max_output_tokens: int = 4096
+    stream: bool = True
     timeout: float = 120.0
 
 

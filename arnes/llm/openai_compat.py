@@ -15,7 +15,7 @@ import openai
 
 from arnes.errors import ProviderError
 from arnes.llm.base import PROFILES, ProviderSettings, TextSink
-from arnes.llm.recovery import recover_tool_calls
+from arnes.llm.recovery import split_tool_calls
 from arnes.llm.sdk_errors import to_provider_error
 from arnes.messages import (
     Message,
@@ -37,6 +37,7 @@ class OpenAICompatProvider:
         self.base_url = settings.base_url or profile.default_base_url
         key = settings.api_key or (os.environ.get(profile.api_key_env) if profile.api_key_env else None)
         self.max_output_tokens = settings.max_output_tokens
+        self.stream = settings.stream
         self.client = openai.OpenAI(
             api_key=key or profile.placeholder_key or "none",
             base_url=self.base_url,
@@ -55,9 +56,10 @@ class OpenAICompatProvider:
         request: dict[str, Any] = {
             "model": self.model,
             "messages": to_openai_messages(system, messages),
-            "stream": True,
-            "stream_options": {"include_usage": True},
         }
+        if self.stream:
+            request["stream"] = True
+            request["stream_options"] = {"include_usage": True}
         if tools:
             request["tools"] = [
                 {
@@ -67,8 +69,10 @@ class OpenAICompatProvider:
                 for t in tools
             ]
         try:
-            stream = self.client.chat.completions.create(**request)
-            return _assemble(stream, on_text, [t.name for t in tools])
+            response = self.client.chat.completions.create(**request)
+            if self.stream:
+                return _assemble(response, on_text, [t.name for t in tools])
+            return _from_completion(response, on_text, [t.name for t in tools])
         except openai.OpenAIError as exc:
             raise to_provider_error(exc, openai, self.where) from exc
 
@@ -101,6 +105,22 @@ def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[st
     return out
 
 
+def _from_completion(response: Any, on_text: TextSink | None, known_tools: list[str]) -> ModelResponse:
+    """A non-streamed completion, reduced to the same pieces as a stream."""
+    choice = response.choices[0]
+    text = choice.message.content or ""
+    if text and on_text:
+        on_text(text)
+    calls = {
+        i: {"id": c.id or "", "name": c.function.name, "arguments": c.function.arguments or ""}
+        for i, c in enumerate(choice.message.tool_calls or [])
+    }
+    usage = (
+        Usage(response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0) if response.usage else Usage()
+    )
+    return _build(text, calls, choice.finish_reason, usage, known_tools)
+
+
 def _assemble(stream: Any, on_text: TextSink | None, known_tools: list[str]) -> ModelResponse:
     text_parts: list[str] = []
     calls: dict[int, dict[str, str]] = {}
@@ -124,16 +144,19 @@ def _assemble(stream: Any, on_text: TextSink | None, known_tools: list[str]) -> 
                     slot["arguments"] += tc.function.arguments or ""
             if choice.finish_reason:
                 finish = choice.finish_reason
-    text = "".join(text_parts)
+    return _build("".join(text_parts), calls, finish, usage, known_tools)
+
+
+def _build(
+    text: str, calls: dict[int, dict[str, str]], finish: str | None, usage: Usage, known_tools: list[str]
+) -> ModelResponse:
     blocks: list[TextBlock | ToolCall] = []
     for index in sorted(calls):
         slot = calls[index]
         blocks.append(ToolCall(slot["id"] or f"call_{index}", slot["name"], _parse_arguments(slot)))
     if not blocks and text:
-        recovered = recover_tool_calls(text, known_tools)
-        if recovered:
-            blocks = [ToolCall(f"recovered_{i}", n, a) for i, (n, a) in enumerate(recovered)]
-            text = ""
+        text, recovered = split_tool_calls(text, known_tools)
+        blocks = [ToolCall(f"recovered_{i}", n, a) for i, (n, a) in enumerate(recovered)]
     if text:
         blocks.insert(0, TextBlock(text))
     stop: StopReason = "tool_use" if any(isinstance(b, ToolCall) for b in blocks) else _stop(finish)

@@ -12,7 +12,20 @@ from collections.abc import Collection
 from typing import Any
 
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
+_LINE_START = re.compile(r"(?<=\n)(?=[{\[`<])")
 _WRAPPERS = re.compile(r"^<tool_call>\s*(.*?)\s*</tool_call>$", re.DOTALL)
+
+
+def split_tool_calls(text: str, known_tools: Collection[str]) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    """(prose, calls) when the text ends in JSON tool calls, possibly after some prose; else (text, [])."""
+    calls = recover_tool_calls(text, known_tools)
+    if calls:
+        return "", calls
+    for match in _LINE_START.finditer(text):
+        calls = recover_tool_calls(text[match.start() :], known_tools)
+        if calls:
+            return text[: match.start()].strip(), calls
+    return text, []
 
 
 def recover_tool_calls(text: str, known_tools: Collection[str]) -> list[tuple[str, dict[str, Any]]]:

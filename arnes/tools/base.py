@@ -122,7 +122,7 @@ class ToolRegistry:
             raise ToolError(f"Unknown tool {name!r}. Available tools: {', '.join(self._tools)}.")
         if "__invalid_json__" in raw:
             raise ToolError(
-                f"The arguments for {name} were not valid JSON: {raw['__invalid_json__'][:200]!r}. "
+                f"The arguments for {name} were not valid JSON: {str(raw['__invalid_json__'])[:200]!r}. "
                 "Send a JSON object with the tool's arguments."
             )
         try:

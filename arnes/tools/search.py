@@ -18,7 +18,9 @@ from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 GLOB_LIMIT = 100
 GREP_LINE_LIMIT = 250
 # Search hidden files too (dotfiles are files), but never the repository's internals.
-_BASE = ["--no-require-git", "--hidden", "--glob", "!.git", "--color", "never", "--no-messages"]
+_BASE = ["--no-require-git", "--hidden", "--color", "never", "--no-messages"]
+# Last among the globs: ripgrep lets the last matching glob win, so a caller's `*` cannot re-include .git.
+_NO_GIT = ["--glob", "!.git"]
 
 
 @cache
@@ -33,10 +35,9 @@ def ripgrep() -> str:
     raise ToolError("ripgrep (rg) is not installed; reinstall arnes (`pip install .`), which brings it.")
 
 
-def _run_rg(args: list[str], cwd: Path) -> tuple[int, str, str]:
-    proc = subprocess.run(
-        [ripgrep(), *_BASE, *args], cwd=cwd, capture_output=True, text=True, errors="replace", check=False
-    )
+def _run_rg(args: list[str], cwd: Path, paths: list[str] | None = None) -> tuple[int, str, str]:
+    command = [ripgrep(), *_BASE, *args, *_NO_GIT, "--", *(paths or [])]
+    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, errors="replace", check=False)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -133,7 +134,7 @@ class Grep(BaseTool[GrepArgs]):
         if args.output_mode != "files_with_matches" or root.is_dir():
             flags.append("--with-filename")
         target = os.path.relpath(root, ctx.workspace) if _inside(root, ctx.workspace) else str(root)
-        code, out, err = _run_rg([*flags, "--regexp", args.pattern, "--", target], ctx.workspace)
+        code, out, err = _run_rg([*flags, "--regexp", args.pattern], ctx.workspace, [target])
         if code == 2 and not out:
             raise ToolError(f"Grep failed: {err.strip() or 'bad pattern'}. Check the regular expression.")
         lines = [_strip_dot(line) for line in out.splitlines()]

@@ -1,0 +1,63 @@
+"""Test-wide guards: no real model, no user settings, no API keys leak into a test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+ARNES = str(Path(sys.executable).parent / "arnes")
+DEMO_SHOP = Path(str(resources.files("arnes.demo") / "shop"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+def run_arnes(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60) -> Run:
+    """Run the real `arnes` console script with no terminal (stdin is /dev/null)."""
+    full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
+    proc = subprocess.run(
+        [ARNES, *args],
+        cwd=cwd,
+        env=full_env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Iterator[Path]:
+    """A fresh copy of the demo's tiny shop."""
+    ws = tmp_path / "shop"
+    shutil.copytree(DEMO_SHOP, ws, ignore=shutil.ignore_patterns("__pycache__"))
+    yield ws
+
+
+def unittest_passes(ws: Path) -> bool:
+    proc = subprocess.run([sys.executable, "-m", "unittest", "-q"], cwd=ws, capture_output=True, check=False)
+    return proc.returncode == 0
