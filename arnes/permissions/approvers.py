@@ -89,7 +89,7 @@ class TerminalApprover:
         if request.preview:
             c.print(Syntax(request.preview.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
         choices = "[y] yes / [a] always / [n] no" if request.suggested_rule else "[y] yes / [n] no"
-        c.print(f"  {choices} (or type what to do instead): ", end="")
+        c.print(f"  {choices} (or type what to do instead): ", end="", markup=False)
         try:
             raw = self.read_line() if self.read_line else _read_stdin()
         except EOFError:

@@ -48,7 +48,8 @@ class PermissionGate:
             if words == NO_TTY:
                 denied = Decision("deny", f"{decision.reason} {NO_TTY}", "no-tty")
                 return GateOutcome(False, denied, f"Permission denied: {denied.reason}")
-            said = f": {words}" if words else "."
+            said = f": {words}" if words else ""
+            said += "" if said.endswith((".", "!", "?")) else "."
             return GateOutcome(
                 False,
                 Decision("deny", f"denied by the user{said}", "user"),

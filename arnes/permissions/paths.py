@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-MAX_LINK_HOPS = 40
-
 
 def absolute(workspace: Path, path: str | Path) -> Path:
     """The path as written, made absolute against the workspace and normalised (`..` folded)."""
@@ -15,26 +13,17 @@ def absolute(workspace: Path, path: str | Path) -> Path:
     return Path(os.path.normpath(joined))
 
 
-def resolve_real(path: Path, hops: int = 0) -> Path:
+def resolve_real(path: Path) -> Path:
     """Resolve symlinks; follow dangling links to their target; append missing tails.
 
     A write to a path that does not exist yet is judged by its deepest existing ancestor, so a
     linked folder pointing outside is still outside; a dangling link is judged by where a write
-    through it would land.
+    through it would land. This is exactly where `atomic_write` puts the bytes (it writes to
+    `os.path.realpath`), so the perimeter and the write cannot disagree: a link's target is taken
+    relative to the link's real folder and `..` in it applies after resolving what precedes it.
+    Link loops end (the loop is left unresolved, and a write through it fails).
     """
-    rest: list[str] = []
-    current = path
-    while True:
-        if current.exists():
-            return Path(os.path.realpath(current)).joinpath(*reversed(rest))
-        if current.is_symlink() and hops < MAX_LINK_HOPS:
-            target = Path(os.path.normpath(current.parent / os.readlink(current)))
-            return resolve_real(target.joinpath(*reversed(rest)), hops + 1)
-        parent = current.parent
-        if parent == current:
-            return path
-        rest.append(current.name)
-        current = parent
+    return Path(os.path.realpath(path))
 
 
 def is_inside(root: Path, path: Path) -> bool:

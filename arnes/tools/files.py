@@ -51,6 +51,18 @@ def read_text(path: Path, shown: str) -> str:
         raise ToolError(f"{shown} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines split on \\n only (a CR before it dropped), so numbers agree with Grep and Edit.
+
+    str.splitlines also breaks at form feeds, U+2028 and other separators, which would shift the
+    numbering and turn a pasted line into two.
+    """
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def _similar_names(path: Path) -> str:
     parent = path.parent
     if not parent.is_dir():
@@ -84,7 +96,7 @@ class Read(BaseTool[ReadArgs]):
         shown = ctx.display(path)
         text = read_text(path, shown)
         ctx.files.record(path)
-        lines = text.splitlines()
+        lines = split_lines(text)
         if not lines:
             return f"({shown} is empty)"
         start = (args.offset or 1) - 1
@@ -112,7 +124,8 @@ class Write(BaseTool[WriteArgs]):
         return [Target(ctx.path(args.file_path), "write")]
 
     def _new_text(self, args: WriteArgs, path: Path) -> tuple[str, str]:
-        before = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        # Bytes, not read_text: its universal newlines would hide the CRLF this keeps.
+        before = path.read_bytes().decode("utf-8", errors="replace") if path.is_file() else ""
         content = args.content
         if before and newline_of(before) == "\r\n" and "\r\n" not in content:
             content = content.replace("\n", "\r\n")

@@ -41,6 +41,31 @@ def _run_rg(args: list[str], cwd: Path, paths: list[str] | None = None) -> tuple
     return proc.returncode, proc.stdout, proc.stderr
 
 
+_NAME_TYPE = "arnesglob"
+
+
+def _glob_flags(pattern: str) -> tuple[list[str], bool]:
+    """ripgrep flags that keep only files matching `pattern`, and whether ignored files can slip in.
+
+    ripgrep's --glob overrides the ignore rules: whatever it matches is listed even when .gitignore
+    excludes it (`*` would list node_modules/ and *.log). A pattern on the file name alone becomes
+    a file type, which filters without overriding; a pattern on the path keeps --glob, and then
+    the caller drops what an honest listing (`_listed`) does not show.
+    """
+    name = pattern
+    while name.startswith("**/"):
+        name = name[3:]
+    if name and "/" not in name and ":" not in name and not name.startswith("!"):
+        return ["--type-add", f"{_NAME_TYPE}:{name}", "--type", _NAME_TYPE], False
+    return ["--glob", pattern], True
+
+
+def _listed(cwd: Path, paths: list[str] | None = None) -> set[str]:
+    """The files ripgrep searches under `paths` (ignore rules applied), as it prints them."""
+    _, out, _ = _run_rg(["--files"], cwd, paths)
+    return set(out.splitlines())
+
+
 def _search_root(ctx: ToolContext, path: str | None) -> tuple[Path, str]:
     root = ctx.path(path or ".")
     if not root.exists():
@@ -69,10 +94,15 @@ class Glob(BaseTool[GlobArgs]):
         root, shown = _search_root(ctx, args.path)
         if root.is_file():
             raise ToolError(f"{shown} is a file; Glob needs a folder as path.")
-        code, out, err = _run_rg(["--files", "--glob", args.pattern], root)
+        select, leaky = _glob_flags(args.pattern)
+        code, out, err = _run_rg(["--files", *select], root)
         if code == 2 and not out:
             raise ToolError(f"Glob failed: {err.strip() or 'bad pattern'}. Check the pattern syntax.")
-        paths = [root / line for line in out.splitlines() if line]
+        found = [line for line in out.splitlines() if line]
+        if leaky and found:
+            listed = _listed(root)
+            found = [line for line in found if line in listed]
+        paths = [root / line for line in found]
         if not paths:
             return f"No files match {args.pattern!r} in {shown}."
         paths.sort(key=_mtime, reverse=True)
@@ -121,14 +151,18 @@ class Grep(BaseTool[GrepArgs]):
         flags: list[str] = []
         if args.case_insensitive:
             flags.append("-i")
+        leaky = False
         if args.glob:
-            flags += ["--glob", args.glob]
+            select, leaky = _glob_flags(args.glob)
+            flags += select
         if args.output_mode == "files_with_matches":
             flags.append("--files-with-matches")
         elif args.output_mode == "count":
             flags.append("--count")
         else:
             flags.append("--line-number" if args.line_numbers else "--no-line-number")
+            # A NUL after each field marks where the path ends; it is taken out again below.
+            flags += ["--field-match-separator", r"\x00:", "--field-context-separator", r"\x00-"]
             if args.context:
                 flags += ["--context", str(args.context)]
         if args.output_mode != "files_with_matches" or root.is_dir():
@@ -137,7 +171,10 @@ class Grep(BaseTool[GrepArgs]):
         code, out, err = _run_rg([*flags, "--regexp", args.pattern], ctx.workspace, [target])
         if code == 2 and not out:
             raise ToolError(f"Grep failed: {err.strip() or 'bad pattern'}. Check the regular expression.")
-        lines = [_strip_dot(line) for line in out.splitlines()]
+        lines = out.splitlines()
+        if leaky and lines:
+            lines = _drop_unlisted(lines, args.output_mode, _listed(ctx.workspace, [target]))
+        lines = [_strip_dot(line.replace("\0", "")) for line in lines]
         if not lines:
             return f"No matches for {args.pattern!r} in {shown}."
         if args.output_mode == "files_with_matches":
@@ -155,6 +192,27 @@ def _inside(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _drop_unlisted(lines: list[str], mode: str, listed: set[str]) -> list[str]:
+    """Keep the output of files in `listed`; tidy the `--` separators between context groups."""
+    kept: list[str] = []
+    for line in lines:
+        if mode == "files_with_matches":
+            path = line
+        elif mode == "count":
+            path = line.rpartition(":")[0]
+        elif "\0" in line:
+            path = line.partition("\0")[0]
+        else:  # the `--` between context groups
+            if kept and kept[-1] != "--":
+                kept.append(line)
+            continue
+        if path in listed:
+            kept.append(line)
+    while kept and kept[-1] == "--":
+        kept.pop()
+    return kept
 
 
 def _strip_dot(line: str) -> str:
