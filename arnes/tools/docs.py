@@ -28,7 +28,7 @@ class ReadDoc(BaseTool[ReadDocArgs]):
     def run(self, args: ReadDocArgs, ctx: ToolContext) -> str:
         topic = args.topic.removesuffix(".md")
         available = sorted(p.stem for p in (ctx.workspace / "docs").glob("*.md"))
-        if not _TOPIC.match(topic) or ".." in topic:
+        if not _TOPIC.fullmatch(topic) or ".." in topic:
             raise ToolError(f"{args.topic!r} is not a topic name. Topics: {', '.join(available) or 'none'}.")
         path = ctx.workspace / "docs" / f"{topic}.md"
         if not path.is_file():

@@ -212,7 +212,7 @@ class Edit(BaseTool[EditArgs]):
         atomic_write(path, after.encode("utf-8"))
         ctx.files.record(path)
         replaced = before.replace("\r\n", "\n").count(args.old_string.replace("\r\n", "\n"))
-        what = f"{replaced} occurrences" if args.replace_all else "1 occurrence"
+        what = f"{replaced} occurrence{'s' if replaced != 1 else ''}" if args.replace_all else "1 occurrence"
         return f"Edited {shown}: replaced {what}."
 
 

@@ -104,7 +104,7 @@ class Glob(BaseTool[GlobArgs]):
             found = [line for line in found if line in listed]
         paths = [root / line for line in found]
         if not paths:
-            return f"No files match {args.pattern!r} in {shown}."
+            return f"No files match {args.pattern!r} in {_where(shown)}."
         paths.sort(key=_mtime, reverse=True)
         lines = [ctx.display(p) for p in paths[:GLOB_LIMIT]]
         if len(paths) > GLOB_LIMIT:
@@ -176,7 +176,7 @@ class Grep(BaseTool[GrepArgs]):
             lines = _drop_unlisted(lines, args.output_mode, _listed(ctx.workspace, [target]))
         lines = [_strip_dot(line.replace("\0", "")) for line in lines]
         if not lines:
-            return f"No matches for {args.pattern!r} in {shown}."
+            return f"No matches for {args.pattern!r} in {_where(shown)}."
         if args.output_mode == "files_with_matches":
             lines.sort(key=lambda p: _mtime(ctx.workspace / p), reverse=True)
         limit = args.head_limit or GREP_LINE_LIMIT
@@ -217,3 +217,7 @@ def _drop_unlisted(lines: list[str], mode: str, listed: set[str]) -> list[str]:
 
 def _strip_dot(line: str) -> str:
     return line[2:] if line.startswith("./") else line
+
+
+def _where(shown: str) -> str:
+    return "the workspace" if shown == "." else shown
