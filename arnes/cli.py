@@ -96,9 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def resolve_config(args: argparse.Namespace, workspace: Path) -> EffectiveConfig:
     """Settings files first, flags last; bad flags are reported like bad settings."""
-    from arnes.config import SourcedRule, load_config
+    from arnes.config import load_config
     from arnes.errors import ConfigError
-    from arnes.permissions.rules import RuleError, parse_rule
+    from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 
     cfg = load_config(workspace)
     for kind in ("allow", "ask", "deny"):
@@ -142,6 +142,7 @@ def build_session(args: argparse.Namespace, workspace: Path, cfg: EffectiveConfi
         workspace=workspace,
         provider=provider,
         mode=cfg.mode,
+        rules=cfg.rules,
         approver=choose_approver(sys.stdin, sys.stderr),
         limits=Limits(max_turns=args.max_turns),
         context_window=cfg.context_window or profile.default_context_window,

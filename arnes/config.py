@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from arnes.errors import ConfigError
-from arnes.permissions.rules import RuleError, parse_rule
+from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 
 ProviderName = Literal["ollama", "openai", "anthropic", "script"]
 ModeName = Literal["default", "acceptEdits", "plan", "bypass"]
@@ -62,13 +62,6 @@ class Settings(Strict):
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     verify: VerifySettings = Field(default_factory=VerifySettings)
-
-
-@dataclass(frozen=True)
-class SourcedRule:
-    kind: Literal["allow", "ask", "deny"]
-    rule: str
-    source: str  # "flag", or the settings file it came from
 
 
 @dataclass

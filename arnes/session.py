@@ -11,9 +11,10 @@ from arnes.agent.events import EventBus
 from arnes.agent.prompt import system_prompt
 from arnes.llm.base import Provider
 from arnes.permissions.approvers import Approver, NoTerminalApprover
+from arnes.permissions.engine import RuleEngine
 from arnes.permissions.gate import PermissionGate
-from arnes.permissions.policy import Mode, WorkspacePolicy
-from arnes.permissions.types import Policy
+from arnes.permissions.rules import SourcedRule
+from arnes.permissions.types import Mode, Policy
 from arnes.tools.base import Tool, ToolContext, ToolRegistry
 from arnes.tools.docs import ReadDoc
 from arnes.tools.files import Edit, Read, Write
@@ -39,22 +40,30 @@ class Session:
     provider: Provider
     mode: Mode = "default"
     approver: Approver = field(default_factory=NoTerminalApprover)
-    policy: Policy | None = None
+    rules: list[SourcedRule] = field(default_factory=list)
+    policy: Policy | None = None  # default: the rule engine alone; pass a wrapped one to narrow it
     tools: ToolRegistry = field(default_factory=lambda: ToolRegistry(default_tools()))
     bus: EventBus = field(default_factory=EventBus)
     limits: Limits = field(default_factory=Limits)
     context_window: int = 32_768
     id: str = field(default_factory=new_session_id)
     sandbox_name: str = "off"
+    engine: RuleEngine = field(init=False)
     ctx: ToolContext = field(init=False)
     gate: PermissionGate = field(init=False)
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
-        self.ctx = ToolContext(self.workspace)
+        self.engine = RuleEngine(self.workspace, self.mode, list(self.rules))
+        self.ctx = ToolContext(self.workspace, hidden=self.engine.hidden)
         if self.policy is None:
-            self.policy = WorkspacePolicy(self.workspace, self.mode)
-        self.gate = PermissionGate(self.policy, self.approver)
+            self.policy = self.engine
+        self.gate = PermissionGate(
+            self.policy,
+            self.approver,
+            on_always=lambda rule: self.engine.add_rule("allow", rule, "session"),
+            suggest=self.engine.suggest_rule,
+        )
 
     def system_prompt(self) -> str:
         return system_prompt(self.workspace, self.tools.names())

@@ -66,7 +66,7 @@ def test_no_terminal_turns_a_write_into_a_denial(shop: Path, tmp_path: Path) -> 
     assert results[-1]["is_error"] and "(no terminal to ask)" in results[-1]["output"]
 
 
-def test_accept_edits_writes_inside_but_never_outside(shop: Path, tmp_path: Path) -> None:
+def test_accept_edits_writes_inside_and_asks_outside(shop: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     s = script(
         tmp_path,
@@ -84,7 +84,8 @@ def test_accept_edits_writes_inside_but_never_outside(shop: Path, tmp_path: Path
     assert not outside.exists() and not (tmp_path / "escape.txt").exists()
     assert (shop / "notes" / "new.txt").read_text() == "hello\n"
     data = json.loads(run.out)
-    assert [d["source"] for d in data["denials"]] == ["perimeter", "perimeter"]
+    assert [d["source"] for d in data["denials"]] == ["no-tty", "no-tty"]
+    assert all("outside the workspace" in d["reason"] for d in data["denials"])
     assert data["files_changed"] == ["notes/new.txt"]
 
 
@@ -101,12 +102,14 @@ def test_a_link_does_not_dodge_the_perimeter(shop: Path, tmp_path: Path) -> None
         ],
     )
     run = run_arnes(
-        "--provider", "script", "--script", s, "-w", str(shop), "--permission-mode", "bypass",
+        "--provider", "script", "--script", s, "-w", str(shop), "--permission-mode", "acceptEdits",
         "--output-format", "json", "go",
     )  # fmt: skip
     assert run.code == 0, run.err
     assert not (outside / "new.txt").exists()
-    assert len(json.loads(run.out)["denials"]) == 2
+    denials = json.loads(run.out)["denials"]
+    assert [d["tool"] for d in denials] == ["Read", "Write"]
+    assert f"read outside the workspace: {outside}/note.txt" in denials[0]["reason"]
 
 
 def test_git_and_arnes_folders_are_never_written(shop: Path, tmp_path: Path) -> None:

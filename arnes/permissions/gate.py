@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from arnes.permissions.approvers import NO_TTY, ApprovalRequest, Approver
+from arnes.permissions.compose import LearnsFromAnswers
 from arnes.permissions.types import Decision, Policy, ToolRequest
 
 RETRY_ADVICE = "Do not retry it with another tool; ask the user how to proceed if needed."
@@ -21,9 +22,12 @@ class GateOutcome:
 
 @dataclass
 class PermissionGate:
+    """Decides, asks when it must (one prompt at a time), and tells the policy the answer."""
+
     policy: Policy
     approver: Approver
-    on_always: Callable[[str], None] | None = None
+    on_always: Callable[[str], None] | None = None  # adds the session rule an "always" names
+    suggest: Callable[[ToolRequest], str | None] = lambda request: None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def check(
@@ -40,9 +44,12 @@ class PermissionGate:
             if not self.approver.interactive:
                 denied = Decision("deny", f"{decision.reason} {NO_TTY}", "no-tty", decision.rule)
                 return GateOutcome(False, denied, f"Permission denied: {denied.reason}")
-            answer = self.approver.ask(
-                ApprovalRequest(request.tool, subject, decision.reason, preview(), _suggest(request))
-            )
+            offer = self.suggest(request) if self.on_always else None
+            answer = self.approver.ask(ApprovalRequest(request.tool, subject, decision.reason, preview(), offer))
+            if answer.kind == "allow_always" and answer.rule and self.on_always:
+                self.on_always(answer.rule)  # inside the lock: the next queued call sees it
+            if isinstance(self.policy, LearnsFromAnswers):
+                self.policy.after_ask(request, answer.kind != "deny")
         if answer.kind == "deny":
             words = answer.feedback
             if words == NO_TTY:
@@ -55,8 +62,7 @@ class PermissionGate:
                 Decision("deny", f"denied by the user{said}", "user"),
                 f"The user denied this action{said} {RETRY_ADVICE}",
             )
-        if answer.kind == "allow_always" and answer.rule and self.on_always:
-            self.on_always(answer.rule)
+        if answer.kind == "allow_always" and answer.rule:
             return GateOutcome(True, Decision("allow", f"allowed always by the user ({answer.rule})", "user"))
         return GateOutcome(True, Decision("allow", "approved by the user", "user"))
 
@@ -65,8 +71,3 @@ def _settled(decision: Decision) -> GateOutcome:
     if decision.kind == "allow":
         return GateOutcome(True, decision)
     return GateOutcome(False, decision, f"Permission denied: {decision.reason}")
-
-
-def _suggest(request: ToolRequest) -> str | None:
-    """Rules offered as "always": none yet; the rule engine supplies them."""
-    return None

@@ -16,6 +16,15 @@ class RuleError(ValueError):
 
 
 @dataclass(frozen=True)
+class SourcedRule:
+    """A rule with the list it is in and where it came from ("session", "flag" or a settings file)."""
+
+    kind: RuleKind
+    rule: str
+    source: str
+
+
+@dataclass(frozen=True)
 class Rule:
     tool: str
     specifier: str | None
@@ -40,3 +49,64 @@ def parse_rule(raw: str) -> Rule:
         if spec.count("(") != spec.count(")"):
             raise RuleError(f"{raw!r} has unbalanced parentheses")
     return Rule(tool, spec, text)
+
+
+def glob_to_regex(pattern: str) -> str:
+    """Gitignore-style glob -> regex body: `*` stays within a segment, `**` crosses `/`.
+
+    The result also matches anything below a matching folder, so `secrets` and `secrets/**`
+    both cover `secrets/key.pem`, and a folder rule covers every file in it.
+    """
+    if pattern.endswith("/**"):  # `dir/**` covers the folder itself too: nothing inside is searchable
+        pattern = pattern[:-3]
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[":
+            end = pattern.find("]", i + 2)
+            if end == -1:
+                out.append(re.escape("["))
+                i += 1
+                continue
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\").replace("/", "") + "]")
+            i = end + 1
+        elif pattern[i] == "\\" and i + 1 < n:
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out) + "(?:/.*)?"
+
+
+def anchor(specifier: str, workspace: str, home: str) -> str:
+    """The absolute glob a path specifier stands for: relative ones at the workspace root."""
+    spec = specifier.rstrip("/") or "/"
+    if spec.startswith("~/") or spec == "~":
+        return home.rstrip("/") + spec[1:]
+    if spec.startswith("/"):
+        return spec
+    if spec.startswith("./"):
+        spec = spec[2:]
+    return workspace.rstrip("/") + "/" + spec
+
+
+def path_regex(specifier: str, workspace: str, home: str) -> str:
+    absolute_glob = anchor(specifier, workspace, home)
+    body = glob_to_regex(absolute_glob.lstrip("/"))
+    return "/" + body

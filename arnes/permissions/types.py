@@ -9,6 +9,8 @@ from typing import Any, Literal, Protocol
 Access = Literal["read", "write"]
 DecisionKind = Literal["allow", "ask", "deny"]
 Source = Literal["rule", "mode", "perimeter", "builtin", "user", "no-tty"]
+Mode = Literal["default", "acceptEdits", "plan", "bypass"]
+MODES: tuple[Mode, ...] = ("default", "acceptEdits", "plan", "bypass")
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,8 @@ class Decision:
     kind: DecisionKind
     reason: str
     source: Source
-    rule: str | None = field(default=None, compare=False)
+    rule: str | None = field(default=None, compare=False)  # the rule that decided, if any
+    origin: str | None = field(default=None, compare=False)  # where that rule came from
 
 
 class Policy(Protocol):

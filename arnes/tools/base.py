@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -37,6 +37,8 @@ class ToolContext:
     files: FileStateCache = field(default_factory=FileStateCache)
     changes: ChangeLog = field(default_factory=ChangeLog)
     max_output_chars: int = 30_000
+    # Set by the session from the permission policy: searches leave out what a rule hides.
+    hidden: Callable[[str, Path], bool] = field(default=lambda tool, path: False)
 
     def path(self, file_path: str) -> Path:
         return absolute(self.workspace, file_path)

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -103,6 +104,7 @@ class Glob(BaseTool[GlobArgs]):
             listed = _listed(root)
             found = [line for line in found if line in listed]
         paths = [root / line for line in found]
+        paths = [p for p in paths if not ctx.hidden(self.name, p)]
         if not paths:
             return f"No files match {args.pattern!r} in {_where(shown)}."
         paths.sort(key=_mtime, reverse=True)
@@ -172,8 +174,17 @@ class Grep(BaseTool[GrepArgs]):
         if code == 2 and not out:
             raise ToolError(f"Grep failed: {err.strip() or 'bad pattern'}. Check the regular expression.")
         lines = out.splitlines()
-        if leaky and lines:
-            lines = _drop_unlisted(lines, args.output_mode, _listed(ctx.workspace, [target]))
+        listed = _listed(ctx.workspace, [target]) if leaky and lines else None
+        verdicts: dict[str, bool] = {}
+
+        def keep(path: str) -> bool:
+            """Not ignored by .gitignore, and not covered by a Read deny or ask rule."""
+            if path not in verdicts:
+                visible = listed is None or path in listed
+                verdicts[path] = visible and not ctx.hidden(self.name, ctx.path(path))
+            return verdicts[path]
+
+        lines = _filter_output(lines, args.output_mode, keep)
         lines = [_strip_dot(line.replace("\0", "")) for line in lines]
         if not lines:
             return f"No matches for {args.pattern!r} in {_where(shown)}."
@@ -194,8 +205,8 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
-def _drop_unlisted(lines: list[str], mode: str, listed: set[str]) -> list[str]:
-    """Keep the output of files in `listed`; tidy the `--` separators between context groups."""
+def _filter_output(lines: list[str], mode: str, keep: Callable[[str], bool]) -> list[str]:
+    """Keep the output of files that `keep` accepts; tidy the `--` separators between groups."""
     kept: list[str] = []
     for line in lines:
         if mode == "files_with_matches":
@@ -208,7 +219,7 @@ def _drop_unlisted(lines: list[str], mode: str, listed: set[str]) -> list[str]:
             if kept and kept[-1] != "--":
                 kept.append(line)
             continue
-        if path in listed:
+        if keep(path):
             kept.append(line)
     while kept and kept[-1] == "--":
         kept.pop()
