@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from arnes.config import EffectiveConfig
     from arnes.session import Session
 
-SUBCOMMANDS = ("demo",)
+SUBCOMMANDS = ("demo", "permissions")
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_LIMIT, EXIT_RED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 
@@ -27,7 +27,8 @@ def global_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="arnes",
         description="A local coding agent for the terminal.",
-        epilog="Subcommands: demo (a scripted run on a bundled example, no model needed). "
+        epilog="Subcommands: demo (a scripted run on a bundled example, no model needed); "
+        "permissions [check TOOL PATH_OR_COMMAND] (the effective rules, or one decision explained). "
         "Use `arnes -- TEXT` for a task that starts like a subcommand.",
     )
     p.add_argument("task", nargs="*", help="what the agent should do")
@@ -82,6 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if command == "demo":
             return run_demo(args, rest)
+        if command == "permissions":
+            from arnes.commands import permissions
+
+            return permissions.run(args, rest)
         if not args.task:
             print(
                 'arnes: give a TASK, e.g. arnes "add a test for pricing" (see arnes --help)',
@@ -151,13 +156,18 @@ def build_session(args: argparse.Namespace, workspace: Path, cfg: EffectiveConfi
     return session
 
 
-def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = None) -> int:
+def workspace_of(args: argparse.Namespace, workspace: Path | None = None) -> Path:
     from arnes.errors import ConfigError
 
     ws = Path(workspace or args.workspace).expanduser()
     if not ws.is_dir():
         raise ConfigError(f"workspace {ws} is not a folder")
-    cfg = resolve_config(args, ws.resolve())
+    return ws.resolve()
+
+
+def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = None) -> int:
+    ws = workspace_of(args, workspace)
+    cfg = resolve_config(args, ws)
     session = build_session(args, ws, cfg)
     return execute(args, session, cfg, task)
 

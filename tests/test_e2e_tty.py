@@ -77,3 +77,38 @@ def test_free_text_is_a_no_that_reaches_the_model(shop: Path, tmp_path: Path) ->
     )
     perm = [e for e in events if e["event"] == "permission"][-1]
     assert perm["decision"] == "deny" and perm["source"] == "user"
+
+
+def test_always_adds_a_session_rule_for_reads_outside(shop: Path, tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "a.py").write_text("A = 1\n")
+    (lib / "b.py").write_text("B = 2\n")
+    script = tmp_path / "s.json"
+    turns = [
+        {"tool_calls": [{"name": "Read", "input": {"file_path": str(lib / "a.py")}}]},
+        {"tool_calls": [{"name": "Read", "input": {"file_path": str(lib / "b.py")}}]},
+    ]
+    script.write_text(json.dumps({"turns": turns}))
+    trace = tmp_path / "t.jsonl"
+    child = pexpect.spawn(
+        ARNES,
+        ["--provider", "script", "--script", str(script), "-w", str(shop), "--trace", str(trace), "read"],
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.expect(r"read outside the workspace")
+    child.expect(r"\[y\] yes / \[a\] always / \[n\] no")
+    child.sendline("a")
+    child.expect(r"\[end_turn\]")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert child.before.count("[a] always") == 0  # the second read was not asked
+    events = read_trace(trace)
+    perms = [e for e in events if e["event"] == "permission"]
+    assert perms[0]["source"] == "user" and f"Read({lib}/**)" in perms[0]["reason"]
+    assert perms[1]["decision"] == "allow" and perms[1]["reason"] == f"rule Read({lib}/**)"
+    outputs = [e["output"] for e in events if e["event"] == "tool_result"]
+    assert "A = 1" in outputs[0] and "B = 2" in outputs[1]

@@ -1,0 +1,74 @@
+"""`arnes permissions`: the effective rules and where each came from; `check` explains one decision."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from arnes.permissions.engine import READ_FAMILY, RuleEngine
+from arnes.permissions.paths import absolute
+from arnes.permissions.rules import KNOWN_TOOLS
+from arnes.permissions.types import Access, Target, ToolRequest
+
+
+def run(args: argparse.Namespace, rest: list[str]) -> int:
+    from arnes.cli import resolve_config, workspace_of
+
+    parser = argparse.ArgumentParser(prog="arnes permissions", description="Show or test the permission rules.")
+    sub = parser.add_subparsers(dest="action")
+    check = sub.add_parser("check", help="print the decision for one call, without running it")
+    check.add_argument("tool", choices=KNOWN_TOOLS)
+    check.add_argument("target", help="a path (file tools) or a command (Bash)")
+    opts = parser.parse_args(rest)
+    ws = workspace_of(args)
+    cfg = resolve_config(args, ws)
+    engine = RuleEngine(ws, cfg.mode, list(cfg.rules))
+    console = Console(highlight=False, soft_wrap=True)
+    for warning in cfg.warnings:
+        console.print(f"warning: {warning}", style="yellow", markup=False)
+    if opts.action == "check":
+        return _check(console, engine, opts.tool, opts.target)
+    _list(console, engine)
+    return 0
+
+
+def _list(console: Console, engine: RuleEngine) -> None:
+    console.print(f"workspace: {engine.workspace}", markup=False)
+    console.print(f"mode: {engine.mode}", markup=False)
+    rules = engine.listing()
+    if rules:
+        table = Table(show_header=True, header_style="bold", box=None)
+        for column in ("kind", "rule", "from"):
+            table.add_column(column)
+        for kind in ("deny", "ask", "allow"):
+            for r in rules:
+                if r.kind == kind:
+                    table.add_row(kind, r.rule, r.source)
+        console.print(table)
+    else:
+        console.print("no rules: the perimeter and the mode decide", markup=False)
+    console.print(
+        "order: deny > ask > allow over every source, then the perimeter (reads inside allowed, "
+        "anything outside asks), then the mode",
+        markup=False,
+    )
+    console.print("built in: the file tools never write .git/ or .arnes/", markup=False)
+
+
+def _check(console: Console, engine: RuleEngine, tool: str, target: str) -> int:
+    if tool in ("Bash", "BashOutput", "KillShell", "Delegate"):
+        request = ToolRequest(tool, {"command": target}, (), False, command=target)
+    else:
+        access: Access = "read" if tool in READ_FAMILY else "write"
+        path = absolute(engine.workspace, target)
+        request = ToolRequest(tool, {}, (Target(path, access),), access == "read")
+    d = engine.decide(request)
+    where = f" (from {d.origin})" if d.origin else ""
+    style = {"allow": "green", "ask": "yellow", "deny": "red"}[d.kind]
+    console.print(f"{d.kind}: {d.reason}{where}", style=style, markup=False)
+    console.print(f"source: {d.source}", markup=False)
+    if d.kind == "ask":
+        console.print("with no terminal to ask, this would be denied", style="dim", markup=False)
+    return 0
