@@ -131,3 +131,22 @@ def test_a_call_waiting_behind_always_is_re_evaluated_not_re_asked(tmp_path: Pat
     assert approver.asked[0].suggested_rule == f"Read({tmp_path}/lib/**)"
     assert all(o.allowed for o in outcomes)
     assert [r.source for r in engine.listing()] == ["session"]
+
+
+def test_a_wrapped_policy_governs_the_loop(tmp_path: Path) -> None:
+    from arnes.agent.loop import Agent
+    from arnes.llm.script import ScriptProvider
+    from arnes.session import Session
+
+    (tmp_path / "a.txt").write_text("one\n")
+    turns = [
+        {"tool_calls": [{"name": "Read", "input": {"file_path": "a.txt"}}]},
+        {"tool_calls": [{"name": "Write", "input": {"file_path": "a.txt", "content": "two\n"}}]},
+    ]
+    session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="bypass")
+    session.gate.policy = ReadOnly(session.engine)
+    result = Agent(session).run("go")
+    assert (tmp_path / "a.txt").read_text() == "one\n"
+    assert [d["reason"] for d in result.denials] == [
+        "this agent is read-only: it reports changes instead of making them"
+    ]

@@ -75,3 +75,26 @@ def test_spelling_does_not_change_a_decision(path: str) -> None:
     kinds = {engine.decide(ToolRequest("Read", {}, (Target(absolute(WS, s), "read"),))).kind for s in spellings}
     assert len(kinds) == 1
     assert kinds == ({"deny"} if "X" in path else {"allow"})
+
+
+def test_real_path_fast_path_agrees_with_realpath(tmp_path: Path) -> None:
+    import os
+
+    from arnes.permissions.paths import real_path
+
+    root = tmp_path / "root"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "f.txt").write_text("x")
+    (tmp_path / "out").mkdir()
+    (root / "a" / "link").symlink_to(tmp_path / "out")
+    (root / "rel").symlink_to("a/b")
+    (root / "dangling").symlink_to("../nowhere/x")
+    (root / "loop").symlink_to("loop")
+    cases = [
+        "", "a", "a/b/new.txt", "a/f.txt", "a/f.txt/under", "a/link/x", "rel/y", "dangling",
+        "dangling/deeper", "missing/tail/z", "loop", "loop/x",
+    ]  # fmt: skip
+    for case in cases:
+        path = str(root / case) if case else str(root)
+        assert real_path(path, str(root)) == os.path.realpath(path), case
+        assert real_path(path) == os.path.realpath(path), case

@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arnes.permissions.paths import is_inside, resolve_real
+from arnes.permissions.paths import inside_str, is_inside, real_path, resolve_real
 from arnes.permissions.rules import Rule, RuleKind, SourcedRule, parse_rule, path_regex
 from arnes.permissions.types import Access, Decision, Mode, Target, ToolRequest
 
@@ -29,6 +29,25 @@ class _Compiled:
     rule: Rule
     origin: str
     regex: re.Pattern[str] | None  # None: the rule covers every call of its tool
+
+
+@dataclass(frozen=True)
+class _Group:
+    """The rules of one kind for one tool: a tool-wide rule, or path rules joined in one regex."""
+
+    members: list[_Compiled]
+    everything: _Compiled | None
+    combined: re.Pattern[str] | None
+
+    @classmethod
+    def of(cls, members: list[_Compiled]) -> _Group:
+        everything = next((m for m in members if m.regex is None), None)
+        patterned = [m for m in members if m.regex is not None]
+        combined = None
+        if patterned:
+            flags = patterned[0].regex.flags if patterned[0].regex else 0
+            combined = re.compile("|".join(f"(?:{m.regex.pattern})" for m in patterned if m.regex), flags)
+        return cls(patterned, everything, combined)
 
 
 def rule_tools(tool: str, access: Access | None) -> frozenset[str]:
@@ -49,11 +68,12 @@ class RuleEngine:
     mode: Mode = "default"
     rules: list[SourcedRule] = field(default_factory=list)
     home: Path = field(default_factory=lambda: Path(os.path.expanduser("~")))
-    _compiled: dict[tuple[RuleKind, str], list[_Compiled]] = field(default_factory=dict, init=False)
+    _groups: dict[tuple[RuleKind, str], _Group] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __post_init__(self) -> None:
         self.workspace = resolve_real(self.workspace)
+        self._root = str(self.workspace)
         self._compile()
 
     # -- rules ---------------------------------------------------------------------------------
@@ -64,7 +84,12 @@ class RuleEngine:
             self._compile()
 
     def _compile(self) -> None:
-        table: dict[tuple[RuleKind, str], list[_Compiled]] = {}
+        """Group rules by (kind, tool) and join each group's patterns into one regex.
+
+        One `match` per path form then answers "does any rule match"; the rule that did is only
+        looked for on a hit. This keeps a decision with hundreds of rules in microseconds.
+        """
+        grouped: dict[tuple[RuleKind, str], list[_Compiled]] = {}
         ws, home = str(self.workspace), str(self.home)
         for sourced in self.rules:
             rule = parse_rule(sourced.rule)
@@ -72,22 +97,30 @@ class RuleEngine:
             if rule.specifier is not None and rule.tool != "Bash":
                 flags = re.IGNORECASE if sourced.kind != "allow" else 0
                 regex = re.compile(path_regex(rule.specifier, ws, home) + r"\Z", flags | re.DOTALL)
-            table.setdefault((sourced.kind, rule.tool), []).append(_Compiled(sourced.kind, rule, sourced.source, regex))
-        self._compiled = table
+            grouped.setdefault((sourced.kind, rule.tool), []).append(
+                _Compiled(sourced.kind, rule, sourced.source, regex)
+            )
+        self._groups = {key: _Group.of(members) for key, members in grouped.items()}
 
     def _first(
-        self, kind: RuleKind, tools: Iterable[str], paths: Iterable[Path] | None, every: bool
+        self, kind: RuleKind, tools: Iterable[str], forms: Sequence[str] | None, every: bool
     ) -> _Compiled | None:
-        """The first rule of `kind` for these tools that matches any (or, with every, all) paths."""
-        forms = [str(p) for p in paths] if paths is not None else None
+        """The first rule of `kind` for these tools that matches any (or, with every, all) path forms."""
         for tool in tools:
-            for compiled in self._compiled.get((kind, tool), ()):
-                if compiled.regex is None:
-                    return compiled
-                if forms is None:
-                    continue
-                hits = [compiled.regex.match(form) is not None for form in forms]
-                if (all(hits) if every else any(hits)) and hits:
+            group = self._groups.get((kind, tool))
+            if group is None:
+                continue
+            if group.everything is not None:
+                return group.everything
+            if forms is None or group.combined is None:
+                continue
+            hits = [group.combined.match(form) is not None for form in forms]
+            if not (all(hits) if every else any(hits)):
+                continue
+            for compiled in group.members:
+                assert compiled.regex is not None
+                found = [compiled.regex.match(form) is not None for form in forms]
+                if all(found) if every else any(found):
                     return compiled
         return None
 
@@ -116,7 +149,8 @@ class RuleEngine:
         return Decision("allow", "touches no path", "mode")
 
     def _target(self, tool: str, target: Target) -> Decision:
-        written, real = target.path, resolve_real(target.path)
+        written = str(target.path)
+        real = real_path(written, self._root)
         forms = (written, real) if written != real else (written,)
         tools = rule_tools(tool, target.access)
         if target.access == "write":
@@ -133,7 +167,7 @@ class RuleEngine:
             hit = self._first("allow", tools, forms, every=True)
             if hit:
                 return _by_rule(hit)
-        if not is_inside(self.workspace, real):
+        if not inside_str(self._root, real):
             return Decision("ask", f"{target.access} outside the workspace: {real}", "perimeter")
         if target.access == "read":
             return Decision("allow", "read inside the workspace", "perimeter")
@@ -141,17 +175,18 @@ class RuleEngine:
             return Decision("allow", f"{self.mode}: write inside the workspace", "mode")
         return Decision("ask", f"write {real}", "mode")
 
-    def _protected(self, forms: Iterable[Path]) -> str | None:
+    def _protected(self, forms: Iterable[str]) -> str | None:
         for form in forms:
-            if is_inside(self.workspace, form):
-                parts = form.relative_to(self.workspace).parts
-                if parts and parts[0] in PROTECTED_DIRS:
-                    return parts[0]
+            if inside_str(self._root, form) and form != self._root:
+                first = form[len(self._root) :].lstrip("/").split("/", 1)[0]
+                if first in PROTECTED_DIRS:
+                    return first
         return None
 
     def hidden(self, tool: str, path: Path) -> bool:
         """True when a deny or ask rule covers reading `path`: searches must not show it."""
-        forms = (path, resolve_real(path))
+        written = str(path)
+        forms = (written, real_path(written, self._root))
         tools = rule_tools(tool, "read")
         with self._lock:
             return any(self._first(kind, tools, forms, every=False) for kind in ("deny", "ask"))

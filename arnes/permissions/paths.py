@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 
@@ -33,3 +34,32 @@ def is_inside(root: Path, path: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def inside_str(root: str, path: str) -> bool:
+    """`is_inside` on normalised strings, for the hot path of a decision."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def real_path(path: str, real_root: str | None = None) -> str:
+    """`os.path.realpath` of a normalised absolute path, faster below a root known to be real.
+
+    Below `real_root` only the components under it are checked: if none is a link, the path is
+    already real; if one is missing, nothing below it can be a link. On the first link (or any
+    doubt) it falls back to the full `os.path.realpath`.
+    """
+    if real_root and path.startswith(real_root.rstrip("/") + "/"):
+        current = real_root.rstrip("/")
+        for part in path[len(current) + 1 :].split("/"):
+            current = f"{current}/{part}"
+            try:
+                mode = os.lstat(current).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                return path
+            except OSError:
+                break
+            if stat.S_ISLNK(mode):
+                break
+        else:
+            return path
+    return os.path.realpath(path)
