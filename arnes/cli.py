@@ -148,6 +148,8 @@ def build_session(args: argparse.Namespace, workspace: Path, cfg: EffectiveConfi
         provider=provider,
         mode=cfg.mode,
         rules=cfg.rules,
+        sandbox_mode=cfg.sandbox,
+        network=cfg.network,
         approver=choose_approver(sys.stdin, sys.stderr),
         limits=Limits(max_turns=args.max_turns),
         context_window=cfg.context_window or profile.default_context_window,

@@ -15,18 +15,32 @@ from arnes.permissions.engine import RuleEngine
 from arnes.permissions.gate import PermissionGate
 from arnes.permissions.rules import SourcedRule
 from arnes.permissions.types import Mode, Policy
+from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec, choose_sandbox
+from arnes.sandbox.hidden import hidden_paths
 from arnes.tools.base import Tool, ToolContext, ToolRegistry
+from arnes.tools.bash import Bash, BashOutput, KillShell
 from arnes.tools.docs import ReadDoc
 from arnes.tools.files import Edit, Read, Write
 from arnes.tools.search import Glob, Grep
 
 
 def default_tools() -> list[Tool]:  # type: ignore[type-arg]  # heterogeneous argument types
-    return [Read(), Glob(), Grep(), Write(), Edit(), ReadDoc()]
+    return [Read(), Glob(), Grep(), Write(), Edit(), Bash(), BashOutput(), KillShell(), ReadDoc()]
 
 
 def new_session_id() -> str:
     return datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+
+# Inside the workspace, kept read-only for shell commands: hooks and config run code later.
+SANDBOX_READ_ONLY = (".git/hooks", ".git/config", ".arnes")
+
+
+def _prepare_read_only(workspace: Path) -> None:
+    """Make sure the folders kept read-only exist, so a command cannot create them instead."""
+    (workspace / ".arnes").mkdir(exist_ok=True)
+    if (workspace / ".git").is_dir():
+        (workspace / ".git" / "hooks").mkdir(exist_ok=True)
 
 
 @dataclass
@@ -47,15 +61,27 @@ class Session:
     limits: Limits = field(default_factory=Limits)
     context_window: int = 32_768
     id: str = field(default_factory=new_session_id)
-    sandbox_name: str = "off"
+    sandbox_mode: SandboxMode = "off"
+    network: bool = False
     engine: RuleEngine = field(init=False)
+    sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)
     gate: PermissionGate = field(init=False)
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
         self.engine = RuleEngine(self.workspace, self.mode, list(self.rules))
-        self.ctx = ToolContext(self.workspace, hidden=self.engine.hidden)
+        spec = SandboxSpec(
+            self.workspace,
+            network=self.network,
+            read_only=tuple(self.workspace / p for p in SANDBOX_READ_ONLY),
+            hidden=lambda: hidden_paths(self.engine),
+        )
+        self.sandbox = choose_sandbox(self.sandbox_mode, spec)
+        if self.sandbox.name != "off":
+            _prepare_read_only(self.workspace)
+        self.engine.sandboxed = self.sandbox.name != "off"
+        self.ctx = ToolContext(self.workspace, hidden=self.engine.hidden, sandbox=self.sandbox)
         if self.policy is None:
             self.policy = self.engine
         self.gate = PermissionGate(
@@ -64,6 +90,14 @@ class Session:
             on_always=lambda rule: self.engine.add_rule("allow", rule, "session"),
             suggest=self.engine.suggest_rule,
         )
+
+    @property
+    def sandbox_name(self) -> str:
+        return self.sandbox.name
+
+    def close(self) -> None:
+        """End the session's background work: every background shell is killed."""
+        self.ctx.jobs.close()
 
     def system_prompt(self) -> str:
         return system_prompt(self.workspace, self.tools.names())

@@ -74,6 +74,7 @@ class Agent:
             self.result.error = str(exc)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+            s.close()
             r = self.result
             s.bus.emit(
                 SessionEnd(
@@ -137,8 +138,9 @@ class Agent:
             targets = tuple(tool.targets(args, s.ctx))
         except ToolError as exc:
             return self._finish(call, str(exc), True, 0)
-        request = ToolRequest(call.name, call.input, targets, tool.read_only)
-        subject = ", ".join(s.ctx.display(t.path) for t in targets) or call.name
+        command = tool.command(args)
+        request = ToolRequest(call.name, call.input, targets, tool.read_only, command)
+        subject = command or ", ".join(s.ctx.display(t.path) for t in targets) or call.name
         outcome = s.gate.check(request, subject, lambda: tool.preview(args, s.ctx))
         d = outcome.decision
         s.bus.emit(PermissionEvent(call.id, call.name, d.kind, d.reason, d.source))

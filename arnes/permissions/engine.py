@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.permissions.paths import inside_str, is_inside, real_path, resolve_real
-from arnes.permissions.rules import Rule, RuleKind, SourcedRule, parse_rule, path_regex
+from arnes.permissions.rules import CommandPattern, Rule, RuleKind, SourcedRule, parse_rule, path_regex
 from arnes.permissions.types import Access, Decision, Mode, Target, ToolRequest
 
 PROTECTED_DIRS = (".git", ".arnes")
@@ -29,6 +29,7 @@ class _Compiled:
     rule: Rule
     origin: str
     regex: re.Pattern[str] | None  # None: the rule covers every call of its tool
+    command: CommandPattern | None = None  # Bash rules
 
 
 @dataclass(frozen=True)
@@ -38,16 +39,17 @@ class _Group:
     members: list[_Compiled]
     everything: _Compiled | None
     combined: re.Pattern[str] | None
+    commands: list[_Compiled] = field(default_factory=list)
 
     @classmethod
     def of(cls, members: list[_Compiled]) -> _Group:
-        everything = next((m for m in members if m.regex is None), None)
+        everything = next((m for m in members if m.regex is None and m.command is None), None)
         patterned = [m for m in members if m.regex is not None]
         combined = None
         if patterned:
             flags = patterned[0].regex.flags if patterned[0].regex else 0
             combined = re.compile("|".join(f"(?:{m.regex.pattern})" for m in patterned if m.regex), flags)
-        return cls(patterned, everything, combined)
+        return cls(patterned, everything, combined, [m for m in members if m.command is not None])
 
 
 def rule_tools(tool: str, access: Access | None) -> frozenset[str]:
@@ -68,6 +70,7 @@ class RuleEngine:
     mode: Mode = "default"
     rules: list[SourcedRule] = field(default_factory=list)
     home: Path = field(default_factory=lambda: Path(os.path.expanduser("~")))
+    sandboxed: bool = False  # an OS sandbox holds the perimeter for shell commands
     _groups: dict[tuple[RuleKind, str], _Group] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
@@ -94,7 +97,13 @@ class RuleEngine:
         for sourced in self.rules:
             rule = parse_rule(sourced.rule)
             regex = None
-            if rule.specifier is not None and rule.tool != "Bash":
+            if rule.specifier is not None and rule.tool == "Bash":
+                pattern = CommandPattern.parse(rule.specifier)
+                grouped.setdefault((sourced.kind, "Bash"), []).append(
+                    _Compiled(sourced.kind, rule, sourced.source, None, pattern)
+                )
+                continue
+            if rule.specifier is not None:
                 flags = re.IGNORECASE if sourced.kind != "allow" else 0
                 regex = re.compile(path_regex(rule.specifier, ws, home) + r"\Z", flags | re.DOTALL)
             grouped.setdefault((sourced.kind, rule.tool), []).append(
@@ -126,6 +135,10 @@ class RuleEngine:
 
     # -- decisions -----------------------------------------------------------------------------
     def decide(self, request: ToolRequest) -> Decision:
+        if request.command is not None:
+            from arnes.permissions.commands import decide_command
+
+            return self._finish(decide_command(self, request.tool, request.command))
         if not request.targets:
             return self._finish(self._pathless(request))
         decisions = [self._target(request.tool, t) for t in request.targets]
@@ -145,7 +158,7 @@ class RuleEngine:
         for kind in ("deny", "ask", "allow"):
             hit = self._first(kind, tools, None, every=False)
             if hit:
-                return _by_rule(hit)
+                return by_rule(hit)
         return Decision("allow", "touches no path", "mode")
 
     def _target(self, tool: str, target: Target) -> Decision:
@@ -161,12 +174,12 @@ class RuleEngine:
             for kind in ("deny", "ask"):
                 hit = self._first(kind, tools, forms, every=False)
                 if hit:
-                    return _by_rule(hit)
+                    return by_rule(hit)
             if self.mode == "plan" and target.access == "write":
                 return Decision("deny", "plan mode: no writes, only reading and planning", "mode")
             hit = self._first("allow", tools, forms, every=True)
             if hit:
-                return _by_rule(hit)
+                return by_rule(hit)
         if not inside_str(self._root, real):
             return Decision("ask", f"{target.access} outside the workspace: {real}", "perimeter")
         if target.access == "read":
@@ -183,6 +196,23 @@ class RuleEngine:
                     return first
         return None
 
+    def command_rule(self, kind: RuleKind, words: list[str]) -> _Compiled | None:
+        """The first Bash rule of `kind` for these words: deny generously, allow strictly."""
+        group = self._groups.get((kind, "Bash"))
+        if group is None:
+            return None
+        if group.everything is not None:
+            return group.everything
+        for compiled in group.commands:
+            assert compiled.command is not None
+            if compiled.command.denies(words) if kind != "allow" else compiled.command.allows(words):
+                return compiled
+        return None
+
+    def target(self, tool: str, target: Target) -> Decision:
+        """One path's decision before the mode's bypass: for commands' reads and writes."""
+        return self._target(tool, target)
+
     def hidden(self, tool: str, path: Path) -> bool:
         """True when a deny or ask rule covers reading `path`: searches must not show it."""
         written = str(path)
@@ -192,7 +222,11 @@ class RuleEngine:
             return any(self._first(kind, tools, forms, every=False) for kind in ("deny", "ask"))
 
     def suggest_rule(self, request: ToolRequest) -> str | None:
-        """The session rule offered as "always": reading the folder outside the workspace."""
+        """The session rule offered as "always": reading a folder outside, or a command prefix."""
+        if request.command is not None:
+            from arnes.permissions.commands import suggest_command_rule
+
+            return suggest_command_rule(request.command)
         if request.tool not in READ_FAMILY or not request.targets:
             return None
         real = resolve_real(request.targets[0].path)
@@ -206,5 +240,5 @@ class RuleEngine:
             return list(self.rules)
 
 
-def _by_rule(hit: _Compiled) -> Decision:
+def by_rule(hit: _Compiled) -> Decision:
     return Decision(hit.kind, f"rule {hit.rule.raw}", "rule", hit.rule.raw, hit.origin)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Literal
 
@@ -48,6 +49,8 @@ def parse_rule(raw: str) -> Rule:
             raise RuleError(f"{raw!r} has an empty specifier; write {tool} alone to cover every call")
         if spec.count("(") != spec.count(")"):
             raise RuleError(f"{raw!r} has unbalanced parentheses")
+        if tool == "Bash":
+            CommandPattern.parse(spec)
     return Rule(tool, spec, text)
 
 
@@ -110,3 +113,53 @@ def path_regex(specifier: str, workspace: str, home: str) -> str:
     absolute_glob = anchor(specifier, workspace, home)
     body = glob_to_regex(absolute_glob.lstrip("/"))
     return "/" + body
+
+
+@dataclass(frozen=True)
+class CommandPattern:
+    """A Bash specifier: `npm test` (exactly that) or `git commit:*` (that prefix, at a word boundary)."""
+
+    words: tuple[str, ...]
+    prefix: bool
+
+    @classmethod
+    def parse(cls, specifier: str) -> CommandPattern:
+        prefix = specifier.endswith(":*")
+        body = specifier[:-2] if prefix else specifier
+        try:
+            words = tuple(shlex.split(body))
+        except ValueError as exc:
+            raise RuleError(f"Bash({specifier}) is not a command: {exc}") from exc
+        if not words:
+            raise RuleError(f"Bash({specifier}) names no command")
+        return cls(words, prefix)
+
+    def allows(self, words: list[str]) -> bool:
+        """Strict: the same words in the same order (an allow is never widened)."""
+        n = len(self.words)
+        return tuple(words[:n]) == self.words and (self.prefix or len(words) == n)
+
+    def denies(self, words: list[str]) -> bool:
+        """Generous: the rule's plain words lead the command and its flags appear anywhere,
+        however they are ordered or bundled (`rm -rf`, `rm -fr`, `rm -r -f` alike)."""
+        if not words:
+            return False
+        words = [words[0].rsplit("/", 1)[-1], *words[1:]]
+        want_plain, want_flags = _split_flags(list(self.words))
+        plain, flags = _split_flags(words)
+        if self.prefix or want_flags:
+            return plain[: len(want_plain)] == want_plain and want_flags <= flags
+        return plain == want_plain and not flags
+
+
+def _split_flags(words: list[str]) -> tuple[list[str], set[str]]:
+    plain: list[str] = []
+    flags: set[str] = set()
+    for word in words:
+        if word.startswith("--") and len(word) > 2:
+            flags.add(word.split("=", 1)[0])
+        elif word.startswith("-") and len(word) > 1 and not word[1:].isdigit():
+            flags.update(f"-{ch}" for ch in word[1:])
+        else:
+            plain.append(word)
+    return plain, flags

@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from arnes.messages import ToolSpec
 from arnes.permissions.paths import absolute
 from arnes.permissions.types import Target
+from arnes.sandbox.base import NoSandbox, Sandbox
 from arnes.tools.filestate import ChangeLog, FileStateCache
+from arnes.tools.processes import BackgroundJobs
 
 
 class ToolError(Exception):
@@ -39,6 +41,8 @@ class ToolContext:
     max_output_chars: int = 30_000
     # Set by the session from the permission policy: searches leave out what a rule hides.
     hidden: Callable[[str, Path], bool] = field(default=lambda tool, path: False)
+    sandbox: Sandbox = field(default_factory=NoSandbox)
+    jobs: BackgroundJobs = field(default_factory=BackgroundJobs)
 
     def path(self, file_path: str) -> Path:
         return absolute(self.workspace, file_path)
@@ -73,6 +77,10 @@ class Tool(Protocol[A_contra]):
         """Do the work; raise ToolError with a helpful message on failure."""
         ...
 
+    def command(self, args: A_contra) -> str | None:
+        """The shell command this call runs, for the command rules; None for other tools."""
+        ...
+
 
 class BaseTool(Generic[A]):
     """Defaults for tools: no preview; subclasses set the class attributes and `run`."""
@@ -86,6 +94,9 @@ class BaseTool(Generic[A]):
         return []
 
     def preview(self, args: A, ctx: ToolContext) -> str | None:
+        return None
+
+    def command(self, args: A) -> str | None:
         return None
 
 

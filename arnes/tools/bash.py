@@ -1,0 +1,105 @@
+"""Bash, BashOutput and KillShell: shell commands in the workspace, inside the sandbox."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import Field
+
+from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
+from arnes.tools.processes import Job, run_foreground
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+
+
+def shell_env() -> dict[str, str]:
+    """The user's environment, with pagers that never wait for a keypress."""
+    return {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+
+
+class BashArgs(ToolArgs):
+    command: str = Field(description="The command line, run with bash in the workspace.")
+    timeout: int | None = Field(
+        None, ge=1, le=MAX_TIMEOUT_MS, description="Time-out in milliseconds (default 120000, at most 600000)."
+    )
+    run_in_background: bool = Field(False, description="Start it and return an id; read with BashOutput.")
+
+
+class Bash(BaseTool[BashArgs]):
+    name = "Bash"
+    description = (
+        "Run a shell command in the workspace (inside the sandbox when one is on). Returns the exit code, "
+        "stdout and stderr; long output keeps its head and tail. For servers and watchers use "
+        "run_in_background and read them with BashOutput; stop them with KillShell."
+    )
+    args_model = BashArgs
+    read_only = False
+
+    def command(self, args: BashArgs) -> str | None:
+        return args.command
+
+    def run(self, args: BashArgs, ctx: ToolContext) -> str:
+        if not args.command.strip():
+            raise ToolError("The command is empty. Give the command line to run.")
+        argv = ctx.sandbox.wrap(["bash", "-c", args.command], ctx.workspace)
+        if args.run_in_background:
+            job = ctx.jobs.start(argv, ctx.workspace, args.command, shell_env())
+            return f"Started in the background as {job.id}. Read its output with BashOutput(id={job.id!r})."
+        timeout = (args.timeout or DEFAULT_TIMEOUT_MS) / 1000
+        done = run_foreground(argv, ctx.workspace, timeout, ctx.max_output_chars, shell_env())
+        parts = []
+        if done.timed_out:
+            parts.append(f"Timed out after {timeout:g} s; the command and its children were killed.")
+        else:
+            parts.append(f"exit code: {done.exit_code}")
+        if done.stdout:
+            parts.append(done.stdout.rstrip("\n"))
+        if done.stderr:
+            parts.append("[stderr]\n" + done.stderr.rstrip("\n"))
+        if not done.stdout and not done.stderr:
+            parts.append("(no output)")
+        text = "\n".join(parts)
+        if done.timed_out or (done.exit_code not in (0, None)):
+            raise ToolError(text)
+        return text
+
+
+class JobArgs(ToolArgs):
+    id: str = Field(description="The id Bash returned for a background command, e.g. bash_1.")
+
+
+def _job(args: JobArgs, ctx: ToolContext) -> Job:
+    job = ctx.jobs.get(args.id)
+    if job is None:
+        known = ", ".join(ctx.jobs.ids()) or "none"
+        raise ToolError(f"No background shell {args.id!r}. Running or finished ones: {known}.")
+    return job
+
+
+class BashOutput(BaseTool[JobArgs]):
+    name = "BashOutput"
+    description = "New output of a background command since the last read, and whether it is still running."
+    args_model = JobArgs
+    read_only = True
+
+    def run(self, args: JobArgs, ctx: ToolContext) -> str:
+        job = _job(args, ctx)
+        output = ctx.jobs.new_output(job, ctx.max_output_chars)
+        code = job.proc.poll()
+        status = "running" if code is None else f"finished with exit code {code}"
+        return f"{job.id}: {status}\n{output or '(no new output)'}"
+
+
+class KillShell(BaseTool[JobArgs]):
+    name = "KillShell"
+    description = "Stop a background command (and everything it started)."
+    args_model = JobArgs
+    read_only = False
+
+    def run(self, args: JobArgs, ctx: ToolContext) -> str:
+        job = _job(args, ctx)
+        if job.proc.poll() is not None:
+            return f"{job.id} had already finished with exit code {job.proc.returncode}."
+        ctx.jobs.kill(job)
+        return f"Killed {job.id}."

@@ -1,0 +1,172 @@
+"""Running shell commands: process groups that die whole, output kept as head + tail, and the
+background jobs a session owns (killed when it ends)."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+
+@dataclass
+class CappedOutput:
+    """Keeps the first and the last bytes of a stream and counts what fell in between."""
+
+    head_cap: int
+    tail_cap: int
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.tail_cap:
+                del self.tail[: len(self.tail) - self.tail_cap]
+
+    def text(self) -> str:
+        cut = self.total - len(self.head) - len(self.tail)
+        head = self.head.decode(errors="replace")
+        if cut <= 0:
+            return head + self.tail.decode(errors="replace")
+        note = f"\n... [{cut} bytes cut from the middle; redirect to a file and Read or Grep it] ...\n"
+        return head + note + self.tail.decode(errors="replace")
+
+
+def _pump(stream: IO[bytes], sink: CappedOutput | list[bytes], lock: threading.Lock) -> None:
+    for chunk in iter(lambda: stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536), b""):
+        with lock:
+            if isinstance(sink, list):
+                sink.append(chunk)
+            else:
+                sink.add(chunk)
+    stream.close()
+
+
+def spawn(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Start in a new session so that the whole process group can be killed at once."""
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+@dataclass
+class Finished:
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    seconds: float
+
+
+def run_foreground(argv: list[str], cwd: Path, timeout: float, cap: int, env: dict[str, str] | None = None) -> Finished:
+    """Run to the end or to the time-out; on time-out or Ctrl-C the whole group dies."""
+    started = time.monotonic()
+    proc = spawn(argv, cwd, env)
+    out, err = CappedOutput(cap * 2 // 5, cap * 3 // 5), CappedOutput(cap // 5, cap // 5)
+    lock = threading.Lock()
+    assert proc.stdout is not None and proc.stderr is not None
+    pumps = [
+        threading.Thread(target=_pump, args=(s, b, lock), daemon=True)
+        for s, b in ((proc.stdout, out), (proc.stderr, err))
+    ]
+    for pump in pumps:
+        pump.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_group(proc)
+        proc.wait()
+    except BaseException:
+        kill_group(proc)
+        proc.wait()
+        raise
+    kill_group(proc)  # children that outlive the shell go too
+    for pump in pumps:
+        pump.join(timeout=2)
+    with lock:
+        return Finished(
+            None if timed_out else proc.returncode, out.text(), err.text(), timed_out, time.monotonic() - started
+        )
+
+
+@dataclass
+class Job:
+    id: str
+    command: str
+    proc: subprocess.Popen[bytes]
+    chunks: list[bytes] = field(default_factory=list)
+    read_upto: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class BackgroundJobs:
+    """The session's background shells, by id; all are killed when the session closes."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, Job] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def start(self, argv: list[str], cwd: Path, command: str, env: dict[str, str] | None = None) -> Job:
+        proc = spawn(argv, cwd, env)
+        job = Job(f"bash_{next(self._ids)}", command, proc)
+        assert proc.stdout is not None and proc.stderr is not None
+        for stream in (proc.stdout, proc.stderr):
+            threading.Thread(target=_pump, args=(stream, job.chunks, job.lock), daemon=True).start()
+        with self._lock:
+            self._jobs[job.id] = job
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def ids(self) -> list[str]:
+        with self._lock:
+            return list(self._jobs)
+
+    def new_output(self, job: Job, cap: int) -> str:
+        with job.lock:
+            data = b"".join(job.chunks[job.read_upto :])
+            job.read_upto = len(job.chunks)
+        text = data.decode(errors="replace")
+        if len(text) > cap:
+            text = f"... [{len(text) - cap} earlier characters cut] ...\n" + text[-cap:]
+        return text
+
+    def kill(self, job: Job) -> None:
+        kill_group(job.proc)
+        job.proc.wait()
+
+    def close(self) -> None:
+        with self._lock:
+            jobs = list(self._jobs.values())
+        for job in jobs:
+            if job.proc.poll() is None:
+                self.kill(job)
