@@ -1,0 +1,157 @@
+"""The OS sandbox, tested adversarially: what the rules let through, the kernel still stops.
+
+These call the Bash tool directly (past the permission gate) so that only the sandbox stands
+between the command and the file, the folder or the socket. CI sets ARNES_REQUIRE_SANDBOX=1 so a
+missing backend fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arnes.llm.script import ScriptProvider
+from arnes.permissions.rules import SourcedRule
+from arnes.sandbox.bubblewrap import Bubblewrap
+from arnes.sandbox.landlock import LandlockSandbox
+from arnes.session import Session
+from arnes.tools.base import ToolError
+from arnes.tools.bash import Bash, BashArgs
+
+
+def require(problem: str | None) -> None:
+    if problem is None:
+        return
+    if os.environ.get("ARNES_REQUIRE_SANDBOX"):
+        pytest.fail(f"sandbox required but unavailable: {problem}")
+    pytest.skip(problem)
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder outside the workspace and outside /tmp (which the sandbox replaces or allows)."""
+    path = Path(tempfile.mkdtemp(prefix="arnes-outside-", dir="/var/tmp"))
+    yield path
+    for child in path.iterdir():
+        child.unlink()
+    path.rmdir()
+
+
+def session(ws: Path, backend: str, network: bool = False, rules: list[SourcedRule] | None = None) -> Session:
+    return Session(
+        workspace=ws, provider=ScriptProvider.from_turns([]), sandbox_mode=backend, network=network, rules=rules or []
+    )  # type: ignore[arg-type]
+
+
+def run(s: Session, command: str) -> str:
+    try:
+        return Bash().run(BashArgs(command=command), s.ctx)
+    except ToolError as exc:
+        return str(exc)
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                conn.sendall(b"hello\n")
+                conn.close()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+CONNECT = "python3 -c \"import socket; s=socket.create_connection(('127.0.0.1', {port}), timeout=2); print(s.recv(6))\""
+
+
+class TestBubblewrap:
+    @pytest.fixture(autouse=True)
+    def _available(self) -> None:
+        require(Bubblewrap.unavailable())
+
+    def test_workspace_is_writable_and_the_rest_is_not(self, tmp_path: Path, outside: Path) -> None:
+        s = session(tmp_path, "bubblewrap")
+        assert s.sandbox.name == "bubblewrap"
+        out = run(s, f"echo in > inside.txt; echo out > {outside}/escape.txt; echo $?")
+        assert (tmp_path / "inside.txt").read_text() == "in\n"
+        assert not (outside / "escape.txt").exists()
+        assert "Read-only file system" in out
+
+    def test_tmp_is_private(self, tmp_path: Path) -> None:
+        marker = Path(tempfile.gettempdir()) / f"arnes-private-{os.getpid()}"
+        out = run(session(tmp_path, "bubblewrap"), f"echo x > {marker} && cat {marker}")
+        assert "exit code: 0" in out and not marker.exists()
+
+    def test_git_hooks_config_and_arnes_stay_read_only(self, tmp_path: Path) -> None:
+        (tmp_path / ".git" / "hooks").mkdir(parents=True)
+        (tmp_path / ".git" / "config").write_text("[core]\n")
+        (tmp_path / ".arnes").mkdir()
+        (tmp_path / ".arnes" / "settings.json").write_text("{}")
+        s = session(tmp_path, "bubblewrap")
+        run(s, "cp /bin/true .git/hooks/pre-commit; echo evil >> .git/config; echo '{\"x\":1}' > .arnes/settings.json")
+        assert not (tmp_path / ".git" / "hooks" / "pre-commit").exists()
+        assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+        assert (tmp_path / ".arnes" / "settings.json").read_text() == "{}"
+        assert "exit code: 0" in run(s, "echo ok > .git/HEAD2")  # the rest of .git is the workspace's
+
+    def test_network_is_off_unless_asked_for(self, tmp_path: Path, listener: int) -> None:
+        assert "hello" not in run(session(tmp_path, "bubblewrap"), CONNECT.format(port=listener))
+        assert "hello" in run(session(tmp_path, "bubblewrap", network=True), CONNECT.format(port=listener))
+
+    def test_files_a_read_rule_denies_are_unreadable(self, tmp_path: Path) -> None:
+        (tmp_path / ".env").write_text("TOKEN=s3cr3t-value\n")
+        (tmp_path / "app").mkdir()
+        (tmp_path / "app" / ".env.prod").write_text("TOKEN=pr0d-value\n")
+        (tmp_path / "secrets").mkdir()
+        (tmp_path / "secrets" / "key.pem").write_text("PEM-BODY-123\n")
+        (tmp_path / "ok.txt").write_text("fine\n")
+        rules = [SourcedRule("deny", "Read(**/.env*)", "t"), SourcedRule("deny", "Read(secrets/**)", "t")]
+        s = session(tmp_path, "bubblewrap", rules=rules)
+        out = run(s, "cat .env app/.env.prod secrets/key.pem ok.txt; python3 -c \"print(open('.env').read())\"")
+        assert "s3cr3t-value" not in out and "pr0d-value" not in out and "PEM-BODY-123" not in out
+        assert "fine" in out and "Permission denied" in out
+        assert (tmp_path / ".env").read_text() == "TOKEN=s3cr3t-value\n"
+
+
+class TestLandlock:
+    @pytest.fixture(autouse=True)
+    def _available(self) -> None:
+        require(LandlockSandbox.unavailable())
+
+    def test_writes_outside_the_workspace_are_refused(self, tmp_path: Path, outside: Path) -> None:
+        s = session(tmp_path, "landlock")
+        assert s.sandbox.name == "landlock"
+        out = run(s, f"echo in > inside.txt; echo out > {outside}/escape.txt")
+        assert (tmp_path / "inside.txt").read_text() == "in\n"
+        assert not (outside / "escape.txt").exists() and "Permission denied" in out
+
+
+def test_auto_picks_a_working_backend_and_off_is_off(tmp_path: Path) -> None:
+    assert session(tmp_path, "off").sandbox.name == "off"
+    picked = session(tmp_path, "auto").sandbox.name
+    expected = (
+        "bubblewrap"
+        if Bubblewrap.unavailable() is None
+        else ("landlock" if LandlockSandbox.unavailable() is None else "off")
+    )
+    assert picked == expected

@@ -1,0 +1,107 @@
+"""The Bash tools: exit codes, time-outs that kill the whole group, capped output, background jobs."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from arnes.tools.base import ToolContext, ToolError, ToolRegistry
+from arnes.tools.bash import Bash, BashArgs, BashOutput, JobArgs, KillShell
+from arnes.tools.processes import CappedOutput
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(tmp_path)
+
+
+def bash(ctx: ToolContext, command: str, **kw: object) -> str:
+    return Bash().run(BashArgs(command=command, **kw), ctx)  # type: ignore[arg-type]
+
+
+def test_runs_in_the_workspace_and_reports_the_exit_code(ctx: ToolContext) -> None:
+    out = bash(ctx, "pwd; echo err >&2")
+    assert out.startswith("exit code: 0\n") and str(ctx.workspace) in out and "[stderr]\nerr" in out
+
+
+def test_a_failing_command_is_an_error_with_its_output(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError) as info:
+        bash(ctx, "echo partial; exit 3")
+    assert "exit code: 3" in str(info.value) and "partial" in str(info.value)
+
+
+def test_no_output_says_so(ctx: ToolContext) -> None:
+    assert bash(ctx, "true") == "exit code: 0\n(no output)"
+
+
+def test_empty_command_is_refused(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError, match="empty"):
+        bash(ctx, "   ")
+
+
+@pytest.mark.parametrize("raw", [{"command": "x", "timeout": 0}, {"command": "x", "timeout": 600_001}, {"cmd": "x"}])
+def test_timeout_bounds_and_arguments_are_validated(raw: dict[str, object]) -> None:
+    with pytest.raises(ToolError, match="Invalid arguments for Bash"):
+        ToolRegistry([Bash()]).parse("Bash", raw)
+
+
+def test_time_out_kills_the_whole_process_group(ctx: ToolContext, tmp_path: Path) -> None:
+    marker = tmp_path / "child.pid"
+    with pytest.raises(ToolError, match=r"Timed out after 0\.5 s"):
+        bash(ctx, f"sleep 30 & echo $! > {marker}; wait", timeout=500)
+    child = int(marker.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the background child survived the time-out")
+
+
+def test_long_output_keeps_head_and_tail(tmp_path: Path) -> None:
+    ctx = ToolContext(tmp_path, max_output_chars=2000)
+    out = bash(ctx, "seq 1 100000")
+    assert out.startswith("exit code: 0\n1\n2\n") and out.rstrip().endswith("100000")
+    assert "bytes cut from the middle" in out and len(out) < 3000
+
+
+def test_capped_output_counts_what_it_cut() -> None:
+    buf = CappedOutput(4, 4)
+    for chunk in (b"abc", b"defgh", b"ijklmnop"):
+        buf.add(chunk)
+    assert buf.total == 16 and buf.head == b"abcd" and buf.tail == b"mnop"
+    assert "[8 bytes cut" in buf.text()
+
+
+def test_background_jobs_stream_new_output_and_can_be_killed(ctx: ToolContext) -> None:
+    started = bash(ctx, "echo one; sleep 0.3; echo two; sleep 30", run_in_background=True)
+    assert "bash_1" in started
+    deadline = time.monotonic() + 10
+    seen = ""
+    while "two" not in seen and time.monotonic() < deadline:
+        seen += BashOutput().run(JobArgs(id="bash_1"), ctx)
+        time.sleep(0.05)
+    assert "one" in seen and "two" in seen and "running" in seen
+    assert "(no new output)" in BashOutput().run(JobArgs(id="bash_1"), ctx)
+    assert KillShell().run(JobArgs(id="bash_1"), ctx) == "Killed bash_1."
+    assert "finished with exit code -9" in BashOutput().run(JobArgs(id="bash_1"), ctx)
+    assert "already finished" in KillShell().run(JobArgs(id="bash_1"), ctx)
+
+
+def test_unknown_job_ids_list_the_known_ones(ctx: ToolContext) -> None:
+    bash(ctx, "true", run_in_background=True)
+    with pytest.raises(ToolError, match=r"No background shell .bash_9.\. Running or finished ones: bash_1"):
+        BashOutput().run(JobArgs(id="bash_9"), ctx)
+
+
+def test_closing_the_session_kills_every_background_job(ctx: ToolContext) -> None:
+    bash(ctx, "sleep 30", run_in_background=True)
+    bash(ctx, "sleep 30", run_in_background=True)
+    jobs = [ctx.jobs.get(i) for i in ctx.jobs.ids()]
+    ctx.jobs.close()
+    assert all(j is not None and j.proc.poll() is not None for j in jobs)
