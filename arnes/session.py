@@ -91,10 +91,6 @@ class Session:
             suggest=self.engine.suggest_rule,
         )
 
-    @property
-    def sandbox_name(self) -> str:
-        return self.sandbox.name
-
     def close(self) -> None:
         """End the session's background work: every background shell is killed."""
         self.ctx.jobs.close()

@@ -27,6 +27,7 @@ class SessionStart(Event):
     model: str
     mode: str
     sandbox: str = "off"
+    sandbox_note: str = ""
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,11 @@ class Agent:
     # -- run ---------------------------------------------------------------------------------
     def run(self, task: str) -> RunResult:
         s = self.s
-        s.bus.emit(SessionStart(s.id, str(s.workspace), s.provider.name, s.provider.model, s.mode, s.sandbox_name))
+        s.bus.emit(
+            SessionStart(
+                s.id, str(s.workspace), s.provider.name, s.provider.model, s.mode, s.sandbox.name, s.sandbox.describe()
+            )
+        )
         self.messages.append(Message.user(task))
         specs = s.tools.specs()
         system = s.system_prompt()

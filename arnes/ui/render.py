@@ -48,12 +48,8 @@ class TerminalRenderer:
             c.print(f"workspace: {event.workspace}", markup=False)
             c.print(f"model: {event.model} ({event.provider})", markup=False)
             c.print(f"mode: {event.mode}", markup=False)
-            sandbox = (
-                "sandbox: off (shell commands that are not read-only ask first)"
-                if event.sandbox == "off"
-                else f"sandbox: {event.sandbox}"
-            )
-            c.print(sandbox, style="yellow" if event.sandbox == "off" else None, markup=False)
+            off = event.sandbox == "off"
+            c.print(f"sandbox: {event.sandbox_note or event.sandbox}", style="yellow" if off else None, markup=False)
         elif isinstance(event, ModelRequest):
             pct = round(100 * event.ctx_tokens / event.ctx_window) if event.ctx_window else 0
             style = "red" if pct >= 80 else "dim"
