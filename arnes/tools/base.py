@@ -101,11 +101,28 @@ class BaseTool(Generic[A]):
 
 
 def spec_of(tool: Tool[Any]) -> ToolSpec:
+    """The tool's JSON schema, made compact: every token of it is paid on every request."""
     schema = tool.args_model.model_json_schema()
     schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
+    schema.pop("additionalProperties", None)  # still enforced: unknown keys fail validation
+    properties = schema.get("properties", {})
+    for name, prop in list(properties.items()):
+        properties[name] = _compact(prop)
     return ToolSpec(tool.name, tool.description, schema)
+
+
+def _compact(prop: dict[str, Any]) -> dict[str, Any]:
+    """`anyOf: [X, null]` with `default: null` says no more than X in an optional field."""
+    prop = {k: v for k, v in prop.items() if k != "title"}
+    options = prop.get("anyOf")
+    if isinstance(options, list):
+        kept = [o for o in options if o != {"type": "null"}]
+        if len(kept) == 1:
+            prop.pop("anyOf")
+            prop = {**kept[0], **prop}
+    if prop.get("default", 0) is None:
+        prop.pop("default")
+    return prop
 
 
 class ToolRegistry:

@@ -20,18 +20,15 @@ def shell_env() -> dict[str, str]:
 
 class BashArgs(ToolArgs):
     command: str = Field(description="The command line, run with bash in the workspace.")
-    timeout: int | None = Field(
-        None, ge=1, le=MAX_TIMEOUT_MS, description="Time-out in milliseconds (default 120000, at most 600000)."
-    )
-    run_in_background: bool = Field(False, description="Start it and return an id; read with BashOutput.")
+    timeout: int | None = Field(None, ge=1, le=MAX_TIMEOUT_MS, description="Milliseconds (default 120000).")
+    run_in_background: bool = Field(False, description="Return an id at once; read it with BashOutput.")
 
 
 class Bash(BaseTool[BashArgs]):
     name = "Bash"
     description = (
-        "Run a shell command in the workspace (inside the sandbox when one is on). Returns the exit code, "
-        "stdout and stderr; long output keeps its head and tail. For servers and watchers use "
-        "run_in_background and read them with BashOutput; stop them with KillShell."
+        "Run a shell command in the workspace (sandboxed when a sandbox is on). Returns exit code, stdout "
+        "and stderr. For servers and watchers use run_in_background, then BashOutput and KillShell."
     )
     args_model = BashArgs
     read_only = False

@@ -128,12 +128,12 @@ class GrepArgs(ToolArgs):
     path: str | None = Field(None, description="File or folder to search; default the workspace.")
     glob: str | None = Field(None, description="Only files matching this glob, e.g. *.py.")
     output_mode: Literal["files_with_matches", "content", "count"] = Field(
-        "files_with_matches", description="files_with_matches (default), content (matching lines) or count."
+        "files_with_matches", description="content shows matching lines"
     )
     case_insensitive: bool = Field(False, alias="-i", description="Ignore case.")
-    line_numbers: bool = Field(True, alias="-n", description="Show line numbers (content mode).")
-    context: int | None = Field(None, ge=0, le=20, description="Lines of context around matches (content mode).")
-    head_limit: int | None = Field(None, ge=1, description="Return at most this many lines.")
+    line_numbers: bool = Field(True, alias="-n", description="Line numbers (content mode).")
+    context: int | None = Field(None, ge=0, le=20, description="Context lines (content mode).")
+    head_limit: int | None = Field(None, ge=1, description="At most this many lines.")
 
 
 class Grep(BaseTool[GrepArgs]):
