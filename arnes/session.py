@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
-from arnes.agent.events import EventBus
+from arnes.agent.budget import Budget
+from arnes.agent.context import SUMMARY_PROMPT
+from arnes.agent.events import Event, EventBus, Nested
 from arnes.agent.prompt import system_prompt
 from arnes.llm.base import Provider
+from arnes.messages import Message
 from arnes.permissions.approvers import Approver, NoTerminalApprover
+from arnes.permissions.compose import AllowTools, ReadOnly
 from arnes.permissions.engine import RuleEngine
 from arnes.permissions.gate import PermissionGate
 from arnes.permissions.rules import SourcedRule
@@ -19,21 +26,25 @@ from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec, choose_sandbox
 from arnes.sandbox.hidden import hidden_paths
 from arnes.tools.base import Tool, ToolContext, ToolRegistry
 from arnes.tools.bash import Bash, BashOutput, KillShell
+from arnes.tools.delegate import Delegate
 from arnes.tools.docs import ReadDoc
 from arnes.tools.files import Edit, Read, Write
+from arnes.tools.filestate import ChangeLog
+from arnes.tools.processes import BackgroundJobs
 from arnes.tools.search import Glob, Grep
+
+Role = Literal["main", "subagent", "compaction"]
+WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
+# Inside the workspace, kept read-only for shell commands: hooks and config run code later.
+SANDBOX_READ_ONLY = (".git/hooks", ".git/config", ".arnes")
 
 
 def default_tools() -> list[Tool]:  # type: ignore[type-arg]  # heterogeneous argument types
-    return [Read(), Glob(), Grep(), Write(), Edit(), Bash(), BashOutput(), KillShell(), ReadDoc()]
+    return [Read(), Glob(), Grep(), Write(), Edit(), Bash(), BashOutput(), KillShell(), ReadDoc(), Delegate()]
 
 
 def new_session_id() -> str:
     return datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-
-
-# Inside the workspace, kept read-only for shell commands: hooks and config run code later.
-SANDBOX_READ_ONLY = (".git/hooks", ".git/config", ".arnes")
 
 
 def _prepare_read_only(workspace: Path) -> None:
@@ -46,6 +57,18 @@ def _prepare_read_only(workspace: Path) -> None:
 @dataclass
 class Limits:
     max_turns: int | None = None
+    subagent_turns: int = 30
+
+
+@dataclass
+class Shared:
+    """What a session shares with its sub-agents: one rule engine, one log of writes, one budget."""
+
+    engine: RuleEngine
+    spec: SandboxSpec
+    sandbox: Sandbox
+    changes: ChangeLog = field(default_factory=ChangeLog)
+    jobs: BackgroundJobs = field(default_factory=BackgroundJobs)
 
 
 @dataclass
@@ -59,10 +82,16 @@ class Session:
     tools: ToolRegistry = field(default_factory=lambda: ToolRegistry(default_tools()))
     bus: EventBus = field(default_factory=EventBus)
     limits: Limits = field(default_factory=Limits)
+    budget: Budget = field(default_factory=Budget)
     context_window: int = 32_768
     id: str = field(default_factory=new_session_id)
     sandbox_mode: SandboxMode = "off"
     network: bool = False
+    roles: dict[Role, Provider] = field(default_factory=dict)  # subagent / compaction; default: provider
+    depth: int = 0
+    max_depth: int = 1  # how deep sub-agents may nest: 1 means a sub-agent cannot delegate
+    shared: Shared | None = None
+    owns_jobs: bool = True
     engine: RuleEngine = field(init=False)
     sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)
@@ -70,18 +99,28 @@ class Session:
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
-        self.engine = RuleEngine(self.workspace, self.mode, list(self.rules))
-        spec = SandboxSpec(
+        if self.shared is None:
+            engine = RuleEngine(self.workspace, self.mode, list(self.rules))
+            spec = SandboxSpec(
+                self.workspace,
+                network=self.network,
+                read_only=tuple(self.workspace / p for p in SANDBOX_READ_ONLY),
+                hidden=lambda: hidden_paths(engine),
+            )
+            sandbox = choose_sandbox(self.sandbox_mode, spec)
+            if sandbox.name != "off":
+                _prepare_read_only(self.workspace)
+            engine.sandboxed = sandbox.name != "off"
+            self.shared = Shared(engine, spec, sandbox)
+        self.engine, self.sandbox = self.shared.engine, self.shared.sandbox
+        self.ctx = ToolContext(
             self.workspace,
-            network=self.network,
-            read_only=tuple(self.workspace / p for p in SANDBOX_READ_ONLY),
-            hidden=lambda: hidden_paths(self.engine),
+            changes=self.shared.changes,
+            hidden=self.engine.hidden,
+            sandbox=self.sandbox,
+            jobs=self.shared.jobs,
+            max_output_chars=self.output_cap,
         )
-        self.sandbox = choose_sandbox(self.sandbox_mode, spec)
-        if self.sandbox.name != "off":
-            _prepare_read_only(self.workspace)
-        self.engine.sandboxed = self.sandbox.name != "off"
-        self.ctx = ToolContext(self.workspace, hidden=self.engine.hidden, sandbox=self.sandbox)
         if self.policy is None:
             self.policy = self.engine
         self.gate = PermissionGate(
@@ -90,10 +129,63 @@ class Session:
             on_always=lambda rule: self.engine.add_rule("allow", rule, "session"),
             suggest=self.engine.suggest_rule,
         )
+        if self.depth >= self.max_depth and "Delegate" in self.tools.names():
+            self.tools = ToolRegistry(t for t in self.tools if t.name != "Delegate")
+
+    @property
+    def output_cap(self) -> int:
+        """The most characters one tool result may take: a quarter of the window, at most 30k."""
+        return max(2000, min(30_000, self.context_window))
+
+    def provider_for(self, role: Role) -> Provider:
+        return self.roles.get(role, self.provider)
+
+    def summarise(self, transcript: str) -> str:
+        """Compaction's summary call: the compaction model, no tools."""
+        response = self.provider_for("compaction").complete(SUMMARY_PROMPT, [Message.user(transcript)], [])
+        return response.message.text
+
+    def child(self, *, read_only: bool, parent_call: str) -> Session:
+        """A sub-agent's session: clean context, fewer tools, permissions only ever narrower."""
+        assert self.shared is not None and self.policy is not None
+        tools = [t for t in self.tools if not (read_only and t.name in WRITE_TOOLS)]
+        names = {t.name for t in tools}
+        policy: Policy = AllowTools(ReadOnly(self.policy) if read_only else self.policy, names)
+        shared = self.shared
+        if read_only:
+            spec = dataclasses.replace(shared.spec, read_only_workspace=True)
+            shared = dataclasses.replace(shared, spec=spec, sandbox=choose_sandbox(self._sandbox_mode_in_use(), spec))
+        bus = EventBus([_forward(self.bus, parent_call)])
+        return Session(
+            workspace=self.workspace,
+            provider=self.provider_for("subagent"),
+            mode=self.mode,
+            approver=self.approver,
+            policy=policy,
+            tools=ToolRegistry(tools),
+            bus=bus,
+            limits=Limits(max_turns=self.limits.subagent_turns),
+            budget=self.budget,
+            context_window=self.context_window,
+            id=f"{self.id}/{parent_call}",
+            roles=self.roles,
+            depth=self.depth + 1,
+            max_depth=self.max_depth,
+            shared=shared,
+            owns_jobs=False,
+        )
+
+    def _sandbox_mode_in_use(self) -> SandboxMode:
+        name = self.sandbox.name
+        return "bubblewrap" if name == "bubblewrap" else "landlock" if name == "landlock" else "off"
 
     def close(self) -> None:
         """End the session's background work: every background shell is killed."""
         self.ctx.jobs.close()
 
     def system_prompt(self) -> str:
-        return system_prompt(self.workspace, self.tools.names())
+        return system_prompt(self.workspace, self.tools.names(), read_only="Write" not in self.tools.names())
+
+
+def _forward(parent: EventBus, call_id: str) -> Callable[[Event], None]:
+    return lambda event: parent.emit(Nested(call_id, event))

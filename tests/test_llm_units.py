@@ -14,7 +14,7 @@ from arnes.llm.openai_compat import to_openai_messages
 from arnes.llm.recovery import recover_tool_calls, split_tool_calls
 from arnes.llm.retry import RetryingProvider
 from arnes.llm.script import ScriptProvider
-from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock
+from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
 
 TOOLS = ["Read", "Edit"]
 
@@ -100,10 +100,19 @@ def test_script_answers_done_after_the_last_turn(tmp_path: Path) -> None:
         json.dumps({"turns": [{"text": "hi", "tool_calls": [{"name": "Read", "input": {"file_path": "a"}}]}]})
     )
     provider = ScriptProvider.from_file(str(path))
-    first = provider.complete("sys", [Message.user("x")], [])
+    tools = [ToolSpec("Read", "read", {"type": "object"})]
+    first = provider.complete("sys", [Message.user("x")], tools)
     assert first.stop_reason == "tool_use" and first.message.tool_calls[0].input == {"file_path": "a"}
-    second = provider.complete("sys", [], [])
+    second = provider.complete("sys", [], tools)
     assert second.message.text == "done." and second.stop_reason == "end_turn"
+
+
+def test_script_answers_summary_calls_aside_without_losing_its_place() -> None:
+    provider = ScriptProvider.from_turns([{"text": "one"}, {"text": "two"}])
+    tools = [ToolSpec("Read", "read", {"type": "object"})]
+    assert provider.complete("s", [], tools).message.text == "one"
+    assert "summarised" in provider.complete("summarise", [Message.user("transcript")], []).message.text
+    assert provider.complete("s", [], tools).message.text == "two"
 
 
 @pytest.mark.parametrize("content", ["not json", '{"turns": [{"texts": "x"}]}', '{"turns": 3}'])

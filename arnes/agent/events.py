@@ -114,6 +114,37 @@ class SessionEnd(Event):
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class MessageEvent(Event):
+    """A message joined the conversation: enough to resume the session from its trace."""
+
+    event: ClassVar[str] = "message"
+    role: str
+    content: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class CompactionEvent(Event):
+    event: ClassVar[str] = "compaction"
+    tokens_before: int
+    tokens_after: int
+    method: str
+    removed: int
+    messages: list[dict[str, Any]]  # the conversation from here on, for resume
+
+
+@dataclass(frozen=True)
+class Nested(Event):
+    """A sub-agent's event, filed under the parent's tool call id."""
+
+    event: ClassVar[str] = "nested"
+    parent: str
+    inner: Event
+
+    def payload(self) -> dict[str, Any]:
+        return {"parent": self.parent, **self.inner.payload()}
+
+
 Subscriber = Callable[[Event], None]
 
 

@@ -1,18 +1,20 @@
 """The agent loop: query the model, run its tool calls through the gate, feed results back.
 
-Flat on purpose: run -> step -> (limits, query) -> execute. Ending conditions are exceptions;
-a tool's failure, a bad argument or a denial goes back to the model as an observation.
+Flat on purpose: run -> step -> (limits, context, query) -> execute. Ending conditions are
+exceptions; a tool's failure, a bad argument or a denial goes back to the model as an observation.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from arnes.agent.context import THRESHOLD, compact, fixed_tokens, message_tokens
 from arnes.agent.events import (
+    CompactionEvent,
+    MessageEvent,
     ModelRequest,
     ModelResponseEvent,
     PermissionEvent,
@@ -23,7 +25,7 @@ from arnes.agent.events import (
     ToolResultEvent,
 )
 from arnes.errors import LimitReached, ProviderError
-from arnes.messages import Message, ToolCall, ToolResultBlock, estimate_tokens
+from arnes.messages import Message, ToolCall, ToolResultBlock, ToolSpec
 from arnes.permissions.types import ToolRequest
 from arnes.session import Session
 from arnes.tools.base import ToolError
@@ -42,14 +44,18 @@ class RunResult:
     denials: list[dict[str, str]] = field(default_factory=list)
     error: str | None = None
     limit: str | None = None
+    compactions: int = 0
 
 
 class Agent:
-    def __init__(self, session: Session):
+    def __init__(self, session: Session, history: list[Message] | None = None):
         self.s = session
-        self.messages: list[Message] = []
+        self.messages: list[Message] = list(history or [])
         self.result = RunResult("end_turn")
-        self._ctx_tokens = 0
+        self._last_real: int | None = None  # tokens the provider counted for the last request
+        self._last_estimate = 0  # our estimate of that same request
+        self._known: tuple[int, int] | None = None  # (real tokens of the conversation, its length then)
+        self._current_call: str | None = None
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, task: str) -> RunResult:
@@ -59,10 +65,10 @@ class Agent:
                 s.id, str(s.workspace), s.provider.name, s.provider.model, s.mode, s.sandbox.name, s.sandbox.describe()
             )
         )
-        self.messages.append(Message.user(task))
+        s.ctx.subagent = self._delegate
+        self._append(Message.user(task))
         specs = s.tools.specs()
         system = s.system_prompt()
-        self._ctx_tokens = estimate_tokens(system + json.dumps([sp.input_schema for sp in specs]) + task)
         pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="arnes-tool")
         try:
             while self._step(system, specs, pool):
@@ -78,7 +84,8 @@ class Agent:
             self.result.error = str(exc)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-            s.close()
+            if s.owns_jobs:
+                s.close()
             r = self.result
             s.bus.emit(
                 SessionEnd(
@@ -87,33 +94,75 @@ class Agent:
             )
         return self.result
 
-    def _step(self, system: str, specs: list[Any], pool: ThreadPoolExecutor) -> bool:
+    def _append(self, message: Message) -> None:
+        self.messages.append(message)
+        self.s.bus.emit(MessageEvent(message.role, message.to_json()["content"]))
+
+    def _step(self, system: str, specs: list[ToolSpec], pool: ThreadPoolExecutor) -> bool:
         """One model turn and its tool calls; False when the model has finished."""
         s, r = self.s, self.result
         if s.limits.max_turns is not None and r.turns >= s.limits.max_turns:
             raise LimitReached("turns", f"stopped after {r.turns} turns (--max-turns {s.limits.max_turns})")
         r.turns += 1
-        s.bus.emit(ModelRequest(r.turns, self._ctx_tokens, s.context_window))
+        fixed = fixed_tokens(system, specs)
+        self._fit(fixed)
+        estimate = fixed + message_tokens(self.messages)
+        s.bus.emit(ModelRequest(r.turns, self._measure(fixed), s.context_window))
         response = s.provider.complete(system, self.messages, specs, on_text=lambda t: s.bus.emit(TextDelta(t)))
         usage = response.usage
         r.input_tokens += usage.input_tokens
         r.output_tokens += usage.output_tokens
         if usage.input_tokens:
-            self._ctx_tokens = usage.input_tokens + usage.output_tokens
-        else:
-            self._ctx_tokens += estimate_tokens(json.dumps(response.message.to_json()))
+            self._last_real, self._last_estimate = usage.input_tokens, estimate
         text = response.message.text
         s.bus.emit(ModelResponseEvent(r.turns, response.stop_reason, usage.input_tokens, usage.output_tokens, text))
-        self.messages.append(response.message)
+        self._append(response.message)
+        if usage.input_tokens:
+            self._known = (usage.input_tokens + usage.output_tokens, len(self.messages))
+        s.budget.charge(s.provider.model, usage)
         calls = response.message.tool_calls
         if not calls:
             r.text = text
             r.stop_reason = "end_turn"
             return False
-        results = self._execute(calls, pool)
-        self.messages.append(Message("user", list(results)))
-        self._ctx_tokens += sum(estimate_tokens(b.content) for b in results)
+        self._append(Message("user", list(self._execute(calls, pool))))
         return True
+
+    # -- context -----------------------------------------------------------------------------
+    def _calibrated(self, estimate: int) -> int:
+        """Our estimate, scaled by how far off it was from the provider's count last time."""
+        if self._last_real and self._last_estimate:
+            return int(estimate * max(1.0, self._last_real / self._last_estimate))
+        return estimate
+
+    def _measure(self, fixed: int) -> int:
+        """The next request's size: the provider's own count of the last one plus what came since."""
+        if self._known is not None:
+            real, length = self._known
+            return real + self._calibrated(message_tokens(self.messages[length:]))
+        return self._calibrated(fixed + message_tokens(self.messages))
+
+    def _fit(self, fixed: int, force: bool = False) -> None:
+        """Compact before a request would pass ~80% of the window."""
+        s = self.s
+        limit = int(s.context_window * THRESHOLD)
+        scale = self._calibrated(1000) / 1000
+        before = self._measure(fixed)
+        if before <= limit and not force:
+            return
+        budget = max(1, int(limit / scale) - fixed)
+        done = compact(self.messages, budget, s.summarise, force=force)
+        if done is None:
+            return
+        self.messages = done.messages
+        self._known = None
+        self.result.compactions += 1
+        after = self._measure(fixed)
+        s.bus.emit(CompactionEvent(before, after, done.method, done.removed, [m.to_json() for m in self.messages]))
+
+    def compact_now(self) -> None:
+        """/compact: summarise older turns now, whatever the size."""
+        self._fit(fixed_tokens(self.s.system_prompt(), self.s.tools.specs()), force=True)
 
     # -- tools -------------------------------------------------------------------------------
     def _execute(self, calls: list[ToolCall], pool: ThreadPoolExecutor) -> list[ToolResultBlock]:
@@ -155,25 +204,43 @@ class Agent:
 
     def _run_tool(self, call: ToolCall, admitted: _Admitted) -> ToolResultBlock:
         started = time.perf_counter()
+        self._current_call = call.id
         try:
             output, is_error = admitted.tool.run(admitted.args, self.s.ctx), False
         except ToolError as exc:
             output, is_error = str(exc), True
         except OSError as exc:
             output, is_error = f"{call.name} failed: {exc.strerror or exc}. Check the path and try again.", True
+        except (LimitReached, KeyboardInterrupt, ProviderError):
+            raise
         except Exception as exc:  # a tool bug must not end the run: the model sees it, the trace keeps it
             output, is_error = f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}", True
         ms = int((time.perf_counter() - started) * 1000)
-        cap = self.s.ctx.max_output_chars
+        cap = self.s.output_cap
         if len(output) > cap:
-            output = (
-                output[:cap] + f"\n... [{len(output) - cap} characters cut; ask for less, e.g. Read with offset/limit]"
-            )
+            cut = len(output) - cap
+            output = output[:cap] + f"\n... [{cut} characters cut; ask for less, e.g. Read with offset/limit]"
         return self._finish(call, output, is_error, ms)
 
     def _finish(self, call: ToolCall, output: str, is_error: bool, ms: int) -> ToolResultBlock:
         self.s.bus.emit(ToolResultEvent(call.id, call.name, is_error, ms, output))
         return ToolResultBlock(call.id, output, is_error)
+
+    # -- sub-agents --------------------------------------------------------------------------
+    def _delegate(self, task: str, read_only: bool) -> str:
+        """Run a sub-agent with a clean context; only its conclusion comes back."""
+        child = self.s.child(read_only=read_only, parent_call=self._current_call or "delegate")
+        result = Agent(child).run(task)
+        self.result.input_tokens += result.input_tokens
+        self.result.output_tokens += result.output_tokens
+        if result.stop_reason == "budget":
+            raise LimitReached(result.limit or "budget", result.error or "a limit stopped the sub-agent")
+        if result.stop_reason == "interrupted":
+            raise KeyboardInterrupt
+        if result.stop_reason != "end_turn":
+            detail = result.error or result.stop_reason
+            raise ToolError(f"The sub-agent stopped before finishing ({detail}). Its last words: {result.text or '-'}")
+        return result.text or "(the sub-agent finished without a conclusion)"
 
 
 @dataclass(frozen=True)

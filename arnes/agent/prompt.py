@@ -17,8 +17,16 @@ Work with the tools; the user sees every call.
 - When the task is done, stop calling tools and say in one or two sentences what you changed."""
 
 
-def system_prompt(workspace: Path, tool_names: list[str]) -> str:
+READ_ONLY = (
+    "You are read-only: you have no tools that write, and a refusal is the rule, not an obstacle "
+    "to route around. Report what should change as file, line and reason in your final answer."
+)
+
+
+def system_prompt(workspace: Path, tool_names: list[str], *, read_only: bool = False) -> str:
     parts = [BASE.format(workspace=workspace)]
+    if read_only:
+        parts.append(READ_ONLY)
     agents = workspace / "AGENTS.md"
     if agents.is_file():
         text = agents.read_text(encoding="utf-8", errors="replace").strip()

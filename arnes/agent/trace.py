@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from arnes.agent.events import Event, now_iso
+from arnes.agent.events import Event, Nested, now_iso
 
 OUTPUT_CAP = 4000
 
@@ -20,9 +20,10 @@ class JsonlTrace:
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
-        if not event.traced:
+        inner = event.inner if isinstance(event, Nested) else event
+        if not inner.traced:
             return
-        record: dict[str, Any] = {"ts": now_iso(), "event": event.event, **event.payload()}
+        record: dict[str, Any] = {"ts": now_iso(), "event": inner.event, **event.payload()}
         output = record.get("output")
         if isinstance(output, str) and len(output) > OUTPUT_CAP:
             record["output"] = output[:OUTPUT_CAP] + f"... [{len(output) - OUTPUT_CAP} chars cut]"

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from arnes.permissions.paths import is_inside, resolve_real
+from arnes.permissions.readonly import is_read_only
+from arnes.permissions.shell import analyse
 from arnes.permissions.types import Decision, Policy, ToolRequest
 
 
@@ -104,6 +106,14 @@ class PathScoped:
         forward_answer(self.inner, request, allowed)
 
 
+def command_only_reads(command: str) -> bool:
+    """Every part is a known read-only command, nothing is redirected into a file, nothing hidden."""
+    analysis = analyse(command)
+    if analysis.error or analysis.opaque or analysis.writes:
+        return False
+    return all(is_read_only(part) for part in analysis.commands)
+
+
 @dataclass
 class ReadOnly:
     """No writes at all, whatever `inner` says: for reviewers and read-only sub-agents."""
@@ -111,7 +121,10 @@ class ReadOnly:
     inner: Policy
 
     def decide(self, request: ToolRequest) -> Decision:
-        if not request.read_only or any(t.access == "write" for t in request.targets):
+        if request.command is not None:
+            if not command_only_reads(request.command):
+                return Decision("deny", "this agent is read-only: only commands that read may run", "rule")
+        elif not request.read_only or any(t.access == "write" for t in request.targets):
             return Decision("deny", "this agent is read-only: it reports changes instead of making them", "rule")
         return self.inner.decide(request)
 

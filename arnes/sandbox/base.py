@@ -19,6 +19,7 @@ class SandboxSpec:
     workspace: Path
     network: bool = False
     read_only: tuple[Path, ...] = ()  # inside the workspace, kept read-only (.git/hooks, .arnes, ...)
+    read_only_workspace: bool = False  # read-only agents: the workspace itself is not writable
     # Called before each command: the files a Read deny or ask rule covers, to be made unreadable.
     hidden: Callable[[], list[Path]] = field(default=lambda: [])
 

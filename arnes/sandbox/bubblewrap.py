@@ -57,7 +57,7 @@ class Bubblewrap:
         assert path is not None
         args = [path, "--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        args += ["--bind", ws, ws]
+        args += ["--ro-bind" if self.spec.read_only_workspace else "--bind", ws, ws]
         for kept in self.spec.read_only:
             if kept.exists():
                 args += ["--ro-bind", str(kept), str(kept)]
@@ -71,4 +71,5 @@ class Bubblewrap:
 
     def describe(self) -> str:
         net = "network on" if self.spec.network else "no network"
-        return f"bubblewrap: writes only in the workspace and a private /tmp, {net}, denied files hidden"
+        where = "a private /tmp" if self.spec.read_only_workspace else "the workspace and a private /tmp"
+        return f"bubblewrap: writes only in {where}, {net}, denied files hidden"

@@ -32,7 +32,8 @@ class LandlockSandbox:
     def wrap(self, argv: list[str], cwd: Path) -> list[str]:
         # A fresh interpreter applies the ruleset to itself and then becomes the command, so no
         # preexec_fn runs in a threaded parent.
-        return [sys.executable, "-m", "arnes.sandbox.landlock_exec", str(self.spec.workspace), "--", *argv]
+        writable = "" if self.spec.read_only_workspace else str(self.spec.workspace)
+        return [sys.executable, "-m", "arnes.sandbox.landlock_exec", writable, "--", *argv]
 
     def describe(self) -> str:
         return "landlock: writes only in the workspace and /tmp (files are not hidden; network not restricted)"

@@ -1,4 +1,7 @@
-"""`python -m arnes.sandbox.landlock_exec WORKSPACE -- CMD...`: restrict this process, then exec CMD."""
+"""`python -m arnes.sandbox.landlock_exec WORKSPACE -- CMD...`: restrict this process, then exec CMD.
+
+An empty WORKSPACE means a read-only agent: nothing but /tmp and /dev is writable.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ def main(argv: list[str]) -> None:
     read = access.READ_FILE | access.READ_DIR | access.EXECUTE
     ruleset = landlock.Ruleset()
     ruleset.allow("/", rules=read)
-    writable = [workspace, "/tmp", "/dev"]
+    writable = [p for p in (workspace, "/tmp", "/dev") if p]
     ruleset.allow(*[p for p in writable if os.path.exists(p)], rules=access.all())
     ruleset.apply()
     os.execvp(rest[0], rest)

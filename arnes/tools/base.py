@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -43,6 +43,8 @@ class ToolContext:
     hidden: Callable[[str, Path], bool] = field(default=lambda tool, path: False)
     sandbox: Sandbox = field(default_factory=NoSandbox)
     jobs: BackgroundJobs = field(default_factory=BackgroundJobs)
+    # Set by the agent loop: runs a sub-agent on (task, read_only) and returns its conclusion.
+    subagent: Callable[[str, bool], str] | None = None
 
     def path(self, file_path: str) -> Path:
         return absolute(self.workspace, file_path)
@@ -135,6 +137,9 @@ class ToolRegistry:
 
     def add(self, tool: Tool[Any]) -> None:
         self._tools[tool.name] = tool
+
+    def __iter__(self) -> Iterator[Tool[Any]]:
+        return iter(list(self._tools.values()))
 
     def get(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)

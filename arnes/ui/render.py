@@ -10,9 +10,10 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from arnes.agent.events import (
+    CompactionEvent,
     Event,
     ModelRequest,
-    ModelResponseEvent,
+    Nested,
     Notice,
     PermissionEvent,
     Retry,
@@ -36,6 +37,9 @@ class TerminalRenderer:
     _streaming: bool = False
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, Nested):
+            self._nested(event)
+            return
         c = self.console
         if isinstance(event, TextDelta):
             c.print(event.text, end="", style="cyan", markup=False)
@@ -73,8 +77,13 @@ class TerminalRenderer:
             c.print(Text(f"  retry {event.attempt} in {event.delay:.1f}s: {event.error}", style="yellow"))
         elif isinstance(event, Notice):
             c.print(Text(event.message, style="yellow" if event.level == "warning" else "dim"))
-        elif isinstance(event, ModelResponseEvent):
-            pass
+        elif isinstance(event, CompactionEvent):
+            c.print(
+                f"context compacted ({event.method}): {human_tokens(event.tokens_before)} -> "
+                f"{human_tokens(event.tokens_after)} tokens",
+                style="magenta",
+                markup=False,
+            )
         elif isinstance(event, SessionEnd):
             denied = f", {event.denials} denied" if event.denials else ""
             c.print(
@@ -85,6 +94,29 @@ class TerminalRenderer:
             )
             if event.error:
                 c.print(Text(event.error, style="red"))
+
+    def _nested(self, event: Nested) -> None:
+        """A sub-agent's steps, indented under the Delegate call."""
+        inner = event.inner
+        while isinstance(inner, Nested):
+            inner = inner.inner
+        c = self.console
+        if isinstance(inner, SessionStart):
+            c.print("  ┌ sub-agent started", style="dim", markup=False)
+        elif isinstance(inner, ToolCallEvent):
+            line = f"  │ > {inner.name} {json.dumps(inner.input, ensure_ascii=False)}"
+            c.print(Text(line if len(line) <= CALL_WIDTH else line[: CALL_WIDTH - 1] + "…"))
+        elif isinstance(inner, PermissionEvent) and inner.decision == "deny":
+            c.print(Text(f"  │ x {inner.name} denied: {inner.reason}", style="red"))
+        elif isinstance(inner, ToolResultEvent) and inner.is_error and not inner.output.startswith("Permission"):
+            first = inner.output.splitlines()[0] if inner.output else "error"
+            c.print(Text(f"  │   error: {first}", style="yellow"))
+        elif isinstance(inner, SessionEnd):
+            c.print(
+                f"  └ sub-agent {inner.stop_reason}: {inner.turns} turns, {inner.tool_calls} calls",
+                style="dim",
+                markup=False,
+            )
 
     def show_diff(self, title: str, diff: str) -> None:
         self.console.print(Text(title, style="bold"))

@@ -1,0 +1,151 @@
+"""Keep the context window healthy: measure it, and compact before a request would overflow it.
+
+Compaction keeps the original task, the most recent turns and every tool call together with its
+result (a pair is never split). Older turns become a summary the model writes in a separate call
+without tools; when it cannot, whole old pairs are dropped instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from arnes.messages import Message, TextBlock, ToolResultBlock, ToolSpec, estimate_tokens
+
+THRESHOLD = 0.8  # compact before a request passes this share of the window
+RECENT_SHARE = 0.35  # how much of the window the kept recent turns may fill
+SUMMARY_PROMPT = (
+    "You are summarising the earlier part of a coding session so the work can go on in a smaller "
+    "context. Write a short summary (at most 200 words): what was asked, what was found (files, "
+    "functions, facts), what was changed, what failed, and what remains. Plain text, no preamble."
+)
+SUMMARY_HEADER = "[Summary of earlier turns, written to save context]"
+DROPPED_NOTE = "[{n} earlier messages were dropped to fit the context window; re-read files if you need them]"
+
+Summarise = Callable[[str], str]
+
+
+def message_tokens(messages: Sequence[Message]) -> int:
+    return sum(estimate_tokens(json.dumps(m.to_json(), ensure_ascii=False)) for m in messages)
+
+
+def fixed_tokens(system: str, tools: Sequence[ToolSpec]) -> int:
+    """What every request pays before the conversation: the system prompt and the tool schemas."""
+    schemas = json.dumps(
+        [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
+    )
+    return estimate_tokens(system + schemas)
+
+
+@dataclass
+class Compaction:
+    messages: list[Message]
+    method: str  # "summary" | "drop"
+    removed: int  # messages replaced or dropped
+
+
+def units(messages: Sequence[Message]) -> list[list[Message]]:
+    """Group messages so a tool call and its results always travel together.
+
+    An assistant message is joined by the user message that answers its tool calls.
+    """
+    groups: list[list[Message]] = []
+    for message in messages:
+        answers_calls = (
+            message.role == "user"
+            and groups
+            and groups[-1][-1].role == "assistant"
+            and groups[-1][-1].tool_calls
+            and any(isinstance(b, ToolResultBlock) for b in message.content)
+        )
+        if answers_calls:
+            groups[-1].append(message)
+        else:
+            groups.append([message])
+    return groups
+
+
+def compact(
+    messages: list[Message], budget: int, summarise: Summarise | None, *, force: bool = False
+) -> Compaction | None:
+    """Shrink `messages` (task first) to fit `budget` tokens; None when there is nothing to do."""
+    if not messages or (not force and message_tokens(messages) <= budget):
+        return None
+    task, rest = messages[0], units(messages[1:])
+    if not rest:
+        return None
+    recent_budget = max(1, int(budget * RECENT_SHARE / THRESHOLD))
+    keep: list[list[Message]] = []
+    used = 0
+    for unit in reversed(rest):
+        size = message_tokens(unit)
+        if keep and used + size > recent_budget:
+            break
+        keep.insert(0, unit)
+        used += size
+    while keep and keep[0][0].role != "assistant":  # after the task, an assistant turn comes next
+        keep.pop(0)
+    old = rest[: len(rest) - len(keep)]
+    removed = sum(len(u) for u in old)
+    if removed == 0 and not force:
+        return _trim_last(messages, budget)
+    kept = [m for unit in keep for m in unit]
+    summary = _summary(old, summarise) if old and summarise else None
+    method = "summary" if summary else "drop"
+    note = f"{SUMMARY_HEADER}\n{summary}" if summary else DROPPED_NOTE.format(n=removed)
+    head = Message("user", [*_task_blocks(task), TextBlock(note)])
+    result = [head, *kept]
+    if message_tokens(result) > budget:
+        trimmed = _trim_last(result, budget)
+        result = trimmed.messages if trimmed else result
+    return Compaction(result, method, removed)
+
+
+def _task_blocks(task: Message) -> list[TextBlock]:
+    """The original task, without any earlier summary (a new one replaces it)."""
+    blocks = [b for b in task.content if isinstance(b, TextBlock)]
+    return [b for b in blocks if not b.text.startswith((SUMMARY_HEADER, "[")) or b is blocks[0]]
+
+
+def _summary(old: list[list[Message]], summarise: Summarise) -> str | None:
+    transcript = render([m for unit in old for m in unit])
+    try:
+        text = summarise(transcript).strip()
+    except Exception:  # any failure of the summary call falls back to dropping pairs
+        return None
+    return text or None
+
+
+def _trim_last(messages: list[Message], budget: int) -> Compaction | None:
+    """Last resort when the newest turns alone overflow: cut long tool results, keep the pairs."""
+    over = message_tokens(messages) - budget
+    if over <= 0:
+        return None
+    out: list[Message] = []
+    for message in reversed(messages):
+        blocks = []
+        for block in message.content:
+            if isinstance(block, ToolResultBlock) and over > 0 and len(block.content) > 400:
+                keep_chars = max(200, len(block.content) - over * 4 - 100)
+                cut = len(block.content) - keep_chars
+                over -= cut // 4
+                text = block.content[:keep_chars] + f"\n... [{cut} characters cut to fit the context window]"
+                block = ToolResultBlock(block.tool_call_id, text, block.is_error)
+            blocks.append(block)
+        out.insert(0, Message(message.role, blocks))
+    return Compaction(out, "trim", 0)
+
+
+def render(messages: Sequence[Message], cap: int = 1500) -> str:
+    """A plain transcript of turns for the summary call; long outputs are clipped."""
+    lines = []
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, TextBlock) and block.text:
+                lines.append(f"{message.role}: {block.text[:cap]}")
+            elif isinstance(block, ToolResultBlock):
+                lines.append(f"result{' (error)' if block.is_error else ''}: {block.content[:cap]}")
+            else:
+                lines.append(f"call: {block.name} {json.dumps(block.input)[:cap]}")  # type: ignore[union-attr]
+    return "\n".join(lines)
