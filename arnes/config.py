@@ -28,6 +28,7 @@ class ModelSettings(Strict):
     base_url: str | None = Field(None, description="Endpoint, e.g. http://localhost:11434/v1.")
     context_window: int | None = Field(None, gt=0, description="Tokens the model can see at once.")
     stream: bool | None = Field(None, description="Stream the answer (default true); false for servers that cannot.")
+    script: str | None = Field(None, description="The scripted model's turns (provider script).")
 
 
 class PermissionSettings(Strict):
@@ -57,8 +58,26 @@ class VerifySettings(Strict):
     ladder: dict[Literal["unit", "integration", "e2e"], str] = Field(default_factory=dict)
 
 
+class PriceSettings(Strict):
+    input: float = Field(ge=0, description="USD per million input tokens.")
+    output: float = Field(ge=0, description="USD per million output tokens.")
+
+
+class LimitSettings(Strict):
+    max_turns: int | None = Field(None, gt=0)
+    max_tokens: int | None = Field(None, gt=0)
+    max_cost: float | None = Field(None, gt=0)
+
+
+RoleName = Literal["subagent", "compaction"]
+
+
 class Settings(Strict):
     model: ModelSettings = Field(default_factory=ModelSettings)
+    models: dict[RoleName, ModelSettings] = Field(default_factory=dict, description="Other models per role.")
+    pricing: dict[str, PriceSettings] = Field(default_factory=dict)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    progress: bool | None = Field(None, description="Keep PROGRESS.md up to date after each task.")
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     verify: VerifySettings = Field(default_factory=VerifySettings)
@@ -75,6 +94,13 @@ class EffectiveConfig:
     sandbox: SandboxMode = "auto"
     network: bool = False
     verify_command: str | None = None
+    script: str | None = None
+    roles: dict[RoleName, ModelSettings] = field(default_factory=dict)
+    prices: dict[str, PriceSettings] = field(default_factory=dict)
+    max_turns: int | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    progress: bool = False
     rules: list[SourcedRule] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -130,6 +156,16 @@ def load_config(workspace: Path, env: dict[str, str] | None = None) -> Effective
         cfg.context_window = m.context_window or cfg.context_window
         if m.stream is not None:
             cfg.stream = m.stream
+        cfg.script = m.script or cfg.script
+        for role, chosen in settings.models.items():
+            cfg.roles[role] = chosen
+        cfg.prices.update(settings.pricing)
+        lim = settings.limits
+        cfg.max_turns = lim.max_turns or cfg.max_turns
+        cfg.max_tokens = lim.max_tokens or cfg.max_tokens
+        cfg.max_cost = lim.max_cost or cfg.max_cost
+        if settings.progress is not None:
+            cfg.progress = settings.progress
         p = settings.permissions
         if p.defaultMode == "bypass" and layer == "project":
             cfg.warnings.append(

@@ -25,7 +25,7 @@ from arnes.agent.events import (
     ToolResultEvent,
 )
 from arnes.errors import LimitReached, ProviderError
-from arnes.messages import Message, ToolCall, ToolResultBlock, ToolSpec
+from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec, block_to_json
 from arnes.permissions.types import ToolRequest
 from arnes.session import Session
 from arnes.tools.base import ToolError
@@ -66,7 +66,11 @@ class Agent:
             )
         )
         s.ctx.subagent = self._delegate
-        self._append(Message.user(task))
+        if self.messages and self.messages[-1].role == "user":  # resumed after results or a task
+            self.messages[-1] = Message("user", [*self.messages[-1].content, TextBlock(task)])
+            s.bus.emit(MessageEvent("user", [block_to_json(TextBlock(task))]))
+        else:
+            self._append(Message.user(task))
         specs = s.tools.specs()
         system = s.system_prompt()
         pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="arnes-tool")

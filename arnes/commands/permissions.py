@@ -14,7 +14,8 @@ from arnes.permissions.types import Access, Target, ToolRequest
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import resolve_config, workspace_of
+    from arnes.cli import workspace_of
+    from arnes.runner import resolve_config
 
     parser = argparse.ArgumentParser(prog="arnes permissions", description="Show or test the permission rules.")
     sub = parser.add_subparsers(dest="action")

@@ -14,7 +14,8 @@ TASK = "Change the order discount from 10 % to 15 %."
 
 
 def run_demo(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import EXIT_RED, run_task
+    from arnes.cli import EXIT_RED
+    from arnes.runner import run_task
 
     parser = argparse.ArgumentParser(prog="arnes demo", description="Replay a scripted fix on a bundled shop.")
     parser.add_argument("--dir", help="where to copy the example (default: a new temporary folder)")

@@ -1,0 +1,68 @@
+"""PROGRESS.md: memory across sessions (done, in progress, blocked, next), kept in the repository.
+
+Loaded into the system prompt at start; after each task the harness records how the task ended,
+from facts it knows (stop reason, files changed), not from the model's word.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+from arnes.tools.filestate import atomic_write
+
+FILE = "PROGRESS.md"
+SECTIONS = ("Done", "In progress", "Blocked", "Next")
+PROMPT_CAP = 4000
+_HEADING = re.compile(r"^##\s+(.+?)\s*$")
+
+
+def load(workspace: Path) -> str:
+    path = workspace / FILE
+    if not path.is_file():
+        return ""
+    text = path.read_text(encoding="utf-8", errors="replace").strip()
+    return text[:PROMPT_CAP] + ("\n[PROGRESS.md cut here; Read it for the rest]" if len(text) > PROMPT_CAP else "")
+
+
+def parse(text: str) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {name: [] for name in SECTIONS}
+    current: str | None = None
+    for line in text.splitlines():
+        match = _HEADING.match(line)
+        if match:
+            title = match.group(1).strip()
+            current = next((s for s in SECTIONS if s.lower() == title.lower()), None)
+            if current is None:
+                current = title
+                sections.setdefault(title, [])
+            continue
+        if current is not None and line.strip():
+            sections[current].append(line.rstrip())
+    return sections
+
+
+def render(sections: dict[str, list[str]]) -> str:
+    out = ["# Progress", ""]
+    for name, lines in sections.items():
+        out += [f"## {name}", *(lines or ["- (none)"]), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def record(workspace: Path, task: str, stop_reason: str, detail: str, changed: list[str], session: str) -> None:
+    """Move the task to the section its ending puts it in; the other sections are kept as they are."""
+    path = workspace / FILE
+    sections = parse(path.read_text(encoding="utf-8", errors="replace")) if path.is_file() else parse("")
+    title = " ".join(task.split())[:120]
+    for name in sections:
+        sections[name] = [line for line in sections[name] if title not in line and line != "- (none)"]
+    files = f"; changed {', '.join(changed[:8])}" if changed else ""
+    stamp = f"{date.today().isoformat()}, session {session}"
+    if stop_reason == "end_turn":
+        sections["Done"].append(f"- {title} ({stamp}{files})")
+    elif stop_reason in ("error",):
+        sections["Blocked"].append(f"- {title} ({stamp}): {detail or stop_reason}")
+    else:
+        sections["In progress"].append(f"- {title} ({stamp}): stopped by {detail or stop_reason}{files}")
+    atomic_write(path, render(sections).encode("utf-8"))

@@ -1,0 +1,61 @@
+"""Resume a session from its trace: the same messages, the same id, the same trace file."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from arnes.errors import ConfigError
+from arnes.messages import Message, ToolResultBlock
+
+SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
+INTERRUPTED = "Interrupted before this call ran; it did not run."
+
+
+def traces_dir(workspace: Path) -> Path:
+    return workspace / ".arnes" / "traces"
+
+
+def find_trace(workspace: Path, session: str | None) -> Path:
+    folder = traces_dir(workspace)
+    if session:
+        path = folder / f"{session}.jsonl"
+        if not path.is_file():
+            raise ConfigError(f"no session {session} in {folder}")
+        return path
+    traces = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
+    if not traces:
+        raise ConfigError(f"no session to resume in {folder}")
+    return traces[-1]
+
+
+def load_history(trace: Path) -> list[Message]:
+    """Replay the top-level `message` and `compaction` events into the conversation."""
+    messages: list[Message] = []
+    for line in trace.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by a crash: what came before is still good
+        if "parent" in event:
+            continue  # a sub-agent's: not part of this conversation
+        if event.get("event") == "message":
+            message = Message.from_json({"role": event["role"], "content": event["content"]})
+            if messages and messages[-1].role == message.role == "user":  # a task added to results
+                messages[-1] = Message("user", [*messages[-1].content, *message.content])
+            else:
+                messages.append(message)
+        elif event.get("event") == "compaction":
+            messages = [Message.from_json(m) for m in event["messages"]]
+    return _repair(messages)
+
+
+def _repair(messages: list[Message]) -> list[Message]:
+    """A run cut mid-turn leaves calls without results: answer them, so every call has its pair."""
+    if messages and messages[-1].role == "assistant" and messages[-1].tool_calls:
+        results = [ToolResultBlock(c.id, INTERRUPTED, True) for c in messages[-1].tool_calls]
+        messages.append(Message("user", list(results)))
+    return messages

@@ -1,0 +1,230 @@
+"""Settings + flags -> a Session -> a run -> what the user sees and the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from arnes.agent.budget import Budget
+from arnes.agent.events import Notice, Retry
+from arnes.agent.loop import Agent, RunResult
+from arnes.agent.trace import JsonlTrace
+from arnes.cli import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, workspace_of
+from arnes.config import EffectiveConfig, ModelSettings, load_config
+from arnes.errors import ConfigError
+from arnes.llm.base import PROFILES, Provider, ProviderSettings, make_provider
+from arnes.llm.pricing import Price, price_for
+from arnes.llm.retry import RetryingProvider
+from arnes.messages import Message
+from arnes.permissions.approvers import choose_approver
+from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
+from arnes.session import Limits, Role, Session, new_session_id
+from arnes.ui.render import TerminalRenderer
+
+CONTINUE = "Continue with the task where you left off."
+
+
+def resolve_config(args: argparse.Namespace, workspace: Path) -> EffectiveConfig:
+    """Settings files first, flags last; bad flags are reported like bad settings."""
+    cfg = load_config(workspace)
+    for kind in ("allow", "ask", "deny"):
+        for raw in getattr(args, kind):
+            try:
+                parse_rule(raw)
+            except RuleError as exc:
+                raise ConfigError(f"--{kind}: {exc}") from exc
+            cfg.rules.append(SourcedRule(kind, raw, "flag"))
+    for name in ("context_window", "max_turns", "max_tokens", "max_cost"):
+        value = getattr(args, name, None)
+        if value is not None and value <= 0:
+            raise ConfigError(f"--{name.replace('_', '-')} must be a positive number, not {value}")
+    cfg.provider = args.provider or cfg.provider
+    cfg.model = args.model or cfg.model
+    cfg.base_url = args.base_url or cfg.base_url
+    cfg.script = args.script or cfg.script
+    cfg.context_window = args.context_window or cfg.context_window
+    cfg.mode = args.permission_mode or cfg.mode
+    cfg.sandbox = args.sandbox or cfg.sandbox
+    cfg.max_turns = args.max_turns or cfg.max_turns
+    cfg.max_tokens = getattr(args, "max_tokens", None) or cfg.max_tokens
+    cfg.max_cost = getattr(args, "max_cost", None) or cfg.max_cost
+    cfg.progress = getattr(args, "progress", False) or cfg.progress
+    return cfg
+
+
+def _provider(chosen: ModelSettings, cfg: EffectiveConfig, stream: bool) -> tuple[Provider, str, str]:
+    name = chosen.provider or cfg.provider
+    profile = PROFILES[name]
+    model = chosen.name or (cfg.model if name == cfg.provider else None) or profile.default_model
+    settings = ProviderSettings(
+        provider=name,
+        model=model,
+        base_url=chosen.base_url or (cfg.base_url if name == cfg.provider else None),
+        script=chosen.script or cfg.script,
+        stream=stream,
+    )
+    return make_provider(settings), name, model
+
+
+def build_session(
+    args: argparse.Namespace, workspace: Path, cfg: EffectiveConfig, session_id: str | None = None
+) -> Session:
+    stream = cfg.stream and not args.no_stream
+    main, main_name, main_model = _provider(ModelSettings(), cfg, stream)
+    roles: dict[Role, Provider] = {}
+    in_use = {(main_name, main_model)}
+    for role, chosen in cfg.roles.items():
+        provider, name, model = _provider(chosen, cfg, stream)
+        roles[role] = provider
+        in_use.add((name, model))
+    overrides = {model: Price(p.input, p.output) for model, p in cfg.prices.items()}
+    prices: dict[str, Price] = {}
+    for name, model in sorted(in_use):
+        price = price_for(name, model, overrides)
+        if price is None and cfg.max_cost is not None:
+            raise ConfigError(
+                f'--max-cost needs a price for model {model!r}: add it under "pricing" in settings '
+                f'(e.g. "pricing": {{"{model}": {{"input": 3.0, "output": 15.0}}}}, USD per million tokens)'
+            )
+        if price is not None:
+            prices[model] = price
+    session = Session(
+        workspace=workspace,
+        provider=main,
+        mode=cfg.mode,
+        rules=cfg.rules,
+        sandbox_mode=cfg.sandbox,
+        network=cfg.network,
+        approver=choose_approver(sys.stdin, sys.stderr),
+        limits=Limits(max_turns=cfg.max_turns),
+        budget=Budget(max_tokens=cfg.max_tokens, max_cost=cfg.max_cost, prices=prices),
+        context_window=cfg.context_window or PROFILES[main_name].default_context_window,
+        id=session_id or new_session_id(),
+    )
+
+    def retrying(provider: Provider) -> Provider:
+        return RetryingProvider(provider, on_retry=lambda n, delay, err: session.bus.emit(Retry(n, delay, err)))
+
+    session.provider = retrying(main)
+    session.roles = {role: retrying(p) for role, p in roles.items()}
+    return session
+
+
+def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = None) -> int:
+    from arnes.agent.resume import find_trace, load_history
+
+    ws = workspace_of(args, workspace)
+    cfg = resolve_config(args, ws)
+    history = None
+    session_id = None
+    trace_path = Path(args.trace) if args.trace else None
+    if args.resume is not None:
+        trace_path = find_trace(ws, args.resume or None)
+        session_id = trace_path.stem
+        history = load_history(trace_path)
+    session = build_session(args, ws, cfg, session_id)
+    return execute(args, session, cfg, task or CONTINUE, history=history, trace_path=trace_path)
+
+
+def execute(
+    args: argparse.Namespace,
+    session: Session,
+    cfg: EffectiveConfig,
+    task: str,
+    *,
+    history: list[Message] | None = None,
+    trace_path: Path | None = None,
+) -> int:
+    """Wire the subscribers, run the loop, print the summary; return the exit code."""
+    from arnes.agent import progress
+
+    renderer = TerminalRenderer() if args.output_format == "text" else None
+    if renderer:
+        session.bus.subscribe(renderer)
+    trace_path = trace_path or session.workspace / ".arnes" / "traces" / f"{session.id}.jsonl"
+    trace = JsonlTrace(trace_path)
+    session.bus.subscribe(trace)
+    for warning in cfg.warnings:
+        session.bus.emit(Notice("warning", f"warning: {warning}"))
+    if history:
+        session.bus.emit(Notice("info", f"resuming session {session.id} ({len(history)} messages)"))
+    try:
+        result = Agent(session, history).run(task)
+    finally:
+        trace.close()
+    changed = session.ctx.changes.changed()
+    if cfg.progress or (session.workspace / progress.FILE).is_file():
+        names = [session.ctx.display(p) for p in changed]
+        progress.record(
+            session.workspace, task, result.stop_reason, result.limit or result.error or "", names, session.id
+        )
+    if renderer:
+        _print_changes(renderer, session, changed)
+        if result.stop_reason == "error" and result.error:
+            print(_provider_help(session, cfg, result.error), file=sys.stderr)
+    else:
+        _print_json(session, result, changed, trace_path)
+    return exit_code(result)
+
+
+def exit_code(result: RunResult) -> int:
+    return {
+        "end_turn": EXIT_OK,
+        "max_turns": EXIT_LIMIT,
+        "budget": EXIT_LIMIT,
+        "interrupted": EXIT_INTERRUPTED,
+    }.get(result.stop_reason, EXIT_FAIL)
+
+
+def _print_changes(renderer: TerminalRenderer, session: Session, changed: list[Path]) -> None:
+    from arnes.tools.files import unified_diff
+
+    if not changed:
+        return
+    names = ", ".join(session.ctx.display(p) for p in changed)
+    renderer.console.print(f"files changed: {names}", markup=False)
+    for path in changed:
+        before_bytes = session.ctx.changes.originals[path]
+        before = before_bytes.decode("utf-8", "replace") if before_bytes is not None else ""
+        after = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        renderer.show_diff("", unified_diff(before, after, session.ctx.display(path)))
+
+
+def _print_json(session: Session, result: RunResult, changed: list[Path], trace: Path) -> None:
+    print(
+        json.dumps(
+            {
+                "session": session.id,
+                "result": result.text,
+                "stop_reason": result.stop_reason,
+                "limit": result.limit,
+                "turns": result.turns,
+                "tool_calls": result.tool_calls,
+                "input_tokens": result.input_tokens,
+                "output_tokens": result.output_tokens,
+                "cost": round(session.budget.cost, 6),
+                "compactions": result.compactions,
+                "files_changed": [session.ctx.display(p) for p in changed],
+                "denials": result.denials,
+                "error": result.error,
+                "trace": str(trace),
+            },
+            indent=2,
+        )
+    )
+
+
+def _provider_help(session: Session, cfg: EffectiveConfig, error: str) -> str:
+    where = cfg.base_url or PROFILES[cfg.provider].default_base_url or "the provider's default endpoint"
+    return (
+        f"arnes: no answer from the model. Tried provider {cfg.provider!r}, model {session.provider.model!r} "
+        f"at {where}: {error}\n"
+        "To configure a model:\n"
+        "  - Ollama (default): run `ollama serve` and `ollama pull qwen2.5-coder:7b`\n"
+        "  - Anthropic: export ANTHROPIC_API_KEY=... and use --provider anthropic\n"
+        "  - any OpenAI-compatible server (vLLM, llama.cpp, OpenRouter, OpenAI): "
+        "--provider openai --base-url URL --model NAME (key in OPENAI_API_KEY)\n"
+        '  - or put them in .arnes/settings.json under "model"; `arnes demo` runs with no model at all.'
+    )
