@@ -119,22 +119,35 @@ def _summary(old: list[list[Message]], summarise: Summarise) -> str | None:
 
 def _trim_last(messages: list[Message], budget: int) -> Compaction | None:
     """Last resort when the newest turns alone overflow: cut long tool results, keep the pairs."""
-    over = message_tokens(messages) - budget
-    if over <= 0:
+    if message_tokens(messages) <= budget:
         return None
+    result = messages
+    for _ in range(10):
+        over = message_tokens(result) - budget
+        if over <= 0:
+            break
+        shorter = _cut_results(result, over * 4 + 200)
+        if shorter == result:
+            break  # nothing left to cut
+        result = shorter
+    return Compaction(result, "trim", 0)
+
+
+def _cut_results(messages: list[Message], chars: int) -> list[Message]:
+    """Remove about `chars` characters from the newest long tool results."""
     out: list[Message] = []
     for message in reversed(messages):
         blocks = []
         for block in message.content:
-            if isinstance(block, ToolResultBlock) and over > 0 and len(block.content) > 400:
-                keep_chars = max(200, len(block.content) - over * 4 - 100)
-                cut = len(block.content) - keep_chars
-                over -= cut // 4
-                text = block.content[:keep_chars] + f"\n... [{cut} characters cut to fit the context window]"
-                block = ToolResultBlock(block.tool_call_id, text, block.is_error)
+            if isinstance(block, ToolResultBlock) and chars > 0 and len(block.content) > 300:
+                cut = min(chars, len(block.content) - 200)
+                chars -= cut
+                kept = block.content[: len(block.content) - cut].rsplit("\n... [", 1)[0]
+                note = f"\n... [{len(block.content) - len(kept)} characters cut to fit the context window]"
+                block = ToolResultBlock(block.tool_call_id, kept + note, block.is_error)
             blocks.append(block)
         out.insert(0, Message(message.role, blocks))
-    return Compaction(out, "trim", 0)
+    return out
 
 
 def render(messages: Sequence[Message], cap: int = 1500) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arnes.agent.progress import load as load_progress
+
 AGENTS_MD_CAP = 8000
 
 BASE = """You are arnes, a coding agent working in the folder {workspace}.
@@ -33,6 +35,9 @@ def system_prompt(workspace: Path, tool_names: list[str], *, read_only: bool = F
         if len(text) > AGENTS_MD_CAP:
             text = text[:AGENTS_MD_CAP] + "\n[AGENTS.md cut here; Read it for the rest]"
         parts.append(f"The project's AGENTS.md (its own rules; follow them):\n{text}")
+    progress = load_progress(workspace)
+    if progress:
+        parts.append(f"The project's PROGRESS.md (where earlier sessions left off):\n{progress}")
     if "ReadDoc" in tool_names and (workspace / "docs").is_dir():
         topics = sorted(p.stem for p in (workspace / "docs").glob("*.md"))
         if topics:

@@ -1,0 +1,129 @@
+"""Compaction invariants: the task is kept, pairs are never split, the result fits the limit."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arnes.agent.context import SUMMARY_HEADER, compact, message_tokens, units
+from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock
+
+TASK = "Change the discount to 15 % and keep the tests green."
+
+
+def turn(i: int, size: int, calls: int = 1) -> list[Message]:
+    ids = [f"c{i}_{k}" for k in range(calls)]
+    assistant = Message(
+        "assistant", [TextBlock(f"step {i}"), *(ToolCall(c, "Read", {"file_path": f"f{i}.py"}) for c in ids)]
+    )
+    results = Message("user", [ToolResultBlock(c, "x" * size) for c in ids])
+    return [assistant, results]
+
+
+def conversation(sizes: list[int], calls: int = 1) -> list[Message]:
+    messages = [Message.user(TASK)]
+    for i, size in enumerate(sizes):
+        messages += turn(i, size, calls)
+    return messages
+
+
+def assert_pairs_whole(messages: list[Message]) -> None:
+    """Every call has its result in the next message, and every result answers a call before it."""
+    for i, message in enumerate(messages):
+        if message.role == "assistant" and message.tool_calls:
+            answered = {b.tool_call_id for b in messages[i + 1].content if isinstance(b, ToolResultBlock)}
+            assert {c.id for c in message.tool_calls} == answered
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                previous = messages[i - 1]
+                assert block.tool_call_id in {c.id for c in previous.tool_calls}
+
+
+def test_units_keep_a_call_with_its_results() -> None:
+    groups = units(conversation([10, 10])[1:])
+    assert [len(g) for g in groups] == [2, 2]
+
+
+def test_summary_replaces_old_turns_and_keeps_task_and_recent_pairs() -> None:
+    messages = conversation([2000] * 12)
+    seen: list[str] = []
+    done = compact(messages, 2000, lambda transcript: seen.append(transcript) or "Read f0..f9; nothing changed yet.")
+    assert done is not None and done.method == "summary" and done.removed > 0
+    head = done.messages[0]
+    assert head.role == "user" and head.content[0] == TextBlock(TASK)
+    assert isinstance(head.content[1], TextBlock) and head.content[1].text.startswith(SUMMARY_HEADER)
+    assert "step 0" in seen[0]  # the summary call saw the old turns
+    assert done.messages[-1] == messages[-1] and done.messages[-2] == messages[-2]
+    assert done.messages[1].role == "assistant"
+    assert_pairs_whole(done.messages)
+    assert message_tokens(done.messages) <= 2000
+
+
+def test_when_the_model_cannot_summarise_whole_pairs_are_dropped() -> None:
+    def broken(_: str) -> str:
+        raise RuntimeError("model down")
+
+    done = compact(conversation([2000] * 12), 2000, broken)
+    assert done is not None and done.method == "drop"
+    assert "earlier messages were dropped" in done.messages[0].content[1].text  # type: ignore[union-attr]
+    assert_pairs_whole(done.messages)
+
+
+def test_nothing_happens_under_the_limit_unless_forced() -> None:
+    messages = conversation([10, 10, 10, 10])
+    assert compact(messages, 10_000, lambda _: "s") is None
+    forced = compact(messages, 10_000, lambda _: "s", force=True)
+    assert forced is not None and forced.messages[0].content[0] == TextBlock(TASK)
+
+
+def test_a_second_compaction_replaces_the_first_summary() -> None:
+    first = compact(conversation([2000] * 12), 2000, lambda _: "first summary")
+    assert first is not None
+    grown = first.messages + turn(50, 2000) + turn(51, 2000) + turn(52, 2000)
+    second = compact(grown, 2000, lambda _: "second summary")
+    assert second is not None
+    texts = [b.text for b in second.messages[0].content if isinstance(b, TextBlock)]
+    assert texts[0] == TASK and "second summary" in texts[-1] and not any("first summary" in t for t in texts)
+
+
+def test_a_single_huge_result_is_cut_not_split() -> None:
+    done = compact(conversation([40_000]), 2000, lambda _: "s")
+    assert done is not None
+    assert_pairs_whole(done.messages)
+    assert message_tokens(done.messages) <= 2000
+    assert "characters cut to fit the context window" in done.messages[-1].content[0].content  # type: ignore[union-attr]
+
+
+def test_a_new_task_after_results_survives_compaction() -> None:
+    messages = conversation([2000] * 10)
+    messages[-1] = Message("user", [*messages[-1].content, TextBlock("Now also update the README.")])
+    done = compact(messages, 2000, lambda _: "s")
+    assert done is not None
+    every_text = [b.text for m in done.messages for b in m.content if isinstance(b, TextBlock)]
+    assert "Now also update the README." in every_text
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    sizes=st.lists(st.integers(min_value=0, max_value=6000), min_size=1, max_size=40),
+    calls=st.integers(min_value=1, max_value=3),
+    budget=st.integers(min_value=600, max_value=6000),
+    summary_works=st.booleans(),
+)
+def test_invariants_hold_for_any_conversation(sizes: list[int], calls: int, budget: int, summary_works: bool) -> None:
+    messages = conversation(sizes, calls)
+
+    def summarise(_: str) -> str:
+        if not summary_works:
+            raise RuntimeError("no")
+        return "summary of the earlier work"
+
+    done = compact(messages, budget, summarise)
+    result = done.messages if done else messages
+    assert result[0].role == "user" and result[0].content[0] == TextBlock(TASK)  # task kept
+    assert_pairs_whole(result)  # pairs never split
+    assert message_tokens(result) <= max(budget, message_tokens(result[:1]) + 200)  # under the limit
+    if done is None:
+        assert message_tokens(messages) <= budget
+    roles = [m.role for m in result]
+    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))  # turns still alternate
