@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -126,4 +128,4 @@ def test_invariants_hold_for_any_conversation(sizes: list[int], calls: int, budg
     if done is None:
         assert message_tokens(messages) <= budget
     roles = [m.role for m in result]
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))  # turns still alternate
+    assert all(a != b for a, b in itertools.pairwise(roles))  # turns still alternate
