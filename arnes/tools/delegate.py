@@ -15,8 +15,7 @@ class DelegateArgs(ToolArgs):
 class Delegate(BaseTool[DelegateArgs]):
     name = "Delegate"
     description = (
-        "Give a self-contained task to a sub-agent with a fresh context (e.g. search a large codebase "
-        "or review a change); only its conclusion comes back."
+        "Give a self-contained task (a wide search, a review) to a sub-agent with a fresh context; get its conclusion."
     )
     args_model = DelegateArgs
     read_only = False

@@ -82,8 +82,8 @@ def unified_diff(before: str, after: str, shown: str) -> str:
 class Read(BaseTool[ReadArgs]):
     name = "Read"
     description = (
-        "Read a text file. Returns numbered lines (cat -n style: number, tab, text). "
-        "Use offset and limit for long files. A file must be read before Write or Edit changes it."
+        "Read a text file as numbered lines (number, tab, text). Use offset/limit for long files. "
+        "Read a file before Write or Edit changes it."
     )
     args_model = ReadArgs
     read_only = True
@@ -113,10 +113,7 @@ class Read(BaseTool[ReadArgs]):
 
 class Write(BaseTool[WriteArgs]):
     name = "Write"
-    description = (
-        "Create a file or replace its whole content; creates missing folders. "
-        "Overwriting an existing file needs a prior Read of it. Prefer Edit for small changes."
-    )
+    description = "Create a file or replace its whole content (folders are created). Prefer Edit for small changes."
     args_model = WriteArgs
     read_only = False
 
@@ -157,9 +154,8 @@ class Write(BaseTool[WriteArgs]):
 class Edit(BaseTool[EditArgs]):
     name = "Edit"
     description = (
-        "Replace an exact string in a file that you have read. old_string must match exactly once "
-        "(add surrounding lines to make it unique) unless replace_all is true. Do not include the "
-        "line-number prefixes that Read shows."
+        "Replace an exact string in a file you have read. old_string must match once (add context "
+        "lines to make it unique) unless replace_all. Leave out Read's line-number prefixes."
     )
     args_model = EditArgs
     read_only = False

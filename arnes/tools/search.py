@@ -81,10 +81,7 @@ class GlobArgs(ToolArgs):
 
 class Glob(BaseTool[GlobArgs]):
     name = "Glob"
-    description = (
-        "Find files by name pattern. Returns paths relative to the workspace, newest first; "
-        "files ignored by .gitignore are skipped."
-    )
+    description = "Find files by glob; paths newest first, .gitignore honoured."
     args_model = GlobArgs
     read_only = True
 
@@ -138,10 +135,7 @@ class GrepArgs(ToolArgs):
 
 class Grep(BaseTool[GrepArgs]):
     name = "Grep"
-    description = (
-        "Search file contents with a regular expression (ripgrep). Default output lists matching "
-        "files; output_mode=content shows matching lines with numbers. Honours .gitignore."
-    )
+    description = "Search file contents with a regex (ripgrep); lists matching files unless output_mode says otherwise."
     args_model = GrepArgs
     read_only = True
 
