@@ -44,6 +44,11 @@ def global_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-cost", type=float, metavar="USD", help="stop after this cost, by the price table (exit 3)")
     p.add_argument("--resume", nargs="?", const="", metavar="ID", help="continue a session (default: the latest here)")
     p.add_argument("--progress", action="store_true", help="record each task's outcome in PROGRESS.md")
+    p.add_argument(
+        "--verify", nargs="?", const="", metavar="CMD",
+        help="run CMD (default: verify.command in settings, else detected) when the model ends; red goes back to it",
+    )  # fmt: skip
+    p.add_argument("--verify-rounds", type=int, default=3, metavar="N", help="red results sent back at most (3)")
     p.add_argument("--sandbox", choices=["auto", "bubblewrap", "landlock", "off"])
     p.add_argument("--trace", metavar="FILE", help="JSONL trace (default .arnes/traces/<session>.jsonl)")
     p.add_argument("--output-format", choices=["text", "json"], default="text")

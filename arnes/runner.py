@@ -11,7 +11,7 @@ from arnes.agent.budget import Budget
 from arnes.agent.events import Notice, Retry
 from arnes.agent.loop import Agent, RunResult
 from arnes.agent.trace import JsonlTrace
-from arnes.cli import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, workspace_of
+from arnes.cli import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, workspace_of
 from arnes.config import EffectiveConfig, ModelSettings, load_config
 from arnes.errors import ConfigError
 from arnes.llm.base import PROFILES, Provider, ProviderSettings, make_provider
@@ -22,6 +22,7 @@ from arnes.permissions.approvers import choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.session import Limits, Role, Session, new_session_id
 from arnes.ui.render import TerminalRenderer
+from arnes.workflow.verify import Verifier, detect
 
 CONTINUE = "Continue with the task where you left off."
 
@@ -125,7 +126,22 @@ def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = No
         session_id = trace_path.stem
         history = load_history(trace_path)
     session = build_session(args, ws, cfg, session_id)
+    if args.verify is not None:
+        session.verifier = make_verifier(session, args.verify or cfg.verify_command, args.verify_rounds)
     return execute(args, session, cfg, task or CONTINUE, history=history, trace_path=trace_path)
+
+
+def make_verifier(session: Session, command: str | None, rounds: int) -> Verifier:
+    """The given command, else the detected one; none at all is a usage error."""
+    chosen = command or detect(session.workspace)
+    if not chosen:
+        raise ConfigError(
+            "--verify: no verify command. Pass one (--verify 'pytest -q') or set verify.command in settings; "
+            "none of pytest, npm test, cargo test, go test, make test fits this workspace"
+        )
+    if rounds < 0:
+        raise ConfigError(f"--verify-rounds must be 0 or more, not {rounds}")
+    return Verifier(chosen, session.workspace, session.sandbox, rounds)
 
 
 def execute(
@@ -170,6 +186,8 @@ def execute(
 
 
 def exit_code(result: RunResult) -> int:
+    if result.stop_reason == "end_turn" and result.verified is False:
+        return EXIT_RED
     return {
         "end_turn": EXIT_OK,
         "max_turns": EXIT_LIMIT,
@@ -206,6 +224,8 @@ def _print_json(session: Session, result: RunResult, changed: list[Path], trace:
                 "output_tokens": result.output_tokens,
                 "cost": round(session.budget.cost, 6),
                 "compactions": result.compactions,
+                "verified": result.verified,
+                "verify_rounds": result.verify_rounds,
                 "files_changed": [session.ctx.display(p) for p in changed],
                 "denials": result.denials,
                 "error": result.error,

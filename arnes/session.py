@@ -32,6 +32,7 @@ from arnes.tools.files import Edit, Read, Write
 from arnes.tools.filestate import ChangeLog
 from arnes.tools.processes import BackgroundJobs
 from arnes.tools.search import Glob, Grep
+from arnes.workflow.verify import Verifier
 
 Role = Literal["main", "subagent", "compaction"]
 WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
@@ -92,6 +93,7 @@ class Session:
     max_depth: int = 1  # how deep sub-agents may nest: 1 means a sub-agent cannot delegate
     shared: Shared | None = None
     owns_jobs: bool = True
+    verifier: Verifier | None = None
     engine: RuleEngine = field(init=False)
     sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)

@@ -112,6 +112,17 @@ class SessionEnd(Event):
     output_tokens: int
     denials: int = 0
     error: str | None = None
+    verified: bool | None = None
+
+
+@dataclass(frozen=True)
+class VerifyEvent(Event):
+    event: ClassVar[str] = "verify"
+    round: int
+    command: str
+    passed: bool
+    exit_code: int | None
+    output: str
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,14 @@ from arnes.agent.events import (
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
+    VerifyEvent,
 )
 from arnes.errors import LimitReached, ProviderError
 from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec, block_to_json
 from arnes.permissions.types import ToolRequest
 from arnes.session import Session
 from arnes.tools.base import ToolError
+from arnes.workflow.verify import feedback
 
 MAX_WORKERS = 8
 
@@ -45,6 +47,8 @@ class RunResult:
     error: str | None = None
     limit: str | None = None
     compactions: int = 0
+    verified: bool | None = None  # None: no verify command; else how the last round ended
+    verify_rounds: int = 0
 
 
 class Agent:
@@ -56,9 +60,19 @@ class Agent:
         self._last_estimate = 0  # our estimate of that same request
         self._known: tuple[int, int] | None = None  # (real tokens of the conversation, its length then)
         self._current_call: str | None = None
+        self._pool = ThreadPoolExecutor(max_workers=1)
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, task: str) -> RunResult:
+        """One task from start to finish: the non-interactive run."""
+        self.start()
+        try:
+            self.turn(task)
+        finally:
+            self.finish()
+        return self.result
+
+    def start(self) -> None:
         s = self.s
         s.bus.emit(
             SessionStart(
@@ -66,6 +80,13 @@ class Agent:
             )
         )
         s.ctx.subagent = self._delegate
+        self._pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="arnes-tool")
+
+    def turn(self, task: str) -> RunResult:
+        """The user's message, then model turns (and verify rounds) until the model is done."""
+        s, r = self.s, self.result
+        r.stop_reason, r.error, r.limit, r.text = "end_turn", None, None, ""
+        s.ctx.changes.new_turn()
         if self.messages and self.messages[-1].role == "user":  # resumed after results or a task
             self.messages[-1] = Message("user", [*self.messages[-1].content, TextBlock(task)])
             s.bus.emit(MessageEvent("user", [block_to_json(TextBlock(task))]))
@@ -73,30 +94,50 @@ class Agent:
             self._append(Message.user(task))
         specs = s.tools.specs()
         system = s.system_prompt()
-        pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="arnes-tool")
+        rounds = 0
         try:
-            while self._step(system, specs, pool):
-                pass
+            while True:
+                while self._step(system, specs, self._pool):
+                    pass
+                if s.verifier is None:
+                    break
+                rounds += 1
+                verdict = s.verifier.check()
+                r.verified = verdict.passed
+                s.bus.emit(VerifyEvent(rounds, verdict.command, verdict.passed, verdict.exit_code, verdict.output))
+                if verdict.passed or rounds > s.verifier.rounds:
+                    break
+                self._append(Message.user(feedback(verdict, rounds, s.verifier.rounds)))
         except LimitReached as exc:
-            self.result.stop_reason = "budget" if exc.limit != "turns" else "max_turns"
-            self.result.limit = exc.limit
-            self.result.error = str(exc)
+            r.stop_reason = "budget" if exc.limit != "turns" else "max_turns"
+            r.limit = exc.limit
+            r.error = str(exc)
         except KeyboardInterrupt:
-            self.result.stop_reason = "interrupted"
+            r.stop_reason = "interrupted"
+            self.messages = _answered(self.messages)
         except ProviderError as exc:
-            self.result.stop_reason = "error"
-            self.result.error = str(exc)
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-            if s.owns_jobs:
-                s.close()
-            r = self.result
-            s.bus.emit(
-                SessionEnd(
-                    r.stop_reason, r.turns, r.tool_calls, r.input_tokens, r.output_tokens, len(r.denials), r.error
-                )
+            r.stop_reason = "error"
+            r.error = str(exc)
+        r.verify_rounds = rounds
+        return r
+
+    def finish(self) -> None:
+        s, r = self.s, self.result
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        if s.owns_jobs:
+            s.close()
+        s.bus.emit(
+            SessionEnd(
+                r.stop_reason,
+                r.turns,
+                r.tool_calls,
+                r.input_tokens,
+                r.output_tokens,
+                len(r.denials),
+                r.error,
+                r.verified,
             )
-        return self.result
+        )
 
     def _append(self, message: Message) -> None:
         self.messages.append(message)
@@ -245,6 +286,16 @@ class Agent:
             detail = result.error or result.stop_reason
             raise ToolError(f"The sub-agent stopped before finishing ({detail}). Its last words: {result.text or '-'}")
         return result.text or "(the sub-agent finished without a conclusion)"
+
+
+def _answered(messages: list[Message]) -> list[Message]:
+    """After Ctrl-C mid-turn, give unanswered calls a result so the next turn can go on."""
+    if messages and messages[-1].role == "assistant" and messages[-1].tool_calls:
+        results = [
+            ToolResultBlock(c.id, "Interrupted by the user before it ran.", True) for c in messages[-1].tool_calls
+        ]
+        return [*messages, Message("user", list(results))]
+    return messages
 
 
 @dataclass(frozen=True)

@@ -61,11 +61,33 @@ class ChangeLog:
     """The content each file had before the session first wrote it: for the summary and undo."""
 
     originals: dict[Path, bytes | None] = field(default_factory=dict)
+    # One checkpoint per user turn: what each file held before that turn first wrote it (for /undo).
+    turns: list[dict[Path, bytes | None]] = field(default_factory=list)
+
+    def new_turn(self) -> None:
+        self.turns.append({})
 
     def before_write(self, path: Path) -> None:
         real = Path(os.path.realpath(path))
+        current = real.read_bytes() if real.is_file() else None
         if real not in self.originals:
-            self.originals[real] = real.read_bytes() if real.is_file() else None
+            self.originals[real] = current
+        if self.turns and real not in self.turns[-1]:
+            self.turns[-1][real] = current
+
+    def undo_last_turn(self) -> list[Path]:
+        """Put back the files the last turn that wrote anything changed; returns them."""
+        while self.turns and not self.turns[-1]:
+            self.turns.pop()
+        if not self.turns:
+            return []
+        checkpoint = self.turns.pop()
+        for path, before in checkpoint.items():
+            if before is None:
+                path.unlink(missing_ok=True)
+            else:
+                atomic_write(path, before)
+        return sorted(checkpoint)
 
     def changed(self) -> list[Path]:
         out = []

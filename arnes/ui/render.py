@@ -22,6 +22,7 @@ from arnes.agent.events import (
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
+    VerifyEvent,
 )
 
 CALL_WIDTH = 110
@@ -77,6 +78,15 @@ class TerminalRenderer:
             c.print(Text(f"  retry {event.attempt} in {event.delay:.1f}s: {event.error}", style="yellow"))
         elif isinstance(event, Notice):
             c.print(Text(event.message, style="yellow" if event.level == "warning" else "dim"))
+        elif isinstance(event, VerifyEvent):
+            state = "green" if event.passed else f"red (exit {event.exit_code})"
+            c.print(
+                f"verify round {event.round}: {event.command} -> {state}",
+                style="green" if event.passed else "red",
+                markup=False,
+            )
+            if not event.passed and event.output:
+                c.print(Text("  " + "\n  ".join(event.output.splitlines()[-8:]), style="dim"))
         elif isinstance(event, CompactionEvent):
             c.print(
                 f"context compacted ({event.method}): {human_tokens(event.tokens_before)} -> "
@@ -86,6 +96,8 @@ class TerminalRenderer:
             )
         elif isinstance(event, SessionEnd):
             denied = f", {event.denials} denied" if event.denials else ""
+            if event.verified is not None:
+                denied += ", verified green" if event.verified else ", verification red"
             c.print(
                 f"[{event.stop_reason}] {event.turns} turns, {event.tool_calls} calls{denied}, "
                 f"{event.input_tokens} input tokens, {event.output_tokens} output tokens",
