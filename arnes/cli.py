@@ -14,7 +14,7 @@ from pathlib import Path
 
 from arnes import __version__
 
-SUBCOMMANDS = ("demo", "permissions")
+SUBCOMMANDS = ("demo", "permissions", "features", "next", "check", "handoff", "checker", "eval")
 SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_LIMIT, EXIT_RED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
@@ -24,7 +24,10 @@ def global_parser() -> argparse.ArgumentParser:
         prog="arnes",
         description="A local coding agent for the terminal.",
         epilog="Subcommands: demo (a scripted run on a bundled example, no model needed); "
-        "permissions [check TOOL PATH_OR_COMMAND] (the effective rules, or one decision explained). "
+        "permissions [check TOOL PATH_OR_COMMAND] (the effective rules, or one decision explained); "
+        "features; next (work on the next feature, WIP=1); check (the verification ladder); "
+        "handoff (is the workspace clean to hand over?); checker TASK (maker-checker); "
+        "eval [DIR] (evals; eval compare A.json B.json). "
         "Use `arnes -- TEXT` for a task that starts like a subcommand.",
     )
     p.add_argument("task", nargs="*", help="what the agent should do")
@@ -88,10 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if command == "demo":
             return run_demo(args, rest)
-        if command == "permissions":
-            from arnes.commands import permissions
-
-            return permissions.run(args, rest)
+        if command is not None and command != "demo":
+            return dispatch(command, args, rest)
         from arnes.runner import run_task
 
         if args.resume is not None and args.resume and not SESSION_ID.match(args.resume):
@@ -112,6 +113,24 @@ def workspace_of(args: argparse.Namespace, workspace: Path | None = None) -> Pat
     if not ws.is_dir():
         raise ConfigError(f"workspace {ws} is not a folder")
     return ws.resolve()
+
+
+def dispatch(command: str, args: argparse.Namespace, rest: list[str]) -> int:
+    """Subcommands live in arnes/commands/, imported only when used."""
+    from importlib import import_module
+
+    module, function = {
+        "permissions": ("permissions", "run"),
+        "features": ("features", "list_features"),
+        "next": ("features", "run_next"),
+        "check": ("workflow", "run_check_ladder"),
+        "handoff": ("workflow", "run_handoff"),
+        "checker": ("workflow", "run_checker"),
+        "eval": ("evals", "run"),
+    }[command]
+    handler = getattr(import_module(f"arnes.commands.{module}"), function)
+    code: int = handler(args, rest)
+    return code
 
 
 def run_demo(args: argparse.Namespace, rest: list[str]) -> int:

@@ -55,6 +55,7 @@ class SandboxSettings(Strict):
 
 class VerifySettings(Strict):
     command: str | None = None
+    build: str | None = Field(None, description="The build command `arnes handoff` runs (optional).")
     ladder: dict[Literal["unit", "integration", "e2e"], str] = Field(default_factory=dict)
 
 
@@ -94,6 +95,8 @@ class EffectiveConfig:
     sandbox: SandboxMode = "auto"
     network: bool = False
     verify_command: str | None = None
+    verify_build: str | None = None
+    ladder: dict[str, str] = field(default_factory=dict)
     script: str | None = None
     roles: dict[RoleName, ModelSettings] = field(default_factory=dict)
     prices: dict[str, PriceSettings] = field(default_factory=dict)
@@ -181,4 +184,6 @@ def load_config(workspace: Path, env: dict[str, str] | None = None) -> Effective
         if settings.sandbox.network is not None:
             cfg.network = settings.sandbox.network
         cfg.verify_command = settings.verify.command or cfg.verify_command
+        cfg.verify_build = settings.verify.build or cfg.verify_build
+        cfg.ladder.update({str(k): v for k, v in settings.verify.ladder.items()})
     return cfg

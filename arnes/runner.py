@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from arnes.agent.budget import Budget
@@ -157,19 +159,10 @@ def execute(
     from arnes.agent import progress
 
     renderer = TerminalRenderer() if args.output_format == "text" else None
-    if renderer:
-        session.bus.subscribe(renderer)
-    trace_path = trace_path or session.workspace / ".arnes" / "traces" / f"{session.id}.jsonl"
-    trace = JsonlTrace(trace_path)
-    session.bus.subscribe(trace)
-    for warning in cfg.warnings:
-        session.bus.emit(Notice("warning", f"warning: {warning}"))
-    if history:
-        session.bus.emit(Notice("info", f"resuming session {session.id} ({len(history)} messages)"))
-    try:
+    with subscribe(args, session, cfg, trace_path, renderer) as trace_path:
+        if history:
+            session.bus.emit(Notice("info", f"resuming session {session.id} ({len(history)} messages)"))
         result = Agent(session, history).run(task)
-    finally:
-        trace.close()
     changed = session.ctx.changes.changed()
     if cfg.progress or (session.workspace / progress.FILE).is_file():
         names = [session.ctx.display(p) for p in changed]
@@ -183,6 +176,30 @@ def execute(
     else:
         _print_json(session, result, changed, trace_path)
     return exit_code(result)
+
+
+@contextmanager
+def subscribe(
+    args: argparse.Namespace,
+    session: Session,
+    cfg: EffectiveConfig,
+    trace_path: Path | None = None,
+    renderer: TerminalRenderer | None = None,
+) -> Iterator[Path]:
+    """The terminal renderer and the JSONL trace, listening to the session for the block's length."""
+    if renderer is None and args.output_format == "text":
+        renderer = TerminalRenderer()
+    if renderer:
+        session.bus.subscribe(renderer)
+    path = trace_path or session.workspace / ".arnes" / "traces" / f"{session.id}.jsonl"
+    trace = JsonlTrace(path)
+    session.bus.subscribe(trace)
+    for warning in cfg.warnings:
+        session.bus.emit(Notice("warning", f"warning: {warning}"))
+    try:
+        yield path
+    finally:
+        trace.close()
 
 
 def exit_code(result: RunResult) -> int:

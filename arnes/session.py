@@ -37,7 +37,7 @@ from arnes.workflow.verify import Verifier
 Role = Literal["main", "subagent", "compaction"]
 WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
 # Inside the workspace, kept read-only for shell commands: hooks and config run code later.
-SANDBOX_READ_ONLY = (".git/hooks", ".git/config", ".arnes")
+SANDBOX_READ_ONLY = (".git/hooks", ".git/config", ".arnes", "features.json")
 
 
 def default_tools() -> list[Tool]:  # type: ignore[type-arg]  # heterogeneous argument types

@@ -126,6 +126,14 @@ class VerifyEvent(Event):
 
 
 @dataclass(frozen=True)
+class CheckerEvent(Event):
+    event: ClassVar[str] = "checker"
+    round: int
+    verdict: str  # PASS | FAIL
+    reasons: str
+
+
+@dataclass(frozen=True)
 class MessageEvent(Event):
     """A message joined the conversation: enough to resume the session from its trace."""
 

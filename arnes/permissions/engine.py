@@ -19,6 +19,8 @@ from arnes.permissions.rules import CommandPattern, Rule, RuleKind, SourcedRule,
 from arnes.permissions.types import Access, Decision, Mode, Target, ToolRequest
 
 PROTECTED_DIRS = (".git", ".arnes")
+# The feature list's states move only when a verify command is green, never by the model's hand.
+PROTECTED_FILES = ("features.json",)
 READ_FAMILY = frozenset({"Read", "Glob", "Grep", "ReadDoc"})
 WRITE_FAMILY = frozenset({"Write", "Edit"})
 
@@ -169,7 +171,7 @@ class RuleEngine:
         if target.access == "write":
             protected = self._protected(forms)
             if protected:
-                return Decision("deny", f"{protected}/ is protected: the file tools never write it", "builtin")
+                return Decision("deny", f"{protected} is protected: the file tools never write it", "builtin")
         with self._lock:
             for kind in ("deny", "ask"):
                 hit = self._first(kind, tools, forms, every=False)
@@ -191,9 +193,12 @@ class RuleEngine:
     def _protected(self, forms: Iterable[str]) -> str | None:
         for form in forms:
             if inside_str(self._root, form) and form != self._root:
-                first = form[len(self._root) :].lstrip("/").split("/", 1)[0]
+                relative = form[len(self._root) :].lstrip("/")
+                first = relative.split("/", 1)[0]
                 if first in PROTECTED_DIRS:
-                    return first
+                    return first + "/"
+                if relative in PROTECTED_FILES:
+                    return relative
         return None
 
     def command_rule(self, kind: RuleKind, words: list[str]) -> _Compiled | None:

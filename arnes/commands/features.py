@@ -1,0 +1,62 @@
+"""`arnes features` lists the feature list; `arnes next` works on the next one and verifies it."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from arnes.workflow import features as fl
+
+STYLE = {"passing": "green", "active": "yellow", "blocked": "red", "not_started": "dim"}
+
+
+def list_features(args: argparse.Namespace, rest: list[str]) -> int:
+    from arnes.cli import workspace_of
+
+    argparse.ArgumentParser(prog="arnes features", description="List features.json.").parse_args(rest)
+    features = fl.load(workspace_of(args))
+    table = Table(box=None, header_style="bold")
+    for column in ("id", "state", "description", "verify"):
+        table.add_column(column)
+    for f in features.features:
+        table.add_row(f.id, f.state, f.description, f.verify, style=STYLE[f.state])
+    Console(highlight=False).print(table)
+    done = sum(f.state == "passing" for f in features.features)
+    print(f"{done}/{len(features.features)} passing")
+    return 0
+
+
+def run_next(args: argparse.Namespace, rest: list[str]) -> int:
+    """Start (or continue) one feature; only a green verify command promotes it to passing."""
+    from arnes.cli import EXIT_OK, EXIT_RED, workspace_of
+    from arnes.runner import build_session, execute, resolve_config
+    from arnes.workflow.verify import Verifier
+
+    argparse.ArgumentParser(prog="arnes next", description="Work on the next feature.").parse_args(rest)
+    ws = workspace_of(args)
+    features = fl.load(ws)
+    feature = features.next_up()
+    if feature is None:
+        print("nothing to do: every feature is passing or blocked")
+        return EXIT_OK
+    resumed = feature.state == "active"
+    feature.state = "active"
+    fl.save(ws, features)
+    print(f"{'continuing' if resumed else 'starting'} {feature.id}: {feature.description}")
+    cfg = resolve_config(args, ws)
+    session = build_session(args, ws, cfg)
+    session.verifier = Verifier(feature.verify, ws, session.sandbox, args.verify_rounds)
+    code = execute(args, session, cfg, fl.task_for(feature))
+    features = fl.load(ws)
+    current = features.get(feature.id)
+    verdict = Verifier(feature.verify, ws, session.sandbox).check()  # the harness's own check, last word
+    if verdict.passed:
+        current.state = "passing"
+        fl.save(ws, features)
+        print(f"{feature.id} is passing: `{feature.verify}` is green")
+        return EXIT_OK
+    fl.save(ws, features)
+    print(f"{feature.id} stays active: `{feature.verify}` is red (run `arnes next` again to continue)")
+    return code if code not in (EXIT_OK,) else EXIT_RED

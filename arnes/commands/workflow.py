@@ -1,0 +1,89 @@
+"""`arnes check` (the ladder), `arnes handoff` (clean to hand over?), `arnes checker TASK`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from arnes.errors import ConfigError
+from arnes.workflow.verify import Verdict, detect
+
+
+def run_check_ladder(args: argparse.Namespace, rest: list[str]) -> int:
+    from arnes.cli import EXIT_OK, EXIT_RED, workspace_of
+    from arnes.runner import resolve_config
+    from arnes.workflow.ladder import climb
+
+    argparse.ArgumentParser(prog="arnes check", description="Run unit -> integration -> e2e.").parse_args(rest)
+    ws = workspace_of(args)
+    cfg = resolve_config(args, ws)
+    rungs = dict(cfg.ladder)
+    if not rungs:
+        command = cfg.verify_command or detect(ws)
+        if not command:
+            raise ConfigError("no ladder: set verify.ladder.unit/integration/e2e (or verify.command) in settings")
+        rungs = {"unit": command}
+    console = Console(highlight=False)
+
+    def show(name: str, verdict: Verdict) -> None:
+        state = "green" if verdict.passed else f"red (exit {verdict.exit_code})"
+        console.print(f"{name}: {verdict.command} -> {state}", style="green" if verdict.passed else "red", markup=False)
+        if not verdict.passed:
+            console.print(verdict.output[-2000:], style="dim", markup=False)
+
+    result = climb(rungs, ws, None, show)
+    if result.passed:
+        console.print(f"ladder green: {', '.join(n for n, _ in result.ran)}", markup=False)
+        return EXIT_OK
+    console.print(f"ladder stopped at {result.failed_at}: fix it before the next rung", style="red", markup=False)
+    return EXIT_RED
+
+
+def run_handoff(args: argparse.Namespace, rest: list[str]) -> int:
+    from arnes.cli import EXIT_OK, EXIT_RED, workspace_of
+    from arnes.runner import resolve_config
+
+    argparse.ArgumentParser(prog="arnes handoff", description="Is the workspace clean to hand over?").parse_args(rest)
+    ws = workspace_of(args)
+    cfg = resolve_config(args, ws)
+    return EXIT_OK if print_handoff(ws, cfg.verify_build, cfg.verify_command or detect(ws)) else EXIT_RED
+
+
+def print_handoff(ws: Path, build: str | None, tests: str | None) -> bool:
+    from arnes.workflow.handoff import inspect
+
+    report = inspect(ws, build, tests)
+    console = Console(highlight=False)
+    for what, result in report.checks:
+        console.print(f"  {what}: {result}", markup=False)
+    if report.clean:
+        console.print("handoff: clean", style="green", markup=False)
+    else:
+        console.print("handoff: not clean", style="red", markup=False)
+        for reason in report.reasons:
+            console.print(f"  - {reason}", markup=False)
+    return report.clean
+
+
+def run_checker(args: argparse.Namespace, rest: list[str]) -> int:
+    from arnes.cli import EXIT_OK, EXIT_RED, workspace_of
+    from arnes.runner import build_session, resolve_config, subscribe
+    from arnes.workflow.checker import maker_checker
+    from arnes.workflow.verify import Verifier
+
+    parser = argparse.ArgumentParser(prog="arnes checker", description="An implementer, then a read-only checker.")
+    parser.add_argument("task", nargs="+")
+    parser.add_argument("--rounds", type=int, default=3)
+    opts = parser.parse_args(rest)
+    ws = workspace_of(args)
+    cfg = resolve_config(args, ws)
+    session = build_session(args, ws, cfg)
+    command = cfg.verify_command or detect(ws)
+    verifier = Verifier(command, ws, session.sandbox) if command else None
+    with subscribe(args, session, cfg) as trace_path:
+        outcome = maker_checker(session, " ".join(opts.task), verifier, opts.rounds)
+    state = "PASS" if outcome.passed else "FAIL"
+    print(f"checker: {state} after {outcome.rounds} round(s); trace {trace_path}")
+    return EXIT_OK if outcome.passed else EXIT_RED

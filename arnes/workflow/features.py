@@ -1,0 +1,74 @@
+"""features.json: the work as a list, one feature active at a time (WIP=1), promoted to `passing`
+only by a green verify command. The model has no tool that sets a state: the file tools and the
+sandbox keep features.json read-only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arnes.errors import ConfigError
+from arnes.tools.filestate import atomic_write
+
+FILE = "features.json"
+State = Literal["not_started", "active", "blocked", "passing"]
+
+
+class Feature(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    verify: str = Field(min_length=1, description="The command that proves it works.")
+    state: State = "not_started"
+
+
+class FeatureList(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    features: list[Feature]
+
+    def active(self) -> Feature | None:
+        return next((f for f in self.features if f.state == "active"), None)
+
+    def next_up(self) -> Feature | None:
+        """The active feature (WIP=1: it is finished first), else the first not started."""
+        return self.active() or next((f for f in self.features if f.state == "not_started"), None)
+
+    def get(self, feature_id: str) -> Feature:
+        for feature in self.features:
+            if feature.id == feature_id:
+                return feature
+        raise ConfigError(f"no feature {feature_id!r} in {FILE}")
+
+
+def load(workspace: Path) -> FeatureList:
+    path = workspace / FILE
+    if not path.is_file():
+        raise ConfigError(f"no {FILE} in {workspace}: write one like " + '{"features": [{"id": "F01", '
+                          '"description": "...", "verify": "pytest -q tests/test_f01.py"}]}')  # fmt: skip
+    try:
+        features = FeatureList.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    except ValidationError as exc:
+        where = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"{path}: invalid feature list: {where}") from exc
+    ids = [f.id for f in features.features]
+    if len(ids) != len(set(ids)):
+        raise ConfigError(f"{path}: feature ids must be unique")
+    if sum(f.state == "active" for f in features.features) > 1:
+        raise ConfigError(f"{path}: more than one feature is active; WIP=1 allows one")
+    return features
+
+
+def save(workspace: Path, features: FeatureList) -> None:
+    atomic_write(workspace / FILE, (features.model_dump_json(indent=2) + "\n").encode("utf-8"))
+
+
+def task_for(feature: Feature) -> str:
+    return (
+        f"Implement feature {feature.id}: {feature.description}\n"
+        f"It is done when `{feature.verify}` passes. Work on this feature only."
+    )

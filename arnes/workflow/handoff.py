@@ -1,0 +1,90 @@
+"""Is the workspace clean to hand over? Build, tests, leftovers, uncommitted work, PROGRESS.md."""
+
+from __future__ import annotations
+
+import fnmatch
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arnes.sandbox.base import Sandbox
+from arnes.tools.search import ripgrep
+from arnes.workflow.verify import run_check
+
+LEFTOVERS = ("*.tmp", "*.orig", "*.rej", "*.bak", "*~", ".*.swp", "*.arnes-*.tmp", "nohup.out", "core")
+
+
+@dataclass
+class Handoff:
+    checks: list[tuple[str, str]] = field(default_factory=list)  # (what, result), for the report
+    reasons: list[str] = field(default_factory=list)  # why it is not clean
+
+    @property
+    def clean(self) -> bool:
+        return not self.reasons
+
+
+def inspect(workspace: Path, build: str | None, tests: str | None, sandbox: Sandbox | None = None) -> Handoff:
+    report = Handoff()
+    for what, command in (("build", build), ("tests", tests)):
+        if not command:
+            report.checks.append((what, "no command configured (skipped)"))
+            continue
+        verdict = run_check(command, workspace, sandbox)
+        report.checks.append((what, f"`{command}` {'green' if verdict.passed else 'red'}"))
+        if not verdict.passed:
+            report.reasons.append(f"{what} is red: `{command}` exited {verdict.exit_code}")
+    leftovers = leftover_files(workspace)
+    report.checks.append(("temporary files", f"{len(leftovers)} found"))
+    if leftovers:
+        report.reasons.append("leftover temporary files: " + ", ".join(leftovers[:10]))
+    changes = uncommitted(workspace)
+    if changes is None:
+        report.checks.append(("git", "not a repository (skipped)"))
+    else:
+        report.checks.append(("uncommitted changes", f"{len(changes)} paths"))
+        if changes:
+            report.reasons.append("uncommitted changes: " + ", ".join(changes[:10]))
+    stale = progress_problem(workspace)
+    report.checks.append(("PROGRESS.md", stale or "up to date"))
+    if stale:
+        report.reasons.append(stale)
+    return report
+
+
+def _files(workspace: Path) -> list[str]:
+    done = subprocess.run(
+        [ripgrep(), "--files", "--hidden", "--no-require-git", "--glob", "!.git", "--glob", "!.arnes"],
+        cwd=workspace, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return [line for line in done.stdout.splitlines() if line]
+
+
+def leftover_files(workspace: Path) -> list[str]:
+    return sorted(f for f in _files(workspace) if any(fnmatch.fnmatch(Path(f).name, p) for p in LEFTOVERS))
+
+
+def uncommitted(workspace: Path) -> list[str] | None:
+    """Changed or untracked paths (outside .arnes/), or None when this is not a git repository."""
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        return None
+    paths = [line[3:] for line in done.stdout.splitlines() if line.strip()]
+    return [p for p in paths if not p.startswith(".arnes/")]
+
+
+def progress_problem(workspace: Path) -> str | None:
+    """PROGRESS.md should exist and be no older than the newest change to the work."""
+    progress = workspace / "PROGRESS.md"
+    if not progress.is_file():
+        return "PROGRESS.md is missing: say what is done, in progress, blocked and next"
+    newest = max(((workspace / f).stat().st_mtime for f in _files(workspace) if f != "PROGRESS.md"), default=0.0)
+    if newest > progress.stat().st_mtime:
+        return "PROGRESS.md is older than the latest change: update it"
+    return None
