@@ -1,0 +1,2 @@
+def title_case(text: str) -> str:
+    return " ".join(word.capitalize() for word in text.split())

@@ -1,0 +1,2 @@
+def money(value: float) -> str:
+    return f"{value:.2f} EUR"
