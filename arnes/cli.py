@@ -98,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.resume is not None and args.resume and not SESSION_ID.match(args.resume):
             args.task, args.resume = [args.resume, *args.task], ""  # `--resume "do X"`: latest session, task X
         if not args.task and args.resume is None:
+            if sys.stdin.isatty() and sys.stdout.isatty():
+                from arnes.runner import run_interactive
+
+                return run_interactive(args)
             print('arnes: give a TASK, e.g. arnes "add a test for pricing" (see arnes --help)', file=sys.stderr)
             return EXIT_USAGE
         return run_task(args, " ".join(args.task))

@@ -133,6 +133,19 @@ def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = No
     return execute(args, session, cfg, task or CONTINUE, history=history, trace_path=trace_path)
 
 
+def run_interactive(args: argparse.Namespace) -> int:
+    """`arnes` with no task at a terminal: the interactive prompt."""
+    from arnes.ui.repl import Repl
+
+    ws = workspace_of(args)
+    cfg = resolve_config(args, ws)
+    session = build_session(args, ws, cfg)
+    if args.verify is not None:
+        session.verifier = make_verifier(session, args.verify or cfg.verify_command, args.verify_rounds)
+    with subscribe(args, session, cfg):
+        return Repl(args, session, cfg, Agent(session)).run()
+
+
 def make_verifier(session: Session, command: str | None, rounds: int) -> Verifier:
     """The given command, else the detected one; none at all is a usage error."""
     chosen = command or detect(session.workspace)
@@ -191,7 +204,12 @@ def subscribe(
         renderer = TerminalRenderer()
     if renderer:
         session.bus.subscribe(renderer)
-    path = trace_path or session.workspace / ".arnes" / "traces" / f"{session.id}.jsonl"
+    default = (
+        Path(args.trace)
+        if getattr(args, "trace", None)
+        else session.workspace / ".arnes" / "traces" / f"{session.id}.jsonl"
+    )
+    path = trace_path or default
     trace = JsonlTrace(path)
     session.bus.subscribe(trace)
     for warning in cfg.warnings:

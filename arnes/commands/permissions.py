@@ -31,11 +31,11 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         console.print(f"warning: {warning}", style="yellow", markup=False)
     if opts.action == "check":
         return _check(console, engine, opts.tool, opts.target)
-    _list(console, engine)
+    show_rules(console, engine)
     return 0
 
 
-def _list(console: Console, engine: RuleEngine) -> None:
+def show_rules(console: Console, engine: RuleEngine) -> None:
     console.print(f"workspace: {engine.workspace}", markup=False)
     console.print(f"mode: {engine.mode}", markup=False)
     rules = engine.listing()

@@ -1,0 +1,184 @@
+"""The interactive prompt: history, multi-line input (Alt-Enter), slash commands, and Ctrl-C that
+cancels the turn, not the session."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rich.console import Console
+
+from arnes.agent.loop import Agent
+from arnes.config import EffectiveConfig
+from arnes.permissions.types import MODES, Mode
+from arnes.session import Session
+from arnes.tools.files import unified_diff
+
+HELP = {
+    "/help": "this list",
+    "/features": "the feature list (features.json)",
+    "/next": "work on the next feature and verify it",
+    "/check": "run the verification ladder",
+    "/checker TASK": "an implementer, then a read-only checker",
+    "/compact": "summarise older turns now to free context",
+    "/permissions": "the effective permission rules",
+    "/mode [MODE]": "show or set the permission mode (default, acceptEdits, plan, bypass)",
+    "/model [NAME]": "show or switch the model",
+    "/diff": "what the agent changed this session",
+    "/undo": "put back the files the last turn changed",
+    "/cost": "tokens and cost so far",
+    "/exit": "leave (Ctrl-D too)",
+}
+
+
+@dataclass
+class Repl:
+    args: argparse.Namespace
+    session: Session
+    cfg: EffectiveConfig
+    agent: Agent
+    console: Console = field(default_factory=lambda: Console(highlight=False, soft_wrap=True))
+    read: Callable[[], str] | None = None  # injectable for tests; default prompt_toolkit
+
+    def run(self) -> int:
+        read = self.read or self._prompt_toolkit()
+        self.console.print("arnes: type a task, /help for commands, Ctrl-D to leave", style="dim", markup=False)
+        self.agent.start()
+        try:
+            while True:
+                try:
+                    text = read().strip()
+                except KeyboardInterrupt:
+                    continue  # Ctrl-C at the prompt clears the line
+                except EOFError:
+                    break
+                if not text:
+                    continue
+                if text.startswith("/"):
+                    if not self.command(text):
+                        break
+                    continue
+                result = self.agent.turn(text)
+                if result.stop_reason == "interrupted":
+                    self.console.print("turn cancelled (Ctrl-C); the session goes on", style="yellow", markup=False)
+        finally:
+            self.agent.finish()
+        from arnes.commands.workflow import print_handoff
+        from arnes.workflow.verify import detect
+
+        self.console.print("handoff check:", style="bold", markup=False)
+        print_handoff(
+            self.session.workspace, self.cfg.verify_build, self.cfg.verify_command or detect(self.session.workspace)
+        )
+        return 0
+
+    def _prompt_toolkit(self) -> Callable[[], str]:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.key_binding import KeyBindings
+
+        history = self.session.workspace / ".arnes" / "history"
+        history.parent.mkdir(parents=True, exist_ok=True)
+        keys = KeyBindings()
+
+        @keys.add("escape", "enter")
+        def _newline(event):  # type: ignore[no-untyped-def]  # prompt_toolkit's handler signature
+            event.current_buffer.insert_text("\n")
+
+        prompt: PromptSession[str] = PromptSession(history=FileHistory(str(history)), key_bindings=keys)
+        return lambda: prompt.prompt("arnes> ")
+
+    # -- slash commands ----------------------------------------------------------------------
+    def command(self, text: str) -> bool:
+        """Run one slash command; False means leave."""
+        name, _, rest = text.partition(" ")
+        rest = rest.strip()
+        c, s = self.console, self.session
+        if name in ("/exit", "/quit"):
+            return False
+        if name == "/help":
+            for usage, what in HELP.items():
+                c.print(f"  {usage:<16} {what}", markup=False)
+        elif name == "/diff":
+            self._diff()
+        elif name == "/undo":
+            restored = s.ctx.changes.undo_last_turn()
+            names = ", ".join(s.ctx.display(p) for p in restored)
+            c.print(f"restored: {names}" if restored else "nothing to undo", markup=False)
+        elif name == "/cost":
+            b = s.budget
+            c.print(f"{b.input_tokens} input tokens, {b.output_tokens} output tokens, ${b.cost:.4f}", markup=False)
+        elif name == "/compact":
+            before = len(self.agent.messages)
+            self.agent.compact_now()
+            c.print(f"compacted: {before} -> {len(self.agent.messages)} messages", markup=False)
+        elif name == "/mode":
+            self._mode(rest)
+        elif name == "/model":
+            self._model(rest)
+        elif name == "/permissions":
+            from arnes.commands.permissions import show_rules
+
+            show_rules(c, s.engine)
+        else:
+            self._workflow(name, rest)
+        return True
+
+    def _workflow(self, name: str, rest: str) -> None:
+        from arnes.commands import features, workflow
+        from arnes.errors import ConfigError
+
+        handlers: dict[str, Callable[[], int]] = {
+            "/features": lambda: features.list_features(self.args, []),
+            "/next": lambda: features.run_next(self.args, []),
+            "/check": lambda: workflow.run_check_ladder(self.args, []),
+            "/checker": lambda: workflow.run_checker(self.args, shlex.split(rest)),
+        }
+        handler = handlers.get(name)
+        if handler is None:
+            self.console.print(f"unknown command {name}; /help lists them", style="yellow", markup=False)
+            return
+        try:
+            handler()
+        except ConfigError as exc:
+            self.console.print(f"{name}: {exc}", style="red", markup=False)
+        except SystemExit:
+            self.console.print(f"usage: {name} {'TASK' if name == '/checker' else ''}", style="yellow", markup=False)
+
+    def _diff(self) -> None:
+        s = self.session
+        changed = s.ctx.changes.changed()
+        if not changed:
+            self.console.print("no changes this session", markup=False)
+            return
+        from rich.syntax import Syntax
+
+        for path in changed:
+            before = s.ctx.changes.originals[path]
+            old = before.decode("utf-8", "replace") if before is not None else ""
+            new = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+            diff = unified_diff(old, new, s.ctx.display(path))
+            self.console.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
+
+    def _mode(self, rest: str) -> None:
+        s = self.session
+        if rest:
+            if rest not in MODES:
+                self.console.print(f"modes: {', '.join(MODES)}", style="yellow", markup=False)
+                return
+            mode: Mode = next(m for m in MODES if m == rest)
+            s.mode = s.engine.mode = mode
+        self.console.print(f"mode: {s.engine.mode}", markup=False)
+
+    def _model(self, rest: str) -> None:
+        s = self.session
+        if rest:
+            from arnes.config import ModelSettings
+            from arnes.llm.retry import RetryingProvider
+            from arnes.runner import _provider
+
+            provider, _, _ = _provider(ModelSettings(name=rest), self.cfg, self.cfg.stream)
+            s.provider = RetryingProvider(provider)
+        self.console.print(f"model: {s.provider.model} ({s.provider.name})", markup=False)
