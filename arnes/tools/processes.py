@@ -95,17 +95,26 @@ def run_foreground(argv: list[str], cwd: Path, timeout: float, cap: int, env: di
     ]
     for pump in pumps:
         pump.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    # A timer kills the group at the deadline, so the wait below blocks without polling
+    # (Popen.wait(timeout) sleeps in growing steps and makes short commands finish late).
+    fired = threading.Event()
+
+    def expire() -> None:
+        fired.set()
         kill_group(proc)
+
+    timer = threading.Timer(timeout, expire)
+    timer.daemon = True
+    timer.start()
+    try:
         proc.wait()
     except BaseException:
         kill_group(proc)
         proc.wait()
         raise
+    finally:
+        timer.cancel()
+    timed_out = fired.is_set()
     kill_group(proc)  # children that outlive the shell go too
     for pump in pumps:
         pump.join(timeout=2)

@@ -261,6 +261,7 @@ def anthropic_stream(body: Json, turn: Json, inp: int) -> Iterator[str]:
 # ------------------------------------------------------------ HTTP plumbing
 def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        disable_nagle_algorithm = True  # real servers answer at once; delayed ACKs add ~40 ms
         protocol_version = "HTTP/1.1"
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
