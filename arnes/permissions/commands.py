@@ -1,6 +1,6 @@
 """Decisions for shell commands: every part of a compound command is judged, and the whole gets
 the strictest answer. A deny on any part denies; an allow must cover every part; what cannot be
-looked into asks; writes by redirection are judged as writes to their target path.
+looked into asks; redirections are judged as reads and writes of their files by the path rules.
 """
 
 from __future__ import annotations
@@ -8,12 +8,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from arnes.permissions.paths import absolute
-from arnes.permissions.readonly import is_read_only, path_arguments
-from arnes.permissions.shell import SimpleCommand, analyse
+from arnes.permissions.readonly import COMPUTED, git_subcommand, is_read_only, path_arguments
+from arnes.permissions.shell import ShellAnalysis, SimpleCommand, analyse
 from arnes.permissions.types import Decision, DecisionKind, Target
 
 if TYPE_CHECKING:
     from arnes.permissions.engine import RuleEngine
+
+GLOB_CHARS = set("*?[{")
+# git commands that only show names and states, never file contents (which may be denied ones)
+GIT_NAMES_ONLY = frozenset({"status", "ls-files", "rev-parse", "describe", "show-ref"})
+RECURSIVE = {"grep": ("-r", "-R", "--recursive"), "egrep": ("-r", "-R"), "fgrep": ("-r", "-R")}
 
 
 def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
@@ -27,10 +32,13 @@ def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
             hit = engine.command_rule("deny", words)
             if hit:
                 return _rule(hit.kind, hit.rule.raw, hit.origin)
-    path_decisions = _paths(engine, parts, analysis.writes)
+    path_decisions = _paths(engine, parts, analysis)
     for decision in path_decisions:
         if decision.kind == "deny":
             return decision
+    if analysis.opaque and engine.mode == "bypass" and engine.has_command_denies():
+        # bypass turns asks into allows; a deny rule must not be dodged by what nobody can read
+        return Decision("deny", f"cannot be checked against the deny rules: {analysis.opaque[0]}", "rule")
     # 2. ask: a rule on any part, a path that asks, or a part nobody can see into
     for part in parts:
         hit = engine.command_rule("ask", part.words)
@@ -44,6 +52,9 @@ def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
     for decision in path_decisions:
         if decision.kind == "ask":
             return decision
+    leak = _may_show_hidden(engine, parts)
+    if leak:
+        return Decision("ask", leak, "rule")
     # 3. allow: every part read-only or covered by an allow rule it cannot sneak past
     uncovered = [p for p in parts if not is_read_only(p) and not _allowed_by_rule(engine, p)]
     if not uncovered:
@@ -62,8 +73,9 @@ def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
 
 
 def _allowed_by_rule(engine: RuleEngine, part: SimpleCommand) -> bool:
-    """Rules cover plain commands only: not inside $(...)/eval/sh -c, not behind a risky variable."""
-    if part.nested or part.risky_env or (part.unknown_args and not _prefix_rule(engine, part)):
+    """Rules cover plain commands only: not inside $(...)/eval/sh -c, not behind a risky variable
+    or another user's rights."""
+    if part.nested or part.risky_env or part.privileged or (part.unknown_args and not _prefix_rule(engine, part)):
         return False
     return engine.command_rule("allow", part.words) is not None
 
@@ -82,19 +94,64 @@ def _covered(engine: RuleEngine, parts: list[SimpleCommand]) -> Decision:
     return Decision("allow", "read-only command", "mode")
 
 
-def _paths(engine: RuleEngine, parts: list[SimpleCommand], writes: list[str]) -> list[Decision]:
-    """Reads named by read-only commands and writes by redirection, judged by the path rules."""
-    decisions = []
-    for written in writes:
+def _paths(engine: RuleEngine, parts: list[SimpleCommand], analysis: ShellAnalysis) -> list[Decision]:
+    """What the command reads and writes by path, judged by the path rules (non-allows only)."""
+    decisions: list[Decision] = []
+    named = bool(analysis.writes or analysis.reads) or any(path_arguments(p) for p in parts if is_read_only(p))
+    if analysis.changes_directory and named:
+        decisions.append(Decision("ask", "a cd makes its relative paths point somewhere else", "mode"))
+    for written in analysis.writes:
         decisions.append(engine.target("Bash", Target(absolute(engine.workspace, written), "write")))
+    for read in analysis.reads:
+        decisions.append(_read(engine, read))
     for part in parts:
-        if not is_read_only(part):
-            continue
-        for arg in path_arguments(part):
-            decision = engine.target("Bash", Target(absolute(engine.workspace, arg), "read"))
-            if decision.kind != "allow" or decision.source == "rule":
-                decisions.append(decision)
+        if is_read_only(part):
+            decisions += [_read(engine, arg) for arg in path_arguments(part)]
+        else:
+            decisions += _denied_writes(engine, part)
     return [d for d in decisions if d.kind != "allow"]
+
+
+def _read(engine: RuleEngine, arg: str) -> Decision:
+    if arg == COMPUTED or "$" in arg:
+        return Decision("ask", "reads a path only known when it runs", "mode")
+    if GLOB_CHARS & set(arg):
+        if engine.has_read_rules():
+            return Decision("ask", f"{arg!r} may match a file a Read rule hides", "rule")
+        prefix = arg.split("*")[0].split("?")[0].split("[")[0].split("{")[0]
+        arg = prefix.rsplit("/", 1)[0] if "/" in prefix else "."
+    decision = engine.target("Bash", Target(absolute(engine.workspace, arg or "."), "read"))
+    if decision.kind == "allow" and decision.source != "rule":
+        return Decision("allow", decision.reason, decision.source)
+    return decision
+
+
+def _denied_writes(engine: RuleEngine, part: SimpleCommand) -> list[Decision]:
+    """Arguments of a command that may write which an Edit deny rule covers (`sed -i x .env`)."""
+    found = []
+    for arg in part.words[1:]:
+        if arg.startswith("-") or arg == COMPUTED or not arg:
+            continue
+        decision = engine.target("Bash", Target(absolute(engine.workspace, arg), "write"))
+        if decision.kind == "deny" and decision.source in ("rule", "builtin"):
+            found.append(decision)
+    return found
+
+
+def _may_show_hidden(engine: RuleEngine, parts: list[SimpleCommand]) -> str | None:
+    """With Read rules hiding files and no sandbox to hide them, searches and git may show them."""
+    if not engine.has_read_rules():
+        return None
+    for part in parts:
+        name = part.words[0] if part.words else ""
+        if name == "git" and git_subcommand(part.words) not in GIT_NAMES_ONLY:
+            return "git can show the contents of files a Read rule hides (history, other revisions)"
+        if engine.sandboxed:
+            continue
+        recursive = name == "rg" or any(w in RECURSIVE.get(name, ()) for w in part.words[1:])
+        if recursive:
+            return f"{name} searches folders that may hold files a Read rule hides (no sandbox to hide them)"
+    return None
 
 
 def _rule(kind: DecisionKind, raw: str, origin: str) -> Decision:

@@ -214,6 +214,19 @@ class RuleEngine:
                 return compiled
         return None
 
+    def has_read_rules(self) -> bool:
+        """Whether any deny or ask rule hides files from reading (so searches must be careful)."""
+        with self._lock:
+            return any(
+                group.members or group.everything
+                for (kind, tool), group in self._groups.items()
+                if kind != "allow" and tool in READ_FAMILY
+            )
+
+    def has_command_denies(self) -> bool:
+        with self._lock:
+            return ("deny", "Bash") in self._groups
+
     def target(self, tool: str, target: Target) -> Decision:
         """One path's decision before the mode's bypass: for commands' reads and writes."""
         return self._target(tool, target)

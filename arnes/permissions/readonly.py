@@ -26,20 +26,31 @@ def _positionals(words: list[str]) -> list[str]:
     return [w for w in words if not w.startswith("-")]
 
 
+def git_subcommand(words: list[str]) -> str | None:
+    args = words[1:]
+    while args and args[0] in ("--no-pager", "-P"):
+        args = args[1:]
+    return args[0] if args else None
+
+
 def _git(words: list[str]) -> bool:
     args = words[1:]
     while args and args[0] in ("--no-pager", "-P"):
         args = args[1:]
     if not args or args[0] not in GIT_READ:
         return False
-    risky = ("--output", "--ext-diff", "--textconv", "-o")
+    # options that write a file, run a program, or read outside the repository
+    risky = ("--output", "--ext-diff", "--textconv", "-o", "-O", "--open-files-in-pager", "--no-index")
     if any(a.startswith(risky) for a in args[1:]):
         return False
     return not (args[0] == "reflog" and len(args) > 1 and args[1] in ("delete", "expire"))
 
 
 def _sed(words: list[str]) -> bool:
-    return len(words) >= 3 and words[1] == "-n" and bool(_SED_PRINT.match(words[2]))
+    """Only `sed -n N[,M]p FILE...`: any other script or option may write (w, -i) or run (e)."""
+    if len(words) < 3 or words[1] != "-n" or not _SED_PRINT.match(words[2]):
+        return False
+    return not any(w.startswith("-") for w in words[3:])
 
 
 def _find(words: list[str]) -> bool:
@@ -47,7 +58,13 @@ def _find(words: list[str]) -> bool:
 
 
 def _sort(words: list[str]) -> bool:
-    return not any(w == "-o" or w.startswith("--output") or (w.startswith("-o") and len(w) > 2) for w in words)
+    writes = any(w == "-o" or w.startswith("--output") or (w.startswith("-o") and len(w) > 2) for w in words)
+    return not writes and not any(w.startswith("--compress-program") for w in words)
+
+
+def _no_v(words: list[str]) -> bool:
+    """printf -v / test -v take a variable name that bash evaluates (`a[$(cmd)]`)."""
+    return "-v" not in words
 
 
 def _rg(words: list[str]) -> bool:
@@ -80,7 +97,13 @@ CHECKS: dict[str, Callable[[list[str]], bool]] = {
     "xxd": _xxd,
     "date": _date,
     "tree": _tree,
+    "printf": _no_v,
+    "test": _no_v,
+    "[": _no_v,
 }
+# Variables that only change formatting may stand before a read-only command; any other
+# (GIT_CONFIG_*, PATH, LESSOPEN, GIT_EXTERNAL_DIFF, ...) can make it run something.
+SAFE_ENV = frozenset({"LC_ALL", "LANG", "LANGUAGE", "TZ", "NO_COLOR", "COLUMNS", "LINES", "TERM"})
 # Commands whose positional arguments are files they read (checked against the path rules).
 FILE_ARGS = frozenset(
     """cat head tail wc grep egrep fgrep rg ls stat file du diff cmp nl cut od hexdump strings sha1sum
@@ -92,17 +115,57 @@ FILE_ARGS = frozenset(
 def is_read_only(cmd: SimpleCommand) -> bool:
     if not cmd.words:
         return True
+    if cmd.privileged or any(v.split("=", 1)[0] not in SAFE_ENV for v in cmd.env):
+        return False
     name = cmd.words[0]
     if name in CHECKS:
         return CHECKS[name](cmd.words)
     return name in PLAIN and not (name == "tree" and "-o" in cmd.words)
 
 
+# Options whose value is a file the command reads.
+FILE_OPTIONS: dict[str, frozenset[str]] = {
+    "grep": frozenset({"-f", "--file"}),
+    "egrep": frozenset({"-f", "--file"}),
+    "fgrep": frozenset({"-f", "--file"}),
+    "rg": frozenset({"-f", "--file", "--ignore-file"}),
+    "wc": frozenset({"--files0-from"}),
+    "du": frozenset({"--files0-from"}),
+    "sort": frozenset({"--files0-from"}),
+    "diff": frozenset({"--from-file", "--to-file"}),
+    "date": frozenset({"-f", "--file", "-r", "--reference"}),
+    "jq": frozenset({"-f", "--from-file", "--slurpfile", "--rawfile"}),
+    "stat": frozenset(),
+}
+COMPUTED = "$?"  # how the parser marks a word whose value is only known at run time
+
+
 def path_arguments(cmd: SimpleCommand) -> list[str]:
-    """Arguments of a read-only command that name files or folders it will read."""
-    if not cmd.words or cmd.words[0] not in FILE_ARGS:
+    """What a read-only command will read: its file arguments and the files its options name.
+
+    A word computed at run time comes back as COMPUTED, so the caller can ask about it.
+    """
+    if not cmd.words:
         return []
-    args = cmd.words[1:]
-    if cmd.words[0] == "find":
-        args = [a for a in args[: next((i for i, a in enumerate(args) if a.startswith("-")), len(args))]]
-    return [a for a in args if a and not a.startswith("-") and a != "$?"]
+    name, args = cmd.words[0], cmd.words[1:]
+    options = FILE_OPTIONS.get(name, frozenset())
+    found: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        key = word.split("=", 1)[0]
+        if key in options:
+            if "=" in word:
+                found.append(word.split("=", 1)[1])
+            elif i + 1 < len(args):
+                found.append(args[i + 1])
+                i += 1
+        elif any(word.startswith(o) and len(word) > len(o) and not o.startswith("--") for o in options):
+            found.append(word[2:])  # -fFILE
+        i += 1
+    if name in FILE_ARGS:
+        positional = args
+        if name == "find":
+            positional = args[: next((i for i, a in enumerate(args) if a.startswith("-")), len(args))]
+        found += [a for a in positional if a and (not a.startswith("-") or a == COMPUTED)]
+    return found

@@ -144,12 +144,30 @@ class CommandPattern:
         however they are ordered or bundled (`rm -rf`, `rm -fr`, `rm -r -f` alike)."""
         if not words:
             return False
-        words = [words[0].rsplit("/", 1)[-1], *words[1:]]
-        want_plain, want_flags = _split_flags(list(self.words))
+        words = _canonical([words[0].rsplit("/", 1)[-1], *words[1:]])
+        want_plain, want_flags = _split_flags(_canonical(list(self.words)))
         plain, flags = _split_flags(words)
         if self.prefix or want_flags:
             return plain[: len(want_plain)] == want_plain and want_flags <= flags
         return plain == want_plain and not flags
+
+
+# Options before a subcommand that take a value: dropped so `git -C . push` is still `git push`.
+GLOBAL_OPTIONS = {"git": {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"}}
+
+
+def _canonical(words: list[str]) -> list[str]:
+    options = GLOBAL_OPTIONS.get(words[0]) if words else None
+    if not options:
+        return words
+    out, i = [words[0]], 1
+    while i < len(words) and words[i].startswith("-"):
+        key = words[i].split("=", 1)[0]
+        if key in options and "=" not in words[i]:
+            i += 2
+            continue
+        i += 1  # a flag without a value (--no-pager, --bare, ...) or --opt=value
+    return out + words[i:]
 
 
 def _split_flags(words: list[str]) -> tuple[list[str], set[str]]:

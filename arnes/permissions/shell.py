@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
-WRITE_REDIRECTS = {">", ">>", "&>", "&>>", ">|", ">&"}
+WRITE_REDIRECTS = {">", ">>", "&>", "&>>", ">|", ">&", "<>"}
+READ_REDIRECTS = {"<", "<>", "<&"}
+CWD_CHANGERS = {"cd", "pushd", "popd"}
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 # Environment variables that change what a command does; a command prefixed with one is not
 # allowed by a rule written for the bare command.
@@ -40,6 +42,11 @@ class SimpleCommand:
         return " ".join(self.words)
 
     @property
+    def privileged(self) -> bool:
+        """Run as another user: never read-only, never allowed by a rule for the bare command."""
+        return any(w in ("sudo", "doas") for w in self.wrappers)
+
+    @property
     def risky_env(self) -> bool:
         return any(v.split("=", 1)[0] in RISKY_ENV or v.startswith(("LD_", "DYLD_")) for v in self.env)
 
@@ -48,6 +55,8 @@ class SimpleCommand:
 class ShellAnalysis:
     commands: list[SimpleCommand] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)  # redirect and tee targets, as written
+    reads: list[str] = field(default_factory=list)  # input redirect sources (`< file`), as written
+    changes_directory: bool = False  # a cd/pushd/popd: relative paths after it are not the workspace's
     opaque: list[str] = field(default_factory=list)  # why parts could not be looked into
     error: str | None = None
 
@@ -93,6 +102,8 @@ class _Walker:
             self._redirect(node, inner)
         elif kind == "function_definition":
             self.result.opaque.append("defines a shell function")
+            for child in node.named_children:  # its body is still looked into for denied commands
+                self.visit(child, True)
         else:
             for child in node.named_children:
                 self.visit(child, inner)
@@ -102,12 +113,17 @@ class _Walker:
         destination = node.child_by_field_name("destination")
         if destination is None:
             return
+        target = literal(destination) if destination.type != "number" else None
         if operator in WRITE_REDIRECTS and destination.type != "number":
-            target = literal(destination)
             if target is None:
                 self.result.opaque.append("writes to a file whose name is computed")
             elif target != "/dev/null":
                 self.result.writes.append(target)
+        if operator in READ_REDIRECTS and destination.type != "number":
+            if target is None:
+                self.result.opaque.append("reads a file whose name is computed")
+            elif target != "/dev/null":
+                self.result.reads.append(target)
         self.visit(destination, nested)
 
     def _command(self, node: Node, nested: bool) -> None:
@@ -133,10 +149,17 @@ class _Walker:
         self._add(SimpleCommand([w if w is not None else "$?" for w in words], env=env, nested=nested))
 
     def _add(self, cmd: SimpleCommand) -> None:
-        unwrap(cmd)
+        problem = unwrap(cmd)
+        if problem:
+            self.result.opaque.append(problem)
         if not cmd.words:
             return
         name = cmd.words[0]
+        if name in CWD_CHANGERS:
+            self.result.changes_directory = True
+        if name == "find":
+            for inner in _find_actions(cmd.words):
+                self._add(SimpleCommand(inner, nested=True))
         if name in SHELLS and "-c" in cmd.words[1:]:
             script_index = cmd.words.index("-c") + 1
             script = cmd.words[script_index] if script_index < len(cmd.words) else None
@@ -182,8 +205,32 @@ def literal(node: Node) -> str | None:
         pieces = [literal(c) for c in node.named_children]
         return None if any(p is None for p in pieces) else "".join(p for p in pieces if p is not None)
     if kind == "ansi_c_string":
-        return None
+        return _ansi_c(text[2:-1])
     return None
+
+
+def _ansi_c(body: str) -> str | None:
+    """$'...': the escapes bash decodes, so `$'rm'` is seen as `rm`."""
+    try:
+        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        return None
+
+
+def _find_actions(words: list[str]) -> list[list[str]]:
+    """The commands `find -exec/-execdir/-ok/-okdir CMD ... ;` runs, as word lists."""
+    found: list[list[str]] = []
+    i = 0
+    while i < len(words):
+        if words[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = i + 1
+            while end < len(words) and words[end] not in (";", "+", "\\;"):
+                end += 1
+            if end > i + 1:
+                found.append(words[i + 1 : end])
+            i = end
+        i += 1
+    return found
 
 
 def _unescape(text: str) -> str:
@@ -209,7 +256,16 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "exec": (frozenset({"-a"}), 0),
     "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
     "ionice": (frozenset({"-c", "-n", "--class", "--classdata"}), 0),
-    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}), 0),
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir"}), 0),
+    "setsid": (frozenset(), 0),
+    "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"}), 0),
+    "doas": (frozenset({"-u", "-C"}), 0),
+    "flock": (frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}), 1),
+    "busybox": (frozenset(), 0),
+    "chrt": (frozenset(), 1),
+    "taskset": (frozenset(), 1),
+    "unbuffer": (frozenset(), 0),
+    "watch": (frozenset({"-n", "--interval", "-d", "--differences"}), 0),
     "xargs": (
         frozenset(
             """-a -d -E -e -I -i -L -l -n -P -s --arg-file --delimiter --max-args --max-procs --max-lines
@@ -220,11 +276,27 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
 }
 
 
-def unwrap(cmd: SimpleCommand) -> None:
-    """Peel wrappers off the front of `cmd.words` (looked through, not trusted)."""
-    while cmd.words and cmd.words[0] in WRAPPERS:
-        name = cmd.words[0]
+OPAQUE_OPTIONS = {
+    "env": ("-S", "--split-string"),  # a whole command line packed in one argument
+    "flock": ("-c", "--command"),
+    "sudo": ("-s", "--shell", "-i", "--login"),
+}
+
+
+def unwrap(cmd: SimpleCommand) -> str | None:
+    """Peel wrappers off the front of `cmd.words` (looked through, not trusted).
+
+    Returns a reason when a wrapper hides its command in a way that cannot be read here.
+    """
+    while cmd.words and cmd.words[0].rsplit("/", 1)[-1] in WRAPPERS:
+        name = cmd.words[0].rsplit("/", 1)[-1]
         takes_value, positional = WRAPPERS[name]
+        opaque = OPAQUE_OPTIONS.get(name, ())
+        if any(w == o or w.startswith(o + "=") or (o.startswith("-") and not o.startswith("--") and w.startswith(o))
+               for w in cmd.words[1:] for o in opaque if w.startswith("-")):  # fmt: skip
+            cmd.wrappers.append(name)
+            cmd.words = []
+            return f"{name} with {'/'.join(opaque)} runs a command line that cannot be checked here"
         i = 1
         while i < len(cmd.words):
             word = cmd.words[i]
@@ -247,5 +319,6 @@ def unwrap(cmd: SimpleCommand) -> None:
             cmd.unknown_args = True
             if i >= len(cmd.words):  # bare xargs runs echo
                 cmd.words = ["echo"]
-                return
+                return None
         cmd.words = cmd.words[i:]
+    return None

@@ -1,0 +1,129 @@
+"""Regression tests: each command here was reported as slipping past the rules (review, 2026-11)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arnes.permissions.engine import RuleEngine
+from arnes.permissions.rules import SourcedRule
+from arnes.permissions.types import Mode, ToolRequest
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / ".env").write_text("SECRET=hunter2\n")
+    (tmp_path / "ws" / "a.txt").write_text("a\n")
+    return tmp_path / "ws"
+
+
+def kind(ws: Path, command: str, mode: Mode = "default", sandboxed: bool = False, **rules: list[str]) -> str:
+    sourced = [SourcedRule(k, r, "t") for k in ("deny", "ask", "allow") for r in rules.get(k, [])]
+    engine = RuleEngine(ws, mode, sourced)
+    engine.sandboxed = sandboxed
+    return engine.decide(ToolRequest("Bash", {}, (), False, command)).kind
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env -S 'touch /tmp/pw'",
+        "env --split-string='touch /tmp/pw'",
+        "sed -n 1p -e '1e touch X' a.txt",
+        "sed -n 1p -e '1w /tmp/out' a.txt",
+        "sed -n 1p -i a.txt",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch X' git status",
+        "PATH=. ls",
+        "LESSOPEN='|touch X' less a.txt",
+        "GIT_EXTERNAL_DIFF='touch X' git diff",
+        "git grep --open-files-in-pager=touch x",
+        "git grep -Otouch x",
+        "printf -v 'a[$(touch X)]' x",
+        "test -v 'a[$(touch X)]'",
+        "sort -S1k --compress-program=sh a.txt",
+        "git diff --no-index /etc/passwd a.txt",
+        "sudo ls",
+    ],
+)
+@pytest.mark.parametrize("mode", ["default", "plan"])
+def test_commands_that_run_code_or_write_are_not_read_only(ws: Path, command: str, mode: Mode) -> None:
+    assert kind(ws, command, mode) in ("ask", "deny")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat < .env",
+        "cat .e*",
+        "cat {.env,a.txt}",
+        "cat $HOME/.bashrc",
+        "cat $'.env'",
+        "grep -r SECRET .",
+        "rg SECRET",
+        "date -f .env",
+        "wc --files0-from=.env",
+        "diff --from-file=/etc/passwd a.txt",
+        "git show HEAD:.env",
+        "git log -p",
+        "grep -f .env a.txt",
+    ],
+)
+def test_reads_of_denied_or_outside_files_do_not_run_unasked(ws: Path, command: str) -> None:
+    assert kind(ws, command, deny=["Read(**/.env*)"]) in ("ask", "deny")
+
+
+def test_recursive_search_is_fine_when_the_sandbox_hides_denied_files(ws: Path) -> None:
+    assert kind(ws, "grep -r needle .", sandboxed=True, deny=["Read(**/.env*)"]) == "allow"
+    assert kind(ws, "grep -r needle .") == "allow"  # no rule hides anything
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cd .git && printf x > hooks/pre-commit", "cd $HOME && echo probe > probe.txt", "cd sub && cat a.txt"],
+)
+def test_a_cd_before_paths_asks(ws: Path, command: str) -> None:
+    assert kind(ws, command, "acceptEdits") in ("ask", "deny")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find . -exec rm -rf {} +",
+        "setsid rm x",
+        "busybox rm x",
+        "sudo rm x",
+        "flock f rm x",
+        "f(){ rm -rf x; }; f",
+        "$'rm' -rf x",
+        "/usr/bin/env rm x",
+        "watch -n 1 rm x",
+    ],
+)
+def test_deny_rules_hold_in_bypass(ws: Path, command: str) -> None:
+    assert kind(ws, command, "bypass", deny=["Bash(rm:*)"]) == "deny"
+
+
+@pytest.mark.parametrize("command", ["git -C . push", "git -c a=b push", "git --git-dir=.git push origin"])
+@pytest.mark.parametrize("mode", ["bypass", "acceptEdits"])
+def test_git_global_options_do_not_dodge_a_deny(ws: Path, command: str, mode: Mode) -> None:
+    assert kind(ws, command, mode, sandboxed=True, deny=["Bash(git push:*)"]) == "deny"
+
+
+def test_opaque_commands_are_denied_in_bypass_when_deny_rules_exist(ws: Path) -> None:
+    assert kind(ws, 'eval "$X"', "bypass", deny=["Bash(rm:*)"]) == "deny"
+    assert kind(ws, 'eval "$X"', "bypass") == "allow"  # bypass without deny rules is bypass
+
+
+def test_edit_deny_rules_cover_files_named_by_commands(ws: Path) -> None:
+    (ws / "secrets").mkdir()
+    rules = {"deny": ["Edit(secrets/**)"]}
+    assert kind(ws, "sed -i s/a/b/ secrets/key", "bypass", **rules) == "deny"
+    assert kind(ws, "cp a.txt secrets/key", "acceptEdits", sandboxed=True, **rules) == "deny"
+    assert kind(ws, "rm -rf .git", "bypass") == "deny"  # the built-in protection too
+    assert kind(ws, "sed -i s/a/b/ a.txt", "bypass", **rules) == "allow"
+
+
+def test_a_rule_for_the_bare_command_does_not_allow_it_under_sudo(ws: Path) -> None:
+    assert kind(ws, "sudo npm test", allow=["Bash(npm test)"]) == "ask"
