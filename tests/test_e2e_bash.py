@@ -134,7 +134,8 @@ def test_background_shells_die_with_the_session(shop: Path, tmp_path: Path) -> N
             "tool_calls": [
                 {"name": "Bash", "input": {"command": f"echo $$ > {pid_file}; sleep 60", "run_in_background": True}}
             ]
-        }
+        },
+        {"tool_calls": [{"name": "Bash", "input": {"command": f"until [ -s {pid_file} ]; do sleep 0.05; done"}}]},
     ]
     code, _, _ = run_script(shop, tmp_path, turns, "--permission-mode", "bypass", "--sandbox", "off")
     assert code == 0

@@ -358,8 +358,8 @@ def test_write_is_atomic_when_the_rename_fails(ctx: ToolContext, monkeypatch: py
     path.write_text("precious\n")
     read(ctx, "a.txt")
 
-    def boom(src: Any, dst: Any) -> None:
-        assert Path(src).exists()  # the temporary was fully written before the rename
+    def boom(src: Any, dst: Any, **fds: Any) -> None:
+        assert os.stat(src, dir_fd=fds["src_dir_fd"]).st_size == len("half-baked\n")  # fully written first
         raise OSError("disk on fire")
 
     monkeypatch.setattr(filestate.os, "replace", boom)
@@ -370,7 +370,7 @@ def test_write_is_atomic_when_the_rename_fails(ctx: ToolContext, monkeypatch: py
 
 
 def test_write_new_file_atomic_when_the_rename_fails(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
-    def boom(src: Any, dst: Any) -> None:
+    def boom(src: Any, dst: Any, **fds: Any) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(filestate.os, "replace", boom)

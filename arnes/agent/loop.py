@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from arnes.agent.context import THRESHOLD, compact, fixed_tokens, message_tokens
@@ -27,7 +28,8 @@ from arnes.agent.events import (
 )
 from arnes.errors import LimitReached, ProviderError
 from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec, block_to_json
-from arnes.permissions.types import ToolRequest
+from arnes.permissions.paths import resolve_real
+from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
 from arnes.tools.base import ToolError
 from arnes.workflow.verify import feedback
@@ -112,9 +114,10 @@ class Agent:
             r.stop_reason = "budget" if exc.limit != "turns" else "max_turns"
             r.limit = exc.limit
             r.error = str(exc)
+            self._answer_pending(f"Not run: {exc}")
         except KeyboardInterrupt:
             r.stop_reason = "interrupted"
-            self.messages = _answered(self.messages)
+            self._answer_pending("Interrupted by the user before it ran.")
         except ProviderError as exc:
             r.stop_reason = "error"
             r.error = str(exc)
@@ -138,6 +141,11 @@ class Agent:
                 r.verified,
             )
         )
+
+    def _answer_pending(self, why: str) -> None:
+        """Calls left without results (Ctrl-C, a limit) get one, in memory and in the trace."""
+        if self.messages and self.messages[-1].role == "assistant" and self.messages[-1].tool_calls:
+            self._append(Message("user", [ToolResultBlock(c.id, why, True) for c in self.messages[-1].tool_calls]))
 
     def _append(self, message: Message) -> None:
         self.messages.append(message)
@@ -233,23 +241,31 @@ class Agent:
         s = self.s
         try:
             tool, args = s.tools.parse(call.name, call.input)
-            targets = tuple(tool.targets(args, s.ctx))
+            # Each path's real path is resolved once: the decision and the write both use it.
+            targets = tuple(Target(t.path, t.access, resolve_real(t.path)) for t in tool.targets(args, s.ctx))
+            command = tool.command(args)
+            request = ToolRequest(call.name, call.input, targets, tool.read_only, command)
+            subject = command or ", ".join(s.ctx.display(t.path) for t in targets) or call.name
+            outcome = s.gate.check(request, subject, lambda: tool.preview(args, s.ctx))
         except ToolError as exc:
             return self._finish(call, str(exc), True, 0)
-        command = tool.command(args)
-        request = ToolRequest(call.name, call.input, targets, tool.read_only, command)
-        subject = command or ", ".join(s.ctx.display(t.path) for t in targets) or call.name
-        outcome = s.gate.check(request, subject, lambda: tool.preview(args, s.ctx))
+        except (OSError, ValueError) as exc:  # a path that cannot be judged is not run
+            s.bus.emit(PermissionEvent(call.id, call.name, "deny", f"could not judge the call: {exc}", "mode"))
+            self.result.denials.append({"tool": call.name, "reason": str(exc), "source": "mode"})
+            return self._finish(call, f"Permission denied: the call could not be judged ({exc}).", True, 0)
         d = outcome.decision
         s.bus.emit(PermissionEvent(call.id, call.name, d.kind, d.reason, d.source))
         if not outcome.allowed:
             self.result.denials.append({"tool": call.name, "reason": d.reason, "source": d.source})
             return self._finish(call, outcome.message or f"Permission denied: {d.reason}", True, 0)
-        return _Admitted(tool, args, tool.read_only)
+        pins = {t.path: t.real for t in targets if t.access == "write" and t.real is not None}
+        return _Admitted(tool, args, tool.read_only, pins)
 
     def _run_tool(self, call: ToolCall, admitted: _Admitted) -> ToolResultBlock:
         started = time.perf_counter()
         self._current_call = call.id
+        if not admitted.read_only:  # writes run one at a time, so the pins are this call's
+            self.s.ctx.pinned = admitted.pins
         try:
             output, is_error = admitted.tool.run(admitted.args, self.s.ctx), False
         except ToolError as exc:
@@ -303,3 +319,4 @@ class _Admitted:
     tool: Any
     args: Any
     read_only: bool
+    pins: dict[Path, Path] = field(default_factory=dict)

@@ -10,7 +10,7 @@ from arnes.errors import ConfigError
 from arnes.messages import Message, ToolResultBlock
 
 SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
-INTERRUPTED = "Interrupted before this call ran; it did not run."
+UNRECORDED = "No result was recorded for this call (the session stopped); check before relying on it."
 
 
 def traces_dir(workspace: Path) -> Path:
@@ -54,8 +54,24 @@ def load_history(trace: Path) -> list[Message]:
 
 
 def _repair(messages: list[Message]) -> list[Message]:
-    """A run cut mid-turn leaves calls without results: answer them, so every call has its pair."""
-    if messages and messages[-1].role == "assistant" and messages[-1].tool_calls:
-        results = [ToolResultBlock(c.id, INTERRUPTED, True) for c in messages[-1].tool_calls]
-        messages.append(Message("user", list(results)))
-    return messages
+    """A run cut mid-turn (a crash, a kill) may leave calls without results, anywhere: answer
+    each, so every call has its pair and the provider accepts the conversation."""
+    out: list[Message] = []
+    for i, message in enumerate(messages):
+        out.append(message)
+        if message.role != "assistant" or not message.tool_calls:
+            continue
+        following = messages[i + 1] if i + 1 < len(messages) else None
+        answered = (
+            {b.tool_call_id for b in following.content if isinstance(b, ToolResultBlock)}
+            if following is not None and following.role == "user"
+            else set()
+        )
+        missing = [ToolResultBlock(c.id, UNRECORDED, True) for c in message.tool_calls if c.id not in answered]
+        if not missing:
+            continue
+        if following is not None and following.role == "user":
+            messages[i + 1] = Message("user", [*missing, *following.content])
+        else:
+            out.append(Message("user", list(missing)))
+    return out

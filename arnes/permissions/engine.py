@@ -165,7 +165,7 @@ class RuleEngine:
 
     def _target(self, tool: str, target: Target) -> Decision:
         written = str(target.path)
-        real = real_path(written, self._root)
+        real = str(target.real) if target.real is not None else real_path(written, self._root)
         forms = (written, real) if written != real else (written,)
         tools = rule_tools(tool, target.access)
         if target.access == "write":

@@ -19,6 +19,7 @@ class Target:
 
     path: Path
     access: Access
+    real: Path | None = None  # resolved once by the caller: the decision and the write use the same
 
 
 @dataclass(frozen=True)

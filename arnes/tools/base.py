@@ -45,8 +45,15 @@ class ToolContext:
     jobs: BackgroundJobs = field(default_factory=BackgroundJobs)
     # Set by the agent loop: runs a sub-agent on (task, read_only) and returns its conclusion.
     subagent: Callable[[str, bool], str] | None = None
+    # Set by the loop for the write it is running: path as written -> the real path judged.
+    pinned: dict[Path, Path] = field(default_factory=dict)
+
+    def real_of(self, path: Path) -> Path | None:
+        return self.pinned.get(path)
 
     def path(self, file_path: str) -> Path:
+        if "\0" in file_path:
+            raise ToolError("The path contains a NUL byte; no file has such a name. Give the path again.")
         return absolute(self.workspace, file_path)
 
     def display(self, path: Path) -> str:

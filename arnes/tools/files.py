@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import stat
 from pathlib import Path
 
 from pydantic import Field
@@ -42,6 +43,8 @@ def read_text(path: Path, shown: str) -> str:
         raise ToolError(f"File does not exist: {shown}.{hint} Use Glob to find the right path.")
     if path.is_dir():
         raise ToolError(f"{shown} is a folder, not a file. Use Glob with path={shown!r} to list it.")
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device); it cannot be read.")
     data = path.read_bytes()
     if b"\0" in data[:8192]:
         raise ToolError(f"{shown} is a binary file; it cannot be read as text.")
@@ -145,7 +148,7 @@ class Write(BaseTool[WriteArgs]):
                 raise ToolError(problem)
         _, content = self._new_text(args, path)
         ctx.changes.before_write(path)
-        atomic_write(path, content.encode("utf-8"))
+        atomic_write(path, content.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines)."
@@ -205,7 +208,7 @@ class Edit(BaseTool[EditArgs]):
             raise ToolError(problem)
         before, after = self._apply(args, path, shown)
         ctx.changes.before_write(path)
-        atomic_write(path, after.encode("utf-8"))
+        atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
         replaced = before.replace("\r\n", "\n").count(args.old_string.replace("\r\n", "\n"))
         what = f"{replaced} occurrence{'s' if replaced != 1 else ''}" if args.replace_all else "1 occurrence"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
+import stat
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -98,28 +101,63 @@ class ChangeLog:
         return out
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, real: Path | None = None) -> None:
     """Write via a temporary file and rename: readers see the old file or the new, never half.
 
-    Writes land on the link's target (a link stays a link) and keep the file's mode; new files
-    get the default mode under the process umask. Ctrl-C mid-write leaves the old file and no
-    temporary behind.
+    The bytes land on `real` (the real path the permission decision was made on; by default the
+    real path now). Every folder on the way is opened without following links, so a link swapped
+    in after the decision makes the write fail instead of landing elsewhere. A link at the file
+    itself is replaced by the file, inside the folder that was judged. The file's mode is kept;
+    new files get the default mode under the umask. Ctrl-C mid-write leaves no temporary behind.
     """
-    target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
-    tmp = target.parent / f".{target.name}.arnes-{uuid.uuid4().hex[:8]}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    target = real or Path(os.path.realpath(path))
+    folder = _open_folder(target.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        try:
+            st = os.stat(target.name, dir_fd=folder, follow_symlinks=False)
+            mode = st.st_mode & 0o7777 if stat.S_ISREG(st.st_mode) else _default_mode()
+        except FileNotFoundError:
+            mode = _default_mode()
+        tmp = f".{target.name}.arnes-{uuid.uuid4().hex[:8]}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fchmod(handle.fileno(), mode)
+                os.fsync(handle.fileno())
+            os.replace(tmp, target.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=folder)
+            raise
+    finally:
+        os.close(folder)
+
+
+def _open_folder(folder: Path) -> int:
+    """Open `folder` component by component, never through a link; create what is missing."""
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in folder.parts[1:]:
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+            try:
+                child = os.open(part, flags, dir_fd=fd)
+            except FileNotFoundError:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                child = os.open(part, flags, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    message = f"{folder} changed while writing (a link appeared); read it again"
+                    raise OSError(exc.errno, message) from exc
+                raise
+            os.close(fd)
+            fd = child
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        os.close(fd)
         raise
+    return fd
 
 
 def _default_mode() -> int:
