@@ -23,7 +23,7 @@ from arnes.permissions.gate import PermissionGate
 from arnes.permissions.rules import SourcedRule
 from arnes.permissions.types import Mode, Policy
 from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec, choose_sandbox
-from arnes.sandbox.hidden import hidden_paths
+from arnes.sandbox.hidden import hidden_paths, unwritable_paths
 from arnes.tools.base import Tool, ToolContext, ToolRegistry
 from arnes.tools.bash import Bash, BashOutput, KillShell
 from arnes.tools.delegate import Delegate
@@ -37,7 +37,9 @@ from arnes.workflow.verify import Verifier
 Role = Literal["main", "subagent", "compaction"]
 WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
 # Inside the workspace, kept read-only for shell commands: hooks and config run code later.
-SANDBOX_READ_ONLY = (".git/hooks", ".git/config", ".arnes", "features.json")
+# The whole .git: hooks, config, commondir and friends all run code on the host later, and a
+# renamed .git could carry them back. Git commands that write the repository fail in the sandbox.
+SANDBOX_READ_ONLY = (".git", ".arnes", "features.json")
 
 
 def default_tools() -> list[Tool]:  # type: ignore[type-arg]  # heterogeneous argument types
@@ -49,10 +51,8 @@ def new_session_id() -> str:
 
 
 def _prepare_read_only(workspace: Path) -> None:
-    """Make sure the folders kept read-only exist, so a command cannot create them instead."""
+    """Make sure .arnes exists, so a command cannot create it (and settings in it) instead."""
     (workspace / ".arnes").mkdir(exist_ok=True)
-    if (workspace / ".git").is_dir():
-        (workspace / ".git" / "hooks").mkdir(exist_ok=True)
 
 
 @dataclass
@@ -108,6 +108,7 @@ class Session:
                 network=self.network,
                 read_only=tuple(self.workspace / p for p in SANDBOX_READ_ONLY),
                 hidden=lambda: hidden_paths(engine),
+                unwritable=lambda: unwritable_paths(engine),
             )
             sandbox = choose_sandbox(self.sandbox_mode, spec)
             if sandbox.name != "off":

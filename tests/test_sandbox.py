@@ -102,7 +102,7 @@ class TestBubblewrap:
         out = run(session(tmp_path, "bubblewrap"), f"echo x > {marker} && cat {marker}")
         assert "exit code: 0" in out and not marker.exists()
 
-    def test_git_hooks_config_and_arnes_stay_read_only(self, tmp_path: Path) -> None:
+    def test_git_and_arnes_stay_read_only(self, tmp_path: Path) -> None:
         (tmp_path / ".git" / "hooks").mkdir(parents=True)
         (tmp_path / ".git" / "config").write_text("[core]\n")
         (tmp_path / ".arnes").mkdir()
@@ -112,7 +112,36 @@ class TestBubblewrap:
         assert not (tmp_path / ".git" / "hooks" / "pre-commit").exists()
         assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
         assert (tmp_path / ".arnes" / "settings.json").read_text() == "{}"
-        assert "exit code: 0" in run(s, "echo ok > .git/HEAD2")  # the rest of .git is the workspace's
+        out = run(s, "mv .git .g; echo x > .git/commondir; mv .arnes .a")  # no rename, no redirection
+        assert (tmp_path / ".git" / "hooks").is_dir() and not (tmp_path / ".g").exists()
+        assert not (tmp_path / ".git" / "commondir").exists() and (tmp_path / ".arnes").is_dir()
+        assert "Device or resource busy" in out or "Read-only file system" in out
+
+    def test_files_an_edit_rule_denies_stay_read_only(self, tmp_path: Path) -> None:
+        (tmp_path / "secrets").mkdir()
+        (tmp_path / "secrets" / "key").write_text("original\n")
+        (tmp_path / "notes.txt").write_text("free\n")
+        s = session(tmp_path, "bubblewrap", rules=[SourcedRule("deny", "Edit(secrets/**)", "t")])
+        run(s, "sed -i s/original/changed/ secrets/key; echo more >> notes.txt")
+        assert (tmp_path / "secrets" / "key").read_text() == "original\n"
+        assert (tmp_path / "notes.txt").read_text() == "free\nmore\n"
+
+    def test_unix_sockets_under_run_are_out_of_reach(self, tmp_path: Path) -> None:
+        path = Path(f"/run/arnes-test-{os.getpid()}.sock")
+        try:
+            server = socket.socket(socket.AF_UNIX)
+            server.bind(str(path))
+        except OSError as exc:
+            pytest.skip(f"cannot make a socket under /run here: {exc}")
+        server.listen(1)
+        try:
+            probe = (
+                f"python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{path}'); print('reached')\""
+            )
+            assert "reached" not in run(session(tmp_path, "bubblewrap"), probe)
+        finally:
+            server.close()
+            path.unlink()
 
     def test_network_is_off_unless_asked_for(self, tmp_path: Path, listener: int) -> None:
         assert "hello" not in run(session(tmp_path, "bubblewrap"), CONNECT.format(port=listener))
@@ -144,6 +173,15 @@ class TestLandlock:
         out = run(s, f"echo in > inside.txt; echo out > {outside}/escape.txt")
         assert (tmp_path / "inside.txt").read_text() == "in\n"
         assert not (outside / "escape.txt").exists() and "Permission denied" in out
+
+
+def test_too_many_hidden_files_collapse_into_their_folders() -> None:
+    from arnes.sandbox.hidden import collapse
+
+    many = [Path(f"/ws/certs/{i // 100}/k{i}.pem") for i in range(2000)]
+    folded = collapse(many, most=50)
+    assert folded == sorted({Path(f"/ws/certs/{i}") for i in range(20)})
+    assert collapse(many[:10], most=50) == many[:10]
 
 
 def test_auto_picks_a_working_backend_and_off_is_off(tmp_path: Path) -> None:

@@ -239,6 +239,13 @@ class RuleEngine:
         with self._lock:
             return any(self._first(kind, tools, forms, every=False) for kind in ("deny", "ask"))
 
+    def write_covered(self, path: Path) -> bool:
+        """True when a deny or ask rule covers writing `path` (the sandbox then keeps it read-only)."""
+        written = str(path)
+        forms = (written, real_path(written, self._root))
+        with self._lock:
+            return any(self._first(kind, rule_tools("Edit", "write"), forms, every=False) for kind in ("deny", "ask"))
+
     def suggest_rule(self, request: ToolRequest) -> str | None:
         """The session rule offered as "always": reading a folder outside, or a command prefix."""
         if request.command is not None:

@@ -22,6 +22,8 @@ class SandboxSpec:
     read_only_workspace: bool = False  # read-only agents: the workspace itself is not writable
     # Called before each command: the files a Read deny or ask rule covers, to be made unreadable.
     hidden: Callable[[], list[Path]] = field(default=lambda: [])
+    # Called before each command: files an Edit deny or ask rule covers, kept read-only.
+    unwritable: Callable[[], list[Path]] = field(default=lambda: [])
 
 
 class Sandbox(Protocol):

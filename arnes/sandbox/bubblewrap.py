@@ -58,7 +58,10 @@ class Bubblewrap:
         args = [path, "--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         args += ["--ro-bind" if self.spec.read_only_workspace else "--bind", ws, ws]
-        for kept in self.spec.read_only:
+        if not self.spec.network:
+            # Unix sockets (docker, D-Bus, agents) live in files, not in the network namespace.
+            args += ["--tmpfs", "/run"]
+        for kept in [*self.spec.read_only, *self.spec.unwritable()]:
             if kept.exists():
                 args += ["--ro-bind", str(kept), str(kept)]
         for hidden in self.spec.hidden():

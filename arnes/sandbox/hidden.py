@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from arnes.permissions.engine import RuleEngine
@@ -15,11 +16,21 @@ _WILD = set("*?[")
 
 
 def hidden_paths(engine: RuleEngine) -> list[Path]:
+    """Files a Read deny or ask rule covers: the sandbox makes them unreadable."""
+    return _covered(engine, ("Read",), lambda p: engine.hidden("Read", p))
+
+
+def unwritable_paths(engine: RuleEngine) -> list[Path]:
+    """Files an Edit/Write deny or ask rule covers: the sandbox keeps them read-only."""
+    return _covered(engine, ("Edit", "Write"), lambda p: engine.write_covered(p))
+
+
+def _covered(engine: RuleEngine, tools: tuple[str, ...], judge: Callable[[Path], bool]) -> list[Path]:
     found: list[Path] = []
     ws, home = str(engine.workspace), str(engine.home)
     for sourced in engine.listing():
         rule = parse_rule(sourced.rule)
-        if sourced.kind == "allow" or rule.tool != "Read" or rule.specifier is None:
+        if sourced.kind == "allow" or rule.tool not in tools or rule.specifier is None:
             continue
         glob = anchor(rule.specifier, ws, home)
         parts = glob.split("/")
@@ -37,8 +48,18 @@ def hidden_paths(engine: RuleEngine) -> list[Path]:
         if os.path.isdir(root):
             found += _matching(root, rest, case_insensitive=True)
     # The rules are the judge: keep only what they really cover, in a stable order.
-    unique = sorted({p for p in found if engine.hidden("Read", p)})
-    return unique[:LIMIT]
+    unique = sorted({p for p in found if judge(p)})
+    return collapse(unique)
+
+
+def collapse(paths: list[Path], most: int = 500) -> list[Path]:
+    """Too many paths for one bwrap command line: cover their folders instead (hides more, never less)."""
+    while len(paths) > most:
+        parents = sorted({p.parent for p in paths})
+        if parents == paths:
+            break
+        paths = parents
+    return paths[:LIMIT]
 
 
 def _matching(root: str, rest: str, *, case_insensitive: bool) -> list[Path]:

@@ -1,0 +1,96 @@
+"""Loop and tool hardening found in review: races, odd paths, odd files, resumable traces."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from arnes.agent.loop import Agent
+from arnes.agent.resume import UNRECORDED, load_history
+from arnes.llm.script import ScriptProvider
+from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock
+from arnes.session import Session
+from arnes.tools.base import ToolContext, ToolError
+from arnes.tools.files import Read, ReadArgs
+from arnes.tools.filestate import atomic_write
+
+
+def test_a_write_lands_on_the_real_path_that_was_judged(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    (ws / "inside.txt").write_text("old\n")
+    (ws / "link").symlink_to(outside / "pwned")  # swapped in after the decision
+    atomic_write(ws / "link", b"new\n", real=ws / "inside.txt")
+    assert (ws / "inside.txt").read_text() == "new\n" and not (outside / "pwned").exists()
+
+
+def test_a_folder_swapped_for_a_link_makes_the_write_fail(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    (ws / "sub").symlink_to(outside)  # judged when `sub` was a real folder inside
+    with pytest.raises(OSError, match="changed while writing"):
+        atomic_write(ws / "sub" / "a.txt", b"x", real=ws / "sub" / "a.txt")
+    assert list(outside.iterdir()) == []
+
+
+def test_nul_bytes_in_paths_are_refused_not_crashes(tmp_path: Path) -> None:
+    turns = [{"tool_calls": [{"name": n, "input": i}]} for n, i in [
+        ("Read", {"file_path": "a\u0000b"}), ("Write", {"file_path": "a\u0000b", "content": "x"}),
+        ("Glob", {"pattern": "*", "path": "a\u0000b"}), ("Bash", {"command": "cat 'a\u0000b'"}),
+    ]]  # fmt: skip
+    session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="bypass")
+    agent = Agent(session)
+    result = agent.run("go")
+    assert result.stop_reason == "end_turn" and result.tool_calls == 4
+    results = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
+    assert all(r.is_error for r in results[:3])
+
+
+def test_a_fifo_is_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ToolError, match="not a regular file"):
+        Read().run(ReadArgs(file_path="pipe"), ToolContext(tmp_path))
+
+
+def _trace(path: Path, messages: list[Message]) -> None:
+    lines = [json.dumps({"event": "message", **m.to_json()}) for m in messages]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_resume_answers_every_call_left_without_a_result(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    call_a, call_b = ToolCall("a", "Read", {"file_path": "x"}), ToolCall("b", "Read", {"file_path": "y"})
+    _trace(trace, [
+        Message.user("task"),
+        Message("assistant", [call_a, call_b]),
+        Message("user", [ToolResultBlock("a", "done")]),  # b never got its result
+        Message("assistant", [ToolCall("c", "Glob", {"pattern": "*"})]),  # nor c: the run died here
+    ])  # fmt: skip
+    history = load_history(trace)
+    first = {b.tool_call_id: b for b in history[2].content if isinstance(b, ToolResultBlock)}
+    assert first["a"].content == "done" and first["b"].content == UNRECORDED
+    assert history[-1].role == "user" and history[-1].content[0] == ToolResultBlock("c", UNRECORDED, True)
+
+
+def test_a_limit_mid_turn_leaves_a_resumable_trace(tmp_path: Path) -> None:
+    from arnes.agent.budget import Budget
+    from arnes.agent.trace import JsonlTrace
+
+    (tmp_path / "a.txt").write_text("x\n")
+    turns = [{"tool_calls": [{"name": "Read", "input": {"file_path": "a.txt"}}]}] * 3
+    session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), budget=Budget(max_tokens=10))
+    trace = JsonlTrace(tmp_path / "t.jsonl")
+    session.bus.subscribe(trace)
+    result = Agent(session).run("go")
+    trace.close()
+    assert result.stop_reason == "budget"
+    history = load_history(tmp_path / "t.jsonl")
+    calls = {c.id for m in history for c in m.tool_calls}
+    answered = {b.tool_call_id for m in history for b in m.content if isinstance(b, ToolResultBlock)}
+    assert calls and calls == answered
+    assert history[0].content[0] == TextBlock("go")
