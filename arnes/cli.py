@@ -48,8 +48,9 @@ def global_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", nargs="?", const="", metavar="ID", help="continue a session (default: the latest here)")
     p.add_argument("--progress", action="store_true", help="record each task's outcome in PROGRESS.md")
     p.add_argument(
-        "--verify", nargs="?", const="", metavar="CMD",
-        help="run CMD (default: verify.command in settings, else detected) when the model ends; red goes back to it",
+        "--verify", metavar="CMD",
+        help="run CMD when the model ends its turn; red output goes back to it. "
+        "`--verify auto`: verify.command from settings, else detected (pytest, npm test, cargo test, ...)",
     )  # fmt: skip
     p.add_argument("--verify-rounds", type=int, default=3, metavar="N", help="red results sent back at most (3)")
     p.add_argument("--sandbox", choices=["auto", "bubblewrap", "landlock", "off"])

@@ -129,7 +129,9 @@ def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = No
         history = load_history(trace_path)
     session = build_session(args, ws, cfg, session_id)
     if args.verify is not None:
-        session.verifier = make_verifier(session, args.verify or cfg.verify_command, args.verify_rounds)
+        session.verifier = make_verifier(
+            session, None if args.verify == "auto" else args.verify, args.verify_rounds, cfg
+        )
     return execute(args, session, cfg, task or CONTINUE, history=history, trace_path=trace_path)
 
 
@@ -141,14 +143,16 @@ def run_interactive(args: argparse.Namespace) -> int:
     cfg = resolve_config(args, ws)
     session = build_session(args, ws, cfg)
     if args.verify is not None:
-        session.verifier = make_verifier(session, args.verify or cfg.verify_command, args.verify_rounds)
+        session.verifier = make_verifier(
+            session, None if args.verify == "auto" else args.verify, args.verify_rounds, cfg
+        )
     with subscribe(args, session, cfg):
         return Repl(args, session, cfg, Agent(session)).run()
 
 
-def make_verifier(session: Session, command: str | None, rounds: int) -> Verifier:
-    """The given command, else the detected one; none at all is a usage error."""
-    chosen = command or detect(session.workspace)
+def make_verifier(session: Session, command: str | None, rounds: int, cfg: EffectiveConfig) -> Verifier:
+    """The given command, else the configured one, else the detected one; none is a usage error."""
+    chosen = command or cfg.verify_command or detect(session.workspace)
     if not chosen:
         raise ConfigError(
             "--verify: no verify command. Pass one (--verify 'pytest -q') or set verify.command in settings; "
