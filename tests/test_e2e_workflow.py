@@ -58,8 +58,9 @@ def test_verify_that_stays_red_exits_4(shop: Path, tmp_path: Path) -> None:
 
 
 def test_verify_command_is_detected_or_refused(shop: Path, tmp_path: Path) -> None:
+    trace = str(tmp_path / "t.jsonl")
     run = run_arnes("--provider", "script", "--script", script(tmp_path, [READ, FIX]), "-w", str(shop),
-                    "--permission-mode", "acceptEdits", "--verify", "auto", "--trace", str(tmp_path / "t.jsonl"), "x")  # fmt: skip
+                    "--permission-mode", "acceptEdits", "--verify", "auto", "--trace", trace, "x")  # fmt: skip
     assert run.code == 0
     assert [e["command"] for e in read_trace(tmp_path / "t.jsonl") if e["event"] == "verify"] == [
         "python -m unittest -q"
@@ -96,7 +97,8 @@ def test_next_works_one_feature_and_only_green_promotes_it(shop: Path, tmp_path:
     first = run_arnes("--provider", "script", "--script", script(tmp_path, [{"text": "done"}]), "-w", str(shop),
                       "--verify-rounds", "0", "next")  # fmt: skip
     assert first.code == 4 and states(shop) == {"F01": "active", "F02": "not_started"}
-    again = run_arnes("--provider", "script", "--script", script(tmp_path, [cheat, READ, FIX, {"text": "ok"}], "s2.json"),
+    second = script(tmp_path, [cheat, READ, FIX, {"text": "ok"}], "s2.json")
+    again = run_arnes("--provider", "script", "--script", second,
                       "-w", str(shop), "--permission-mode", "bypass", "next")  # fmt: skip
     assert again.code == 0, again.out + again.err
     assert "continuing F01" in again.out and "F01 is passing" in again.out
@@ -157,7 +159,8 @@ def test_handoff_lists_what_is_not_clean_and_says_clean_when_it_is(shop: Path) -
 
 def test_checker_fail_goes_back_to_the_implementer_then_passes(shop: Path, tmp_path: Path) -> None:
     turns = [
-        READ, {"tool_calls": [call("Edit", file_path="pricing.py", old_string="DISCOUNT_RATE = 0.10", new_string="DISCOUNT_RATE = 0.15")]},
+        READ,
+        {"tool_calls": [call("Edit", file_path="pricing.py", old_string="RATE = 0.10", new_string="RATE = 0.15")]},
         {"text": "Done."},  # implementer, round 1
         {"tool_calls": [call("Read", file_path="pricing.py")]},
         {"text": "pricing.py:3 the comment still says 10 %.\nVERDICT: FAIL"},  # checker, round 1
