@@ -14,7 +14,7 @@ from pathlib import Path
 
 from arnes import __version__
 
-SUBCOMMANDS = ("demo", "permissions", "features", "next", "check", "handoff", "checker", "eval")
+SUBCOMMANDS = ("demo", "permissions", "features", "next", "check", "handoff", "checker", "eval", "team")
 SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_LIMIT, EXIT_RED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
@@ -27,7 +27,7 @@ def global_parser() -> argparse.ArgumentParser:
         "permissions [check TOOL PATH_OR_COMMAND] (the effective rules, or one decision explained); "
         "features; next (work on the next feature, WIP=1); check (the verification ladder); "
         "handoff (is the workspace clean to hand over?); checker TASK (maker-checker); "
-        "eval [DIR] (evals; eval compare A.json B.json). "
+        "eval [DIR] (evals; eval compare A.json B.json); team list|show NAME|run NAME TASK. "
         "Use `arnes -- TEXT` for a task that starts like a subcommand.",
     )
     p.add_argument("task", nargs="*", help="what the agent should do")
@@ -132,6 +132,7 @@ def dispatch(command: str, args: argparse.Namespace, rest: list[str]) -> int:
         "handoff": ("workflow", "run_handoff"),
         "checker": ("workflow", "run_checker"),
         "eval": ("evals", "run"),
+        "team": ("team", "run"),
     }[command]
     handler = getattr(import_module(f"arnes.commands.{module}"), function)
     code: int = handler(args, rest)

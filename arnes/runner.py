@@ -112,6 +112,12 @@ def build_session(
 
     session.provider = retrying(main)
     session.roles = {role: retrying(p) for role, p in roles.items()}
+
+    def switch(provider: Provider, model: str) -> Provider:
+        chosen = ModelSettings(provider=provider.name if provider.name in PROFILES else None, name=model)
+        return retrying(_provider(chosen, cfg, stream)[0])
+
+    session.model_switch = switch
     return session
 
 

@@ -94,6 +94,7 @@ class Session:
     shared: Shared | None = None
     owns_jobs: bool = True
     verifier: Verifier | None = None
+    model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
     engine: RuleEngine = field(init=False)
     sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)
@@ -148,10 +149,19 @@ class Session:
         response = self.provider_for("compaction").complete(SUMMARY_PROMPT, [Message.user(transcript)], [])
         return response.message.text
 
-    def child(self, *, read_only: bool, parent_call: str) -> Session:
+    def child(
+        self,
+        *,
+        read_only: bool,
+        parent_call: str,
+        tool_names: list[str] | None = None,
+        model: str | None = None,
+    ) -> Session:
         """A sub-agent's session: clean context, fewer tools, permissions only ever narrower."""
         assert self.shared is not None and self.policy is not None
         tools = [t for t in self.tools if not (read_only and t.name in WRITE_TOOLS)]
+        if tool_names is not None:
+            tools = [t for t in tools if t.name in tool_names]
         names = {t.name for t in tools}
         policy: Policy = AllowTools(ReadOnly(self.policy) if read_only else self.policy, names)
         shared = self.shared
@@ -159,9 +169,12 @@ class Session:
             spec = dataclasses.replace(shared.spec, read_only_workspace=True)
             shared = dataclasses.replace(shared, spec=spec, sandbox=choose_sandbox(self._sandbox_mode_in_use(), spec))
         bus = EventBus([_forward(self.bus, parent_call)])
+        provider = self.provider_for("subagent")
+        if model:
+            provider = self.with_model(provider, model)
         return Session(
             workspace=self.workspace,
-            provider=self.provider_for("subagent"),
+            provider=provider,
             mode=self.mode,
             approver=self.approver,
             policy=policy,
@@ -176,7 +189,12 @@ class Session:
             max_depth=self.max_depth,
             shared=shared,
             owns_jobs=False,
+            model_switch=self.model_switch,
         )
+
+    def with_model(self, provider: Provider, model: str) -> Provider:
+        """The same provider with another model, where the runner knows how to build one."""
+        return self.model_switch(provider, model) if self.model_switch else provider
 
     def _sandbox_mode_in_use(self) -> SandboxMode:
         name = self.sandbox.name

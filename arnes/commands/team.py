@@ -1,0 +1,99 @@
+"""`arnes team list | show NAME | run NAME "TASK"`."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from pathlib import Path
+
+from rich.console import Console
+
+from arnes.workflow.teams.clis import PROFILES, enforcement
+from arnes.workflow.teams.config import Team, builtin_names, load_team, project_names
+
+
+def run(args: argparse.Namespace, rest: list[str]) -> int:
+    from arnes.cli import workspace_of
+
+    parser = argparse.ArgumentParser(prog="arnes team", description="Teams of agents with read-only roles.")
+    sub = parser.add_subparsers(dest="action", required=True)
+    sub.add_parser("list", help="the teams of this project and the built-in templates")
+    show = sub.add_parser("show", help="an outline of a team's graph")
+    show.add_argument("name")
+    go = sub.add_parser("run", help="run a team on a task")
+    go.add_argument("name")
+    go.add_argument("task", nargs="+")
+    opts = parser.parse_args(rest)
+    ws = workspace_of(args)
+    console = Console(highlight=False, soft_wrap=True)
+    if opts.action == "list":
+        for name in project_names(ws):
+            console.print(f"{name}  (.arnes/teams/{name}.toml)", markup=False)
+        for name in builtin_names():
+            console.print(f"{name}  (built in)", markup=False)
+        return 0
+    team = load_team(ws, opts.name)
+    if opts.action == "show":
+        console.print(outline(team), markup=False)
+        return 0
+    return run_team(args, ws, team, " ".join(opts.task), console)
+
+
+def outline(team: Team) -> str:
+    lines = [f"team {team.name}"]
+    for node in team.nodes:
+        role = "read-only" if node.read_only else "may write"
+        lines.append(f"  {node.id}: {node.agent}, {role}")
+        if node.read_only:
+            lines.append(f"    read-only is {enforcement(node.agent)}")
+        if node.agent != "arnes":
+            lines.append(f"    source of its flags: {PROFILES[node.agent].source}")
+        lines.append(f"    role: {node.prompt}")
+    starts = team.starts()
+    lines.append(f"  starts with: {', '.join(starts)}{' (in parallel)' if len(starts) > 1 else ''}")
+    for node in team.nodes:
+        out = team.outgoing(node.id)
+        always = [e.to for _, e in out if e.when == "always"]
+        if len(always) > 1:
+            lines.append(f"  after {node.id}: {', '.join(always)} in parallel")
+        for _, edge in out:
+            when = "" if edge.when == "always" else f" when it {'passes' if edge.when == 'pass' else 'fails'}"
+            lines.append(f"  {edge.source} -> {edge.to}{when} (at most {edge.max_rounds} times)")
+    return "\n".join(lines)
+
+
+def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console: Console) -> int:
+    from arnes.cli import EXIT_OK, EXIT_RED
+    from arnes.permissions.approvers import NoTerminalApprover
+    from arnes.runner import build_session, resolve_config, subscribe
+    from arnes.session import Session
+    from arnes.workflow.teams.run import TeamRunner
+    from arnes.workflow.teams.timeline import Timeline
+
+    cfg = resolve_config(args, ws)
+    run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + team.name
+    timeline = Timeline(ws / ".arnes" / "teams" / "runs", run_id, console)
+    opened = []
+    first: list[Session] = []
+
+    def make_session(workspace: Path, interactive: bool) -> Session:
+        session = build_session(args, workspace, cfg)
+        if first:  # one model plays every arnes node (and a scripted one keeps its place)
+            session.provider, session.roles = first[0].provider, first[0].roles
+        else:
+            first.append(session)
+        if not interactive:  # parallel branches: nobody can answer two prompts at once
+            session.approver = NoTerminalApprover()
+            session.gate.approver = session.approver
+        context = subscribe(args, session, cfg, ws / ".arnes" / "teams" / "runs" / f"{run_id}-{session.id}.jsonl")
+        context.__enter__()
+        opened.append(context)
+        return session
+
+    try:
+        result = TeamRunner(team, ws, make_session, timeline).run(task)
+    finally:
+        for context in opened:
+            context.__exit__(None, None, None)
+    console.print(f"timeline: {timeline.jsonl} (readable: {timeline.readable})", markup=False)
+    return EXIT_OK if result.passed else EXIT_RED

@@ -1,0 +1,94 @@
+"""Team files (`.arnes/teams/NAME.toml`, DESIGN §8), validated strictly like settings."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from arnes.errors import ConfigError
+
+AgentName = Literal["arnes", "claude", "codex", "opencode", "gemini"]
+
+
+class Node(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
+    prompt: str = Field(min_length=1, description="The node's role.")
+    agent: AgentName = "arnes"
+    read_only: bool = False
+    model: str | None = None
+    tools: list[str] | None = Field(None, description="arnes nodes: only these tools.")
+    args: list[str] = Field(default_factory=list, description="External CLIs: extra arguments.")
+    verify: str | None = Field(None, description="A command that must be green for the node to pass.")
+
+
+class Edge(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    source: str = Field(alias="from")
+    to: str
+    when: Literal["always", "pass", "fail"] = "always"
+    max_rounds: int = Field(3, ge=1, description="How often this edge may be taken in one run.")
+
+
+class Team(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = ""
+    nodes: list[Node] = Field(min_length=1)
+    edges: list[Edge] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Team:
+        ids = [n.id for n in self.nodes]
+        if len(ids) != len(set(ids)):
+            raise ValueError("node ids must be unique")
+        for edge in self.edges:
+            for end in (edge.source, edge.to):
+                if end not in ids:
+                    raise ValueError(f"edge {edge.source} -> {edge.to} names an unknown node {end!r}")
+        return self
+
+    def node(self, node_id: str) -> Node:
+        return next(n for n in self.nodes if n.id == node_id)
+
+    def starts(self) -> list[str]:
+        """Nodes nobody leads to (run first, in parallel when several); else the first node."""
+        targets = {e.to for e in self.edges}
+        return [n.id for n in self.nodes if n.id not in targets] or [self.nodes[0].id]
+
+    def outgoing(self, node_id: str) -> list[tuple[int, Edge]]:
+        return [(i, e) for i, e in enumerate(self.edges) if e.source == node_id]
+
+
+def builtin_names() -> list[str]:
+    folder = resources.files("arnes.workflow.teams")
+    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def project_names(workspace: Path) -> list[str]:
+    folder = workspace / ".arnes" / "teams"
+    return sorted(p.stem for p in folder.glob("*.toml")) if folder.is_dir() else []
+
+
+def load_team(workspace: Path, name: str) -> Team:
+    """A project team (.arnes/teams/NAME.toml) first, else a built-in template of that name."""
+    path = workspace / ".arnes" / "teams" / f"{name}.toml"
+    if path.is_file():
+        text, where = path.read_text(encoding="utf-8"), str(path)
+    elif name in builtin_names():
+        text = (resources.files("arnes.workflow.teams") / f"{name}.toml").read_text(encoding="utf-8")
+        where = f"built-in team {name}"
+    else:
+        known = ", ".join(project_names(workspace) + builtin_names())
+        raise ConfigError(f"no team {name!r} (in .arnes/teams/ or built in); teams: {known}")
+    try:
+        team = Team.model_validate({**tomllib.loads(text), "name": name})
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: not valid TOML ({exc})") from exc
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'team'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"{where}: invalid team: {problems}") from exc
+    return team

@@ -1,0 +1,211 @@
+"""Run a team: waves of nodes (parallel branches in their own copies of the workspace), edges
+taken by verdict with round limits, every node's writes detected and attributed."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arnes.agent.events import Event, ToolResultEvent
+from arnes.agent.loop import Agent
+from arnes.session import Session
+from arnes.tools.filestate import atomic_write
+from arnes.workflow.teams import snapshot
+from arnes.workflow.teams.clis import command_line
+from arnes.workflow.teams.config import Node, Team
+from arnes.workflow.teams.timeline import Timeline
+from arnes.workflow.verify import run_check
+
+MAX_STEPS = 40
+EXTERNAL_TIMEOUT = 1800.0
+_FAIL = re.compile(r"^\W*VERDICT\W*\s*FAIL\b", re.IGNORECASE | re.MULTILINE)
+
+SessionFactory = Callable[[Path, bool], Session]  # (workspace, interactive) -> a session
+
+
+@dataclass
+class NodeResult:
+    node: str
+    passed: bool
+    report: str
+    wrote: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TeamResult:
+    passed: bool
+    steps: list[NodeResult] = field(default_factory=list)
+    conflicts: list[tuple[list[str], list[str]]] = field(default_factory=list)
+
+
+@dataclass
+class TeamRunner:
+    team: Team
+    workspace: Path
+    make_session: SessionFactory
+    timeline: Timeline
+    reports: dict[str, str] = field(default_factory=dict)
+
+    def run(self, task: str) -> TeamResult:
+        result = TeamResult(passed=True)
+        taken: dict[int, int] = {}
+        frontier = self.team.starts()
+        steps = 0
+        last: list[NodeResult] = []
+        while frontier and steps < MAX_STEPS:
+            wave = list(dict.fromkeys(frontier))
+            steps += len(wave)
+            last = self._wave(wave, task, result)
+            result.steps += last
+            frontier = []
+            for done in last:
+                for index, edge in self.team.outgoing(done.node):
+                    wanted = edge.when == "always" or (edge.when == "pass") == done.passed
+                    if not wanted:
+                        continue
+                    if taken.get(index, 0) >= edge.max_rounds:
+                        self.timeline.record(
+                            "edge_limit", f"{edge.source} -> {edge.to}: round limit {edge.max_rounds} reached",
+                            "yellow", source=edge.source, to=edge.to, max_rounds=edge.max_rounds,
+                        )  # fmt: skip
+                        continue
+                    taken[index] = taken.get(index, 0) + 1
+                    frontier.append(edge.to)
+        result.passed = all(r.passed for r in last) and not result.conflicts
+        self.timeline.record(
+            "team_end", f"team {'PASS' if result.passed else 'FAIL'} after {steps} steps",
+            "green" if result.passed else "red", status="pass" if result.passed else "fail", steps=steps,
+        )  # fmt: skip
+        return result
+
+    # -- waves ---------------------------------------------------------------------------------
+    def _wave(self, wave: list[str], task: str, result: TeamResult) -> list[NodeResult]:
+        if len(wave) == 1:
+            node = self.team.node(wave[0])
+            before = snapshot.take(self.workspace)
+            done = self._node(node, self.workspace, task, interactive=True)
+            done.wrote = snapshot.changed(before, snapshot.take(self.workspace))
+            self._record_writes(node, done.wrote)
+            return [done]
+        return self._parallel([self.team.node(n) for n in wave], task, result)
+
+    def _parallel(self, nodes: list[Node], task: str, result: TeamResult) -> list[NodeResult]:
+        """Each branch works in its own copy; what they write is compared, then brought back."""
+        self.timeline.record("parallel", f"in parallel: {', '.join(n.id for n in nodes)}", nodes=[n.id for n in nodes])
+        before = snapshot.take(self.workspace)
+        with tempfile.TemporaryDirectory(prefix="arnes-team-") as tmp:
+            copies = {n.id: Path(tmp) / n.id for n in nodes}
+            for path in copies.values():
+                shutil.copytree(self.workspace, path, symlinks=True)
+            with ThreadPoolExecutor(max_workers=len(nodes)) as pool:
+                futures = {n.id: pool.submit(self._node, n, copies[n.id], task, False) for n in nodes}
+                done = [futures[n.id].result() for n in nodes]
+            for node, outcome in zip(nodes, done, strict=True):
+                outcome.wrote = snapshot.changed(before, snapshot.take(copies[node.id]))
+                self._record_writes(node, outcome.wrote)
+            owners: dict[str, list[str]] = {}
+            for node, outcome in zip(nodes, done, strict=True):
+                for rel in outcome.wrote:
+                    owners.setdefault(rel, []).append(node.id)
+            clashing = sorted(rel for rel, who in owners.items() if len(who) > 1)
+            if clashing:
+                who = sorted({n for rel in clashing for n in owners[rel]})
+                result.conflicts.append((who, clashing))
+                self.timeline.record(
+                    "conflict", f"CONFLICT: {', '.join(who)} all wrote {', '.join(clashing)}; none of it applied",
+                    "bold red", nodes=who, files=clashing,
+                )  # fmt: skip
+            for node, outcome in zip(nodes, done, strict=True):
+                if node.read_only:
+                    continue  # a read-only node's writes are reported, never brought back
+                for rel in outcome.wrote:
+                    if rel not in clashing:
+                        _bring_back(copies[node.id] / rel, self.workspace / rel)
+        return done
+
+    def _record_writes(self, node: Node, files: list[str]) -> None:
+        if not files:
+            return
+        if node.read_only:
+            line = f"READ-ONLY NODE {node.id} WROTE TO THE TREE: {', '.join(files)}"
+            self.timeline.record("node_wrote", line, "bold red", node=node.id, files=files, read_only=True)
+        else:
+            line = f"node {node.id} wrote to the tree: {', '.join(files)}"
+            self.timeline.record("node_wrote", line, "cyan", node=node.id, files=files, read_only=False)
+
+    # -- one node ------------------------------------------------------------------------------
+    def _node(self, node: Node, workspace: Path, task: str, interactive: bool) -> NodeResult:
+        self.timeline.record(
+            "node_start", f"{node.id} starts ({node.agent}{', read-only' if node.read_only else ''})",
+            "bold", node=node.id, agent=node.agent, read_only=node.read_only,
+        )  # fmt: skip
+        prompt = self._prompt(node, task)
+        if node.agent == "arnes":
+            report, ok = self._arnes(node, workspace, prompt, interactive)
+        else:
+            report, ok = self._external(node, workspace, prompt)
+        passed = ok and not _FAIL.search(report)
+        if passed and node.verify:
+            verdict = run_check(node.verify, workspace)
+            passed = verdict.passed
+            if not verdict.passed:
+                report += f"\n\nThe verify command `{node.verify}` is red:\n{verdict.output}"
+        self.reports[node.id] = report
+        self.timeline.record(
+            "node_end", f"{node.id} ends: {'PASS' if passed else 'FAIL'}", "green" if passed else "red",
+            node=node.id, verdict="pass" if passed else "fail", report=report[-2000:],
+        )  # fmt: skip
+        return NodeResult(node.id, passed, report)
+
+    def _prompt(self, node: Node, task: str) -> str:
+        earlier = "\n\n".join(f"[{name}]\n{text.strip()}" for name, text in self.reports.items() if text.strip())
+        parts = [node.prompt, f"The task:\n{task}"]
+        if earlier:
+            parts.append(f"Reports from earlier steps:\n{earlier}")
+        return "\n\n".join(parts)
+
+    def _arnes(self, node: Node, workspace: Path, prompt: str, interactive: bool) -> tuple[str, bool]:
+        base = self.make_session(workspace, interactive)
+        session = base.child(read_only=node.read_only, parent_call=node.id, tool_names=node.tools, model=node.model)
+        refusals: list[tuple[str, str]] = []
+
+        def collect(event: Event) -> None:
+            # A write tool the node does not have, or a call the gate refused: both are refusals.
+            refused = ("Unknown tool", "Permission denied", "The user denied")
+            if isinstance(event, ToolResultEvent) and event.is_error and event.output.startswith(refused):
+                refusals.append((event.name, event.output.splitlines()[0]))
+
+        session.bus.subscribe(collect)
+        result = Agent(session).run(prompt)
+        for tool, reason in refusals:
+            self.timeline.record(
+                "node_denied", f"{node.id}: {tool} refused ({reason})", "yellow", node=node.id, tool=tool, reason=reason
+            )
+        ok = result.stop_reason == "end_turn"
+        return result.text or (result.error or result.stop_reason), ok
+
+    def _external(self, node: Node, workspace: Path, prompt: str) -> tuple[str, bool]:
+        argv = command_line(node.agent, prompt, node.args, node.read_only, node.model)
+        try:
+            done = subprocess.run(
+                argv, cwd=workspace, capture_output=True, text=True, timeout=EXTERNAL_TIMEOUT,
+                stdin=subprocess.DEVNULL, check=False,
+            )  # fmt: skip
+        except FileNotFoundError:
+            return f"{argv[0]} is not installed (not on PATH)", False
+        except subprocess.TimeoutExpired:
+            return f"{argv[0]} did not finish in {EXTERNAL_TIMEOUT:g} s", False
+        return done.stdout.strip() or done.stderr.strip(), done.returncode == 0
+
+
+def _bring_back(source: Path, target: Path) -> None:
+    if source.is_file():
+        atomic_write(target, source.read_bytes())
+    elif target.exists() and not source.exists():
+        target.unlink()
