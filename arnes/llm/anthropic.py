@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import anthropic
 
-from arnes.llm.base import PROFILES, ProviderSettings, TextSink
+from arnes.llm.base import ProviderSettings, TextSink, api_key
 from arnes.llm.sdk_errors import to_provider_error
 from arnes.messages import (
     Message,
@@ -26,12 +25,11 @@ _STOP: dict[str, StopReason] = {"end_turn": "end_turn", "tool_use": "tool_use", 
 
 class AnthropicProvider:
     def __init__(self, settings: ProviderSettings):
-        profile = PROFILES[settings.provider]
         self.name = settings.provider
         self.model = settings.model
         self.max_output_tokens = settings.max_output_tokens
         self.stream = settings.stream
-        key = settings.api_key or (os.environ.get(profile.api_key_env) if profile.api_key_env else None)
+        key = api_key(settings)
         kwargs: dict[str, Any] = {"timeout": settings.timeout, "max_retries": 0}
         if key:
             kwargs["api_key"] = key

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -61,6 +62,12 @@ PROFILES: dict[str, ProviderProfile] = {
     "anthropic": ProviderProfile("anthropic", "claude-sonnet-4-5", None, 200_000, "ANTHROPIC_API_KEY"),
     "script": ProviderProfile("script", "script", None, 32_768, None),
 }
+
+
+def api_key(settings: ProviderSettings) -> str | None:
+    """The key given, else the provider's variable in the environment (never a project file)."""
+    env = PROFILES[settings.provider].api_key_env
+    return settings.api_key or (os.environ.get(env) if env else None)
 
 
 def make_provider(settings: ProviderSettings) -> Provider:

@@ -7,7 +7,6 @@ prints as JSON text are recovered into real calls.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +15,7 @@ from openai import Stream
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from arnes.errors import ProviderError
-from arnes.llm.base import PROFILES, ProviderSettings, TextSink
+from arnes.llm.base import PROFILES, ProviderSettings, TextSink, api_key
 from arnes.llm.recovery import split_tool_calls
 from arnes.llm.sdk_errors import to_provider_error
 from arnes.messages import (
@@ -37,7 +36,7 @@ class OpenAICompatProvider:
         self.name = settings.provider
         self.model = settings.model
         self.base_url = settings.base_url or profile.default_base_url
-        key = settings.api_key or (os.environ.get(profile.api_key_env) if profile.api_key_env else None)
+        key = api_key(settings)
         self.max_output_tokens = settings.max_output_tokens
         self.stream = settings.stream
         self.client = openai.OpenAI(
