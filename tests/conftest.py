@@ -61,3 +61,17 @@ def shop(tmp_path: Path) -> Iterator[Path]:
 def unittest_passes(ws: Path) -> bool:
     proc = subprocess.run([sys.executable, "-m", "unittest", "-q"], cwd=ws, capture_output=True, check=False)
     return proc.returncode == 0
+
+
+def gone(pid: int, seconds: float = 5.0) -> bool:
+    """Whether process `pid` has ended within `seconds` (a killed group takes a moment to reap)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -12,7 +11,7 @@ from typing import Any
 
 from arnes.agent.trace import read_trace
 from arnes.sandbox.bubblewrap import Bubblewrap
-from tests.conftest import ARNES, run_arnes
+from tests.conftest import ARNES, gone, run_arnes
 from tests.test_sandbox import CONNECT, listener, outside, require  # noqa: F401  (fixtures)
 
 
@@ -116,15 +115,7 @@ def test_ctrl_c_kills_a_running_command_and_its_children(shop: Path, tmp_path: P
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=30)
     assert proc.returncode == 130
-    child = int(pid_file.read_text())
-    for _ in range(100):
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        raise AssertionError("the command's child outlived Ctrl-C")
+    assert gone(int(pid_file.read_text())), "the command's child outlived Ctrl-C"
 
 
 def test_background_shells_die_with_the_session(shop: Path, tmp_path: Path) -> None:
@@ -139,12 +130,4 @@ def test_background_shells_die_with_the_session(shop: Path, tmp_path: Path) -> N
     ]
     code, _, _ = run_script(shop, tmp_path, turns, "--permission-mode", "bypass", "--sandbox", "off")
     assert code == 0
-    pid = int(pid_file.read_text())
-    for _ in range(100):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        raise AssertionError("a background shell outlived its session")
+    assert gone(int(pid_file.read_text())), "a background shell outlived its session"

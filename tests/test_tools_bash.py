@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from arnes.tools.base import ToolContext, ToolError, ToolRegistry
 from arnes.tools.bash import Bash, BashArgs, BashOutput, JobArgs, KillShell
 from arnes.tools.processes import CappedOutput
+from tests.conftest import gone
 
 
 @pytest.fixture
@@ -52,15 +52,7 @@ def test_time_out_kills_the_whole_process_group(ctx: ToolContext, tmp_path: Path
     marker = tmp_path / "child.pid"
     with pytest.raises(ToolError, match=r"Timed out after 0\.5 s"):
         bash(ctx, f"sleep 30 & echo $! > {marker}; wait", timeout=500)
-    child = int(marker.read_text())
-    for _ in range(50):
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        pytest.fail("the background child survived the time-out")
+    assert gone(int(marker.read_text())), "the background child survived the time-out"
 
 
 def test_long_output_keeps_head_and_tail(tmp_path: Path) -> None:
