@@ -114,7 +114,9 @@ class Session:
             sandbox = choose_sandbox(self.sandbox_mode, spec)
             if sandbox.name != "off":
                 _prepare_read_only(self.workspace)
-            engine.sandboxed = sandbox.name != "off"
+            # Only bubblewrap holds the whole perimeter (read-only .git/.arnes, hidden files, no
+            # network); with Landlock commands still ask as they would without a sandbox.
+            engine.sandboxed = sandbox.name == "bubblewrap"
             self.shared = Shared(engine, spec, sandbox)
         self.engine, self.sandbox = self.shared.engine, self.shared.sandbox
         self.ctx = ToolContext(

@@ -117,6 +117,28 @@ class TestBubblewrap:
         assert not (tmp_path / ".git" / "commondir").exists() and (tmp_path / ".arnes").is_dir()
         assert "Device or resource busy" in out or "Read-only file system" in out
 
+    def test_a_workspace_without_git_cannot_grow_one(self, tmp_path: Path) -> None:
+        s = session(tmp_path, "bubblewrap")
+        out = run(s, "git init -q . && git config core.fsmonitor 'touch /tmp/x'; echo done")
+        assert "done" in out
+        assert not (tmp_path / ".git").exists()  # the empty mount point is gone again
+
+    def test_moving_a_folder_does_not_unhide_its_secret(self, tmp_path: Path) -> None:
+        (tmp_path / "config").mkdir()
+        (tmp_path / "config" / "secret.txt").write_text("T0PSECRET\n")
+        s = session(tmp_path, "bubblewrap", rules=[SourcedRule("deny", "Read(config/secret.txt)", "t")])
+        out = run(s, "mv config c2; cat c2/secret.txt config/secret.txt")
+        assert "T0PSECRET" not in out and (tmp_path / "config" / "secret.txt").exists()
+        assert "T0PSECRET" not in run(s, "cat c2/secret.txt")
+
+    def test_many_hidden_files_stay_hidden(self, tmp_path: Path) -> None:
+        for folder in range(60):
+            (tmp_path / f"d{folder}").mkdir()
+            for i in range(100):
+                (tmp_path / f"d{folder}" / f"{i}.secret").write_text("SECRET\n")
+        s = session(tmp_path, "bubblewrap", rules=[SourcedRule("deny", "Read(**/*.secret)", "t")])
+        assert "SECRET" not in run(s, "cat d0/1.secret d59/99.secret; grep -rh SECRET . | head -3")
+
     def test_files_an_edit_rule_denies_stay_read_only(self, tmp_path: Path) -> None:
         (tmp_path / "secrets").mkdir()
         (tmp_path / "secrets" / "key").write_text("original\n")
@@ -182,6 +204,14 @@ def test_too_many_hidden_files_collapse_into_their_folders() -> None:
     folded = collapse(many, most=50)
     assert folded == sorted({Path(f"/ws/certs/{i}") for i in range(20)})
     assert collapse(many[:10], most=50) == many[:10]
+
+
+def test_only_bubblewrap_lets_accept_edits_run_commands_unasked(tmp_path: Path) -> None:
+    assert session(tmp_path, "off").engine.sandboxed is False
+    if LandlockSandbox.unavailable() is None:
+        assert session(tmp_path, "landlock").engine.sandboxed is False  # it keeps nothing read-only inside
+    if Bubblewrap.unavailable() is None:
+        assert session(tmp_path, "bubblewrap").engine.sandboxed is True
 
 
 def test_auto_picks_a_working_backend_and_off_is_off(tmp_path: Path) -> None:

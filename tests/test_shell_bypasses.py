@@ -127,3 +127,59 @@ def test_edit_deny_rules_cover_files_named_by_commands(ws: Path) -> None:
 
 def test_a_rule_for_the_bare_command_does_not_allow_it_under_sudo(ws: Path) -> None:
     assert kind(ws, "sudo npm test", allow=["Bash(npm test)"]) == "ask"
+
+
+# -- second review (2026-11) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sort -mo pwned a.txt",
+        "printf -v'a[$(touch X)]' x",
+        "[[ 'a[$(touch X)]' -eq 1 ]]",
+        "x='a[$(touch X)]'; (( x ))",
+        "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch X'; git status",
+        "PATH=.:$PATH; ls",
+        "echo '-exec touch X ;' | xargs find .",
+        "echo '-o F a.txt' | xargs sort",
+        "echo $((1 + 2))",
+    ],
+)
+@pytest.mark.parametrize("mode", ["default", "plan"])
+def test_evaluating_and_argument_hiding_commands_are_not_read_only(ws: Path, command: str, mode: Mode) -> None:
+    assert kind(ws, command, mode) in ("ask", "deny")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cat /e*/passwd", "cat < /e*/passwd", "cat {/etc/passwd,a.txt}", "cat /h*/*/.ssh/id_rsa", "head -1 /e*/hostname"],
+)
+def test_globs_and_braces_cannot_reach_outside(ws: Path, command: str) -> None:
+    assert kind(ws, command) == "ask"
+
+
+def test_globs_inside_the_workspace_still_run(ws: Path) -> None:
+    (ws / "src").mkdir()
+    assert kind(ws, "cat src/*.py") == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["grep -rn SECRET .", "grep -d recurse SECRET .", "grep --directories=recurse SECRET .", "diff -rN sub ."],
+)
+def test_recursive_reads_ask_while_read_rules_hide_files(ws: Path, command: str) -> None:
+    assert kind(ws, command, deny=["Read(**/.env*)"]) == "ask"
+
+
+@pytest.mark.parametrize("command", ["rm -rf x\n(", "env -vS 'rm x'", "env -iS'rm x'", "/usr/bin/r? x", "{rm,-rf,x}"])
+def test_more_deny_dodges_in_bypass(ws: Path, command: str) -> None:
+    assert kind(ws, command, "bypass", deny=["Bash(rm:*)"]) == "deny"
+
+
+@pytest.mark.parametrize("command", ["cp a.txt .g?t/config", "cp a.txt feature?.json", "cp a.txt {.git,x}/config"])
+def test_patterns_do_not_dodge_the_built_in_protection(ws: Path, command: str) -> None:
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("")
+    (ws / "features.json").write_text("{}")
+    assert kind(ws, command, "bypass") == "deny"

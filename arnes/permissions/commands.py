@@ -5,6 +5,8 @@ looked into asks; redirections are judged as reads and writes of their files by 
 
 from __future__ import annotations
 
+import glob
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arnes.permissions.paths import absolute
@@ -18,12 +20,13 @@ if TYPE_CHECKING:
 GLOB_CHARS = set("*?[{")
 # git commands that only show names and states, never file contents (which may be denied ones)
 GIT_NAMES_ONLY = frozenset({"status", "ls-files", "rev-parse", "describe", "show-ref"})
-RECURSIVE = {"grep": ("-r", "-R", "--recursive"), "egrep": ("-r", "-R"), "fgrep": ("-r", "-R")}
 
 
 def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
     analysis = analyse(command)
     if analysis.error:
+        if engine.mode == "bypass" and engine.has_command_denies():
+            return Decision("deny", f"{analysis.error}, so the deny rules cannot be checked", "rule")
         return Decision("ask", f"{analysis.error}; a person has to read it", "mode")
     parts = analysis.commands
     # 1. deny: a rule on any part (as run, or with its wrappers), or a denied path it touches
@@ -115,27 +118,60 @@ def _paths(engine: RuleEngine, parts: list[SimpleCommand], analysis: ShellAnalys
 def _read(engine: RuleEngine, arg: str) -> Decision:
     if arg == COMPUTED or "$" in arg:
         return Decision("ask", "reads a path only known when it runs", "mode")
+    if "{" in arg:
+        return Decision("ask", f"{arg!r} expands to paths nobody has seen yet", "mode")
     if GLOB_CHARS & set(arg):
         if engine.has_read_rules():
             return Decision("ask", f"{arg!r} may match a file a Read rule hides", "rule")
-        prefix = arg.split("*")[0].split("?")[0].split("[")[0].split("{")[0]
-        arg = prefix.rsplit("/", 1)[0] if "/" in prefix else "."
+        arg = _fixed_folder(arg)
     decision = engine.target("Bash", Target(absolute(engine.workspace, arg or "."), "read"))
     if decision.kind == "allow" and decision.source != "rule":
         return Decision("allow", decision.reason, decision.source)
     return decision
 
 
+def _fixed_folder(pattern: str) -> str:
+    """The folder a glob cannot leave: `/e*/passwd` stays under `/`, `src/*.py` under `src`."""
+    cut = min((i for i, ch in enumerate(pattern) if ch in GLOB_CHARS), default=len(pattern))
+    prefix = pattern[:cut]
+    if "/" not in prefix:
+        return "/" if pattern.startswith("/") else "."
+    return prefix.rsplit("/", 1)[0] or "/"
+
+
 def _denied_writes(engine: RuleEngine, part: SimpleCommand) -> list[Decision]:
-    """Arguments of a command that may write which an Edit deny rule covers (`sed -i x .env`)."""
+    """Arguments of a command that may write which an Edit deny rule covers (`sed -i x .env`);
+    patterns are expanded first, so `.g?t/config` is `.git/config`."""
     found = []
     for arg in part.words[1:]:
         if arg.startswith("-") or arg == COMPUTED or not arg:
             continue
-        decision = engine.target("Bash", Target(absolute(engine.workspace, arg), "write"))
-        if decision.kind == "deny" and decision.source in ("rule", "builtin"):
-            found.append(decision)
+        for path in expand(arg, engine.workspace):
+            decision = engine.target("Bash", Target(absolute(engine.workspace, path), "write"))
+            if decision.kind == "deny" and decision.source in ("rule", "builtin"):
+                found.append(decision)
     return found
+
+
+def expand(arg: str, workspace: Path) -> list[str]:
+    """Brace and glob expansion as the shell would do it here (and the word itself)."""
+    words = _braces(arg)
+    out = list(words)
+    for word in words:
+        if GLOB_CHARS & set(word):
+            base = workspace if not word.startswith("/") else Path("/")
+            pattern = word if not word.startswith("/") else word[1:]
+            out += [str(base / m) for m in glob.glob(pattern, root_dir=base, include_hidden=True)][:200]
+    return out
+
+
+def _braces(word: str) -> list[str]:
+    start = word.find("{")
+    end = word.find("}", start + 1)
+    if start < 0 or end < 0 or "," not in word[start:end]:
+        return [word]
+    head, body, tail = word[:start], word[start + 1 : end], word[end + 1 :]
+    return [w for option in body.split(",") for w in _braces(head + option + tail)][:64]
 
 
 def _may_show_hidden(engine: RuleEngine, parts: list[SimpleCommand]) -> str | None:
@@ -148,10 +184,24 @@ def _may_show_hidden(engine: RuleEngine, parts: list[SimpleCommand]) -> str | No
             return "git can show the contents of files a Read rule hides (history, other revisions)"
         if engine.sandboxed:
             continue
-        recursive = name == "rg" or any(w in RECURSIVE.get(name, ()) for w in part.words[1:])
+        recursive = name == "rg" or _recursive(name, part.words[1:])
         if recursive:
             return f"{name} searches folders that may hold files a Read rule hides (no sandbox to hide them)"
     return None
+
+
+def _recursive(name: str, args: list[str]) -> bool:
+    """grep -r/-R/-d recurse (bundled too), diff -r: they read every file under a folder."""
+    if name not in ("grep", "egrep", "fgrep", "diff"):
+        return False
+    for i, word in enumerate(args):
+        if word in ("--recursive", "--dereference-recursive", "--directories=recurse"):
+            return True
+        if word == "-d" and i + 1 < len(args) and args[i + 1] == "recurse":
+            return True
+        if word.startswith("-") and not word.startswith("--") and set(word[1:]) & {"r", "R"}:
+            return True
+    return False
 
 
 def _rule(kind: DecisionKind, raw: str, origin: str) -> Decision:

@@ -57,14 +57,19 @@ def _find(words: list[str]) -> bool:
     return not any(w in FIND_WRITES for w in words)
 
 
+def _short(word: str, letter: str) -> bool:
+    """A short option in a bundle: `-mo` has `-o`."""
+    return word.startswith("-") and not word.startswith("--") and letter in word[1:]
+
+
 def _sort(words: list[str]) -> bool:
-    writes = any(w == "-o" or w.startswith("--output") or (w.startswith("-o") and len(w) > 2) for w in words)
+    writes = any(_short(w, "o") or w.startswith("--output") for w in words[1:])
     return not writes and not any(w.startswith("--compress-program") for w in words)
 
 
 def _no_v(words: list[str]) -> bool:
     """printf -v / test -v take a variable name that bash evaluates (`a[$(cmd)]`)."""
-    return "-v" not in words
+    return not any(w.startswith("-v") for w in words[1:])
 
 
 def _rg(words: list[str]) -> bool:
@@ -115,8 +120,8 @@ FILE_ARGS = frozenset(
 def is_read_only(cmd: SimpleCommand) -> bool:
     if not cmd.words:
         return True
-    if cmd.privileged or any(v.split("=", 1)[0] not in SAFE_ENV for v in cmd.env):
-        return False
+    if cmd.privileged or cmd.unknown_args or any(v.split("=", 1)[0] not in SAFE_ENV for v in cmd.env):
+        return False  # another user, arguments nobody can see (xargs), or a variable that changes it
     name = cmd.words[0]
     if name in CHECKS:
         return CHECKS[name](cmd.words)

@@ -100,6 +100,14 @@ class _Walker:
                 self.visit(child, True)
         elif kind == "file_redirect":
             self._redirect(node, inner)
+        elif _evaluates(node):
+            # export/declare, bare assignments, [[ ]] and (( )) evaluate array subscripts and change
+            # what later commands do: never read-only, never allowed by a rule.
+            text = (node.text or b"").decode(errors="replace")
+            word = text.split(maxsplit=1)[0] if kind == "declaration_command" else f"({kind})"
+            self.result.commands.append(SimpleCommand([word], nested=inner))
+            for child in node.named_children:
+                self.visit(child, inner)
         elif kind == "function_definition":
             self.result.opaque.append("defines a shell function")
             for child in node.named_children:  # its body is still looked into for denied commands
@@ -132,7 +140,8 @@ class _Walker:
         for child in node.named_children:
             if child.type == "variable_assignment":
                 env.append(child.text.decode(errors="replace") if child.text else "")
-                self.visit(child, nested)
+                for part in child.named_children:  # its value, not the assignment as a statement
+                    self.visit(part, nested)
             elif child.type == "file_redirect":
                 self._redirect(child, nested)
             elif child.type == "command_name":
@@ -145,6 +154,9 @@ class _Walker:
             return
         if words[0] is None:
             self.result.opaque.append("the command name is computed at run time")
+            return
+        if set(words[0]) & set("*?[{"):
+            self.result.opaque.append("the command name is a pattern the shell expands")
             return
         self._add(SimpleCommand([w if w is not None else "$?" for w in words], env=env, nested=nested))
 
@@ -283,6 +295,22 @@ OPAQUE_OPTIONS = {
 }
 
 
+EVALUATING = {"declaration_command", "variable_assignment", "test_command", "arithmetic_expansion"}
+
+
+def _evaluates(node: Node) -> bool:
+    if node.type in EVALUATING or node.type == "c_style_for_statement":
+        return True
+    return node.type == "compound_statement" and (node.text or b"").lstrip().startswith(b"((")
+
+
+def _has_option(word: str, option: str) -> bool:
+    """`--long`, `--long=x`, or a short option anywhere in a bundle (`-iS` has `-S`)."""
+    if option.startswith("--"):
+        return word == option or word.startswith(option + "=")
+    return word.startswith("-") and not word.startswith("--") and option[1] in word[1:]
+
+
 def unwrap(cmd: SimpleCommand) -> str | None:
     """Peel wrappers off the front of `cmd.words` (looked through, not trusted).
 
@@ -292,8 +320,7 @@ def unwrap(cmd: SimpleCommand) -> str | None:
         name = cmd.words[0].rsplit("/", 1)[-1]
         takes_value, positional = WRAPPERS[name]
         opaque = OPAQUE_OPTIONS.get(name, ())
-        if any(w == o or w.startswith(o + "=") or (o.startswith("-") and not o.startswith("--") and w.startswith(o))
-               for w in cmd.words[1:] for o in opaque if w.startswith("-")):  # fmt: skip
+        if any(_has_option(w, o) for w in cmd.words[1:] for o in opaque):
             cmd.wrappers.append(name)
             cmd.words = []
             return f"{name} with {'/'.join(opaque)} runs a command line that cannot be checked here"

@@ -38,6 +38,10 @@ class Sandbox(Protocol):
         """One line for the start-up banner: what is enforced, and what is not."""
         ...
 
+    def settle(self) -> None:
+        """Called after each command: undo what wrapping it had to leave behind."""
+        ...
+
 
 class NoSandbox:
     name = "off"
@@ -47,6 +51,9 @@ class NoSandbox:
 
     def describe(self) -> str:
         return "off: shell commands run unconfined and ask before running (unless read-only)"
+
+    def settle(self) -> None:
+        return None
 
 
 def choose_sandbox(mode: SandboxMode, spec: SandboxSpec) -> Sandbox:

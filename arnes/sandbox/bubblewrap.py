@@ -3,12 +3,26 @@ a private /tmp, no network, and unreadable placeholders over files a Read rule h
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import tempfile
 from functools import cache
 from pathlib import Path
 
 from arnes.sandbox.base import SandboxSpec
+
+
+def _folders_between(workspace: Path, paths: list[Path]) -> list[Path]:
+    """Every folder strictly between the workspace and each path, parents first."""
+    folders: set[Path] = set()
+    for path in paths:
+        try:
+            relative = path.relative_to(workspace)
+        except ValueError:
+            continue
+        parts = relative.parts[:-1]
+        folders.update(workspace.joinpath(*parts[: i + 1]) for i in range(len(parts)))
+    return sorted((f for f in folders if f.is_dir() and not f.is_symlink()), key=lambda f: len(f.parts))
 
 
 @cache
@@ -35,6 +49,7 @@ class Bubblewrap:
         self._dir = self._placeholders / "hidden-dir"
         self._dir.mkdir()
         self._dir.chmod(0)
+        self._placeholder_git: Path | None = None
 
     @staticmethod
     @cache
@@ -61,16 +76,33 @@ class Bubblewrap:
         if not self.spec.network:
             # Unix sockets (docker, D-Bus, agents) live in files, not in the network namespace.
             args += ["--tmpfs", "/run"]
-        for kept in [*self.spec.read_only, *self.spec.unwritable()]:
+        hidden, unwritable = self.spec.hidden(), self.spec.unwritable()
+        # Folders on the way to a protected path become mount points, so they cannot be renamed
+        # to carry the file out from under its protection.
+        for folder in _folders_between(self.spec.workspace, [*hidden, *unwritable]):
+            args += ["--bind" if not self.spec.read_only_workspace else "--ro-bind", str(folder), str(folder)]
+        for kept in [*self.spec.read_only, *unwritable]:
             if kept.exists():
                 args += ["--ro-bind", str(kept), str(kept)]
-        for hidden in self.spec.hidden():
-            placeholder = self._dir if hidden.is_dir() else self._file
-            args += ["--ro-bind", str(placeholder), str(hidden)]
+            elif kept.name == ".git" and kept.parent == self.spec.workspace:
+                # No repository here: an empty, read-only .git keeps `git init` and planted
+                # hooks or config out; settle() removes the empty mount point afterwards.
+                self._placeholder_git = kept
+                args += ["--ro-bind", str(self._dir), str(kept)]
+        for secret in hidden:
+            placeholder = self._dir if secret.is_dir() else self._file
+            args += ["--ro-bind", str(placeholder), str(secret)]
         if not self.spec.network:
             args.append("--unshare-net")
         args += ["--chdir", str(cwd), "--", *argv]
         return args
+
+    def settle(self) -> None:
+        """After a command: remove the empty .git mount point bubblewrap had to create."""
+        placeholder, self._placeholder_git = self._placeholder_git, None
+        if placeholder is not None:
+            with contextlib.suppress(OSError):
+                placeholder.rmdir()  # only if still empty
 
     def describe(self) -> str:
         net = "network on" if self.spec.network else "no network"

@@ -11,7 +11,6 @@ from arnes.permissions.engine import RuleEngine
 from arnes.permissions.rules import anchor, parse_rule
 from arnes.tools.search import ripgrep
 
-LIMIT = 5000
 _WILD = set("*?[")
 
 
@@ -59,7 +58,7 @@ def collapse(paths: list[Path], most: int = 500) -> list[Path]:
         if parents == paths:
             break
         paths = parents
-    return paths[:LIMIT]
+    return paths
 
 
 def _matching(root: str, rest: str, *, case_insensitive: bool) -> list[Path]:
@@ -68,5 +67,6 @@ def _matching(root: str, rest: str, *, case_insensitive: bool) -> list[Path]:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [Path(line) for line in done.stdout.splitlines()[:LIMIT] if line]
+        return [Path(root)]  # could not look: hide the whole folder ("when in doubt, no")
+    # However many there are: collapse() folds them into their folders for the command line.
+    return [Path(line) for line in done.stdout.splitlines() if line]

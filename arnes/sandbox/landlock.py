@@ -35,5 +35,11 @@ class LandlockSandbox:
         writable = "" if self.spec.read_only_workspace else str(self.spec.workspace)
         return [sys.executable, "-m", "arnes.sandbox.landlock_exec", writable, "--", *argv]
 
+    def settle(self) -> None:
+        return None
+
     def describe(self) -> str:
-        return "landlock: writes only in the workspace and /tmp (files are not hidden; network not restricted)"
+        return (
+            "landlock: writes only in the workspace and /tmp (files are not hidden, .git is writable, network "
+            "not restricted; commands still ask as without a sandbox)"
+        )

@@ -44,7 +44,10 @@ class Bash(BaseTool[BashArgs]):
             job = ctx.jobs.start(argv, ctx.workspace, args.command, shell_env())
             return f"Started in the background as {job.id}. Read its output with BashOutput(id={job.id!r})."
         timeout = (args.timeout or DEFAULT_TIMEOUT_MS) / 1000
-        done = run_foreground(argv, ctx.workspace, timeout, ctx.max_output_chars, shell_env())
+        try:
+            done = run_foreground(argv, ctx.workspace, timeout, ctx.max_output_chars, shell_env())
+        finally:
+            ctx.sandbox.settle()
         parts = []
         if done.timed_out:
             parts.append(f"Timed out after {timeout:g} s; the command and its children were killed.")
