@@ -84,7 +84,7 @@ class Bubblewrap:
         for kept in [*self.spec.read_only, *unwritable]:
             if kept.exists():
                 args += ["--ro-bind", str(kept), str(kept)]
-            elif kept.name == ".git" and kept.parent == self.spec.workspace:
+            elif kept.name == ".git" and kept.parent == self.spec.workspace and not self.spec.read_only_workspace:
                 # No repository here: an empty, read-only .git keeps `git init` and planted
                 # hooks or config out; settle() removes the empty mount point afterwards.
                 self._placeholder_git = kept
