@@ -129,3 +129,12 @@ def test_invariants_hold_for_any_conversation(sizes: list[int], calls: int, budg
         assert message_tokens(messages) <= budget
     roles = [m.role for m in result]
     assert all(a != b for a, b in itertools.pairwise(roles))  # turns still alternate
+
+
+def test_the_newest_user_request_survives_even_when_it_follows_a_long_answer() -> None:
+    messages = [Message.user(TASK), Message("assistant", [TextBlock("x" * 20_000)]), Message.user("SECOND: rename foo")]
+    for summarise in (lambda _: "summary", None):
+        done = compact(messages, 1000, summarise)
+        assert done is not None
+        texts = [b.text for m in done.messages for b in m.content if isinstance(b, TextBlock)]
+        assert texts[0] == TASK and texts[-1] == "SECOND: rename foo"

@@ -84,8 +84,12 @@ def compact(
             break
         keep.insert(0, unit)
         used += size
-    while keep and keep[0][0].role != "assistant":  # after the task, an assistant turn comes next
-        keep.pop(0)
+    # After the task an assistant turn comes next: leading user messages move into the head. Their
+    # words stay (a newer request from the user must never be lost); results of calls that are
+    # being summarised go with them.
+    carried: list[TextBlock] = []
+    while keep and keep[0][0].role != "assistant":
+        carried += [b for m in keep.pop(0) for b in m.content if isinstance(b, TextBlock)]
     old = rest[: len(rest) - len(keep)]
     removed = sum(len(u) for u in old)
     if removed == 0 and not force:
@@ -94,7 +98,7 @@ def compact(
     summary = _summary(old, summarise) if old and summarise else None
     method = "summary" if summary else "drop"
     note = f"{SUMMARY_HEADER}\n{summary}" if summary else DROPPED_NOTE.format(n=removed)
-    head = Message("user", [*_task_blocks(task), TextBlock(note)])
+    head = Message("user", [*_task_blocks(task), TextBlock(note), *carried])
     result = [head, *kept]
     if message_tokens(result) > budget:
         trimmed = _trim_last(result, budget)
