@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     global_args, command, rest = split_argv(args_list)
     args = global_parser().parse_args(global_args)
-    from arnes.errors import ConfigError
+    from arnes.errors import ArnesError
 
     try:
         if command == "demo":
@@ -106,9 +106,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print('arnes: give a TASK, e.g. arnes "add a test for pricing" (see arnes --help)', file=sys.stderr)
             return EXIT_USAGE
         return run_task(args, " ".join(args.task))
-    except ConfigError as exc:
+    except ArnesError as exc:  # bad settings (2), a limit (3), a model that failed (1)
         print(f"arnes: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("arnes: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def workspace_of(args: argparse.Namespace, workspace: Path | None = None) -> Path:

@@ -158,6 +158,7 @@ class Session:
         parent_call: str,
         tool_names: list[str] | None = None,
         model: str | None = None,
+        max_turns: int | None = None,
     ) -> Session:
         """A sub-agent's session: clean context, fewer tools, permissions only ever narrower."""
         assert self.shared is not None and self.policy is not None
@@ -182,7 +183,7 @@ class Session:
             policy=policy,
             tools=ToolRegistry(tools),
             bus=bus,
-            limits=Limits(max_turns=self.limits.subagent_turns),
+            limits=Limits(max_turns=max_turns or self.limits.subagent_turns),
             budget=self.budget,
             context_window=self.context_window,
             id=f"{self.id}/{parent_call}",

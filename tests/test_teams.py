@@ -118,7 +118,8 @@ to = "b"
 
 def team_timeline(ws: Path) -> list[dict[str, Any]]:
     runs = ws / ".arnes" / "teams" / "runs"
-    files = [p for p in runs.glob("*.jsonl") if json.loads(p.read_text().splitlines()[0])["event"] == "node_start"]
+    first = {p: json.loads(p.read_text().splitlines()[0])["event"] for p in runs.glob("*.jsonl")}
+    files = [p for p, event in first.items() if event in ("node_start", "parallel")]
     (path,) = files
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -290,3 +291,105 @@ def test_parallel_branches_conflicts_and_read_only_writers_are_caught(tmp_path: 
     claude = next(c for c in calls.values() if c["cli"] == "claude")
     assert "--disallowedTools" in claude["argv"] and READ_ONLY_SENTENCES in claude["argv"][1]
     assert all(c["cwd"] != str(ws) for c in calls.values() if c["cli"] != "claude")  # branches ran in copies
+
+
+SOLO_READER = """
+[[nodes]]
+id = "look"
+prompt = "WRITE notes.txt a read-only node wrote this"
+agent = "gemini"
+read_only = true
+"""
+
+
+def test_a_read_only_node_alone_cannot_keep_its_writes_and_fails_the_team(tmp_path: Path, fake_clis: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_team(ws, "solo", SOLO_READER)
+    run = run_arnes("-w", str(ws), "team", "run", "solo", "the task")
+    assert run.code == 4 and not (ws / "notes.txt").exists()
+    assert "READ-ONLY NODE look WROTE TO THE TREE: notes.txt" in run.out
+
+
+READER_AND_WRITER = """
+[[nodes]]
+id = "start"
+prompt = "plan"
+agent = "claude"
+read_only = true
+[[nodes]]
+id = "writer"
+prompt = "WRITE shared.txt from the writer"
+agent = "codex"
+[[nodes]]
+id = "reader"
+prompt = "WRITE shared.txt from the reader"
+agent = "codex"
+read_only = true
+[[edges]]
+from = "start"
+to = "writer"
+[[edges]]
+from = "start"
+to = "reader"
+"""
+
+
+def test_a_read_only_branch_never_spoils_a_writers_change(tmp_path: Path, fake_clis: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "shared.txt").write_text("original\n")
+    write_team(ws, "rw2", READER_AND_WRITER)
+    run = run_arnes("-w", str(ws), "team", "run", "rw2", "the task")
+    assert (ws / "shared.txt").read_text() == "from the writer\n"
+    events = team_timeline(ws)
+    assert not [e for e in events if e["event"] == "conflict"]
+    assert run.code == 4  # the reader still broke its role
+
+
+SHIELD = """
+[[nodes]]
+id = "qa"
+prompt = "review FAILME"
+agent = "codex"
+read_only = true
+[[nodes]]
+id = "security"
+prompt = "review"
+agent = "claude"
+read_only = true
+[[nodes]]
+id = "gate"
+prompt = "release"
+agent = "opencode"
+[[edges]]
+from = "qa"
+to = "gate"
+[[edges]]
+from = "security"
+to = "gate"
+"""
+
+
+def test_a_failed_branch_fails_the_team_even_when_the_last_node_passes(tmp_path: Path, fake_clis: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_team(ws, "shield", SHIELD)
+    run = run_arnes("-w", str(ws), "team", "run", "shield", "the task")
+    assert run.code == 4
+    ends = {e["node"]: e["verdict"] for e in team_timeline(ws) if e["event"] == "node_end"}
+    assert ends == {"qa": "fail", "security": "pass", "gate": "pass"}
+
+
+def test_team_and_checker_limits_exit_3_and_a_dead_model_exits_1(shop: Path, tmp_path: Path) -> None:
+    busy = [call("Glob", pattern="*")] * 10
+    assert run_script_team(shop, tmp_path, "maker-checker", busy, "--max-turns", "2").code == 3
+    script = tmp_path / "c.json"
+    script.write_text(json.dumps({"turns": busy}))
+    checker = run_arnes(
+        "--provider", "script", "--script", str(script), "-w", str(shop), "--max-turns", "2", "checker", "x"
+    )
+    assert checker.code == 3 and "--max-turns 2" in checker.err
+    dead = run_arnes("--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "-w", str(shop), "checker", "x",
+                     env={"OPENAI_API_KEY": "x"})  # fmt: skip
+    assert dead.code == 1 and "could not connect" in dead.err

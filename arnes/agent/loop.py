@@ -294,10 +294,8 @@ class Agent:
         result = Agent(child).run(task)
         self.result.input_tokens += result.input_tokens
         self.result.output_tokens += result.output_tokens
-        if result.stop_reason == "budget":
-            raise LimitReached(result.limit or "budget", result.error or "a limit stopped the sub-agent")
-        if result.stop_reason == "interrupted":
-            raise KeyboardInterrupt
+        if result.stop_reason in ("budget", "interrupted"):
+            raise_for(result)
         if result.stop_reason != "end_turn":
             detail = result.error or result.stop_reason
             raise ToolError(f"The sub-agent stopped before finishing ({detail}). Its last words: {result.text or '-'}")
@@ -312,6 +310,16 @@ def _answered(messages: list[Message]) -> list[Message]:
         ]
         return [*messages, Message("user", list(results))]
     return messages
+
+
+def raise_for(result: RunResult) -> None:
+    """Turn a run that did not finish into the exception its caller's exit code comes from."""
+    if result.stop_reason == "interrupted":
+        raise KeyboardInterrupt
+    if result.stop_reason in ("budget", "max_turns"):
+        raise LimitReached(result.limit or result.stop_reason, result.error or "a limit stopped the run")
+    if result.stop_reason == "error":
+        raise ProviderError(result.error or "the model failed")
 
 
 @dataclass(frozen=True)

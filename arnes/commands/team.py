@@ -92,6 +92,10 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
 
     try:
         result = TeamRunner(team, ws, make_session, timeline).run(task)
+    except BaseException as exc:
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
+        timeline.record("team_end", f"team stopped: {status} {exc}".rstrip(), "red", status=status)
+        raise
     finally:
         for context in opened:
             context.__exit__(None, None, None)

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from arnes.agent.events import CheckerEvent
-from arnes.agent.loop import Agent
+from arnes.agent.loop import Agent, raise_for
 from arnes.session import Session
 from arnes.workflow.verify import Verdict, Verifier
 
@@ -51,11 +51,11 @@ def maker_checker(session: Session, task: str, verifier: Verifier | None, rounds
         for round_no in range(1, rounds + 1):
             outcome.rounds = round_no
             result = maker.turn(message)
-            if result.stop_reason != "end_turn":
-                break
+            raise_for(result)
             verdict = verifier.check() if verifier else None
             checker = session.child(read_only=True, parent_call=f"checker-{round_no}")
             review = Agent(checker).run(CHECKER_TASK.format(task=task))
+            raise_for(review)
             said = verdict_of(review.text)
             passed = bool(said) and (verdict is None or verdict.passed)
             reasons = review.text.strip() or "(the checker said nothing)"

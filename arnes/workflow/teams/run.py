@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.agent.events import Event, ToolResultEvent
-from arnes.agent.loop import Agent
+from arnes.agent.loop import Agent, raise_for
 from arnes.session import Session
 from arnes.tools.filestate import atomic_write
 from arnes.workflow.teams import snapshot
@@ -42,6 +42,7 @@ class TeamResult:
     passed: bool
     steps: list[NodeResult] = field(default_factory=list)
     conflicts: list[tuple[list[str], list[str]]] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)  # read-only nodes that wrote anyway
 
 
 @dataclass
@@ -57,14 +58,13 @@ class TeamRunner:
         taken: dict[int, int] = {}
         frontier = self.team.starts()
         steps = 0
-        last: list[NodeResult] = []
         while frontier and steps < MAX_STEPS:
             wave = list(dict.fromkeys(frontier))
             steps += len(wave)
-            last = self._wave(wave, task, result)
-            result.steps += last
+            finished = self._wave(wave, task, result)
+            result.steps += finished
             frontier = []
-            for done in last:
+            for done in finished:
                 for index, edge in self.team.outgoing(done.node):
                     wanted = edge.when == "always" or (edge.when == "pass") == done.passed
                     if not wanted:
@@ -77,7 +77,8 @@ class TeamRunner:
                         continue
                     taken[index] = taken.get(index, 0) + 1
                     frontier.append(edge.to)
-        result.passed = all(r.passed for r in last) and not result.conflicts
+        latest = {step.node: step.passed for step in result.steps}  # a node's last word counts
+        result.passed = all(latest.values()) and not result.conflicts and not result.violations
         self.timeline.record(
             "team_end", f"team {'PASS' if result.passed else 'FAIL'} after {steps} steps",
             "green" if result.passed else "red", status="pass" if result.passed else "fail", steps=steps,
@@ -86,18 +87,24 @@ class TeamRunner:
 
     # -- waves ---------------------------------------------------------------------------------
     def _wave(self, wave: list[str], task: str, result: TeamResult) -> list[NodeResult]:
-        if len(wave) == 1:
+        if len(wave) == 1 and not self.team.node(wave[0]).read_only:
             node = self.team.node(wave[0])
             before = snapshot.take(self.workspace)
             done = self._node(node, self.workspace, task, interactive=True)
             done.wrote = snapshot.changed(before, snapshot.take(self.workspace))
-            self._record_writes(node, done.wrote)
+            self._record_writes(node, done.wrote, result)
             return [done]
         return self._parallel([self.team.node(n) for n in wave], task, result)
 
     def _parallel(self, nodes: list[Node], task: str, result: TeamResult) -> list[NodeResult]:
-        """Each branch works in its own copy; what they write is compared, then brought back."""
-        self.timeline.record("parallel", f"in parallel: {', '.join(n.id for n in nodes)}", nodes=[n.id for n in nodes])
+        """Each branch works in its own copy; what they write is compared, then brought back.
+
+        A read-only node runs in a copy even alone: whatever it writes is reported, never kept.
+        """
+        if len(nodes) > 1:
+            self.timeline.record(
+                "parallel", f"in parallel: {', '.join(n.id for n in nodes)}", nodes=[n.id for n in nodes]
+            )
         before = snapshot.take(self.workspace)
         with tempfile.TemporaryDirectory(prefix="arnes-team-") as tmp:
             copies = {n.id: Path(tmp) / n.id for n in nodes}
@@ -108,9 +115,11 @@ class TeamRunner:
                 done = [futures[n.id].result() for n in nodes]
             for node, outcome in zip(nodes, done, strict=True):
                 outcome.wrote = snapshot.changed(before, snapshot.take(copies[node.id]))
-                self._record_writes(node, outcome.wrote)
+                self._record_writes(node, outcome.wrote, result)
             owners: dict[str, list[str]] = {}
             for node, outcome in zip(nodes, done, strict=True):
+                if node.read_only:
+                    continue  # its writes are thrown away, so they cannot clash with a writer's
                 for rel in outcome.wrote:
                     owners.setdefault(rel, []).append(node.id)
             clashing = sorted(rel for rel, who in owners.items() if len(who) > 1)
@@ -129,10 +138,11 @@ class TeamRunner:
                         _bring_back(copies[node.id] / rel, self.workspace / rel)
         return done
 
-    def _record_writes(self, node: Node, files: list[str]) -> None:
+    def _record_writes(self, node: Node, files: list[str], result: TeamResult) -> None:
         if not files:
             return
         if node.read_only:
+            result.violations.append(node.id)
             line = f"READ-ONLY NODE {node.id} WROTE TO THE TREE: {', '.join(files)}"
             self.timeline.record("node_wrote", line, "bold red", node=node.id, files=files, read_only=True)
         else:
@@ -172,7 +182,10 @@ class TeamRunner:
 
     def _arnes(self, node: Node, workspace: Path, prompt: str, interactive: bool) -> tuple[str, bool]:
         base = self.make_session(workspace, interactive)
-        session = base.child(read_only=node.read_only, parent_call=node.id, tool_names=node.tools, model=node.model)
+        session = base.child(
+            read_only=node.read_only, parent_call=node.id, tool_names=node.tools, model=node.model,
+            max_turns=base.limits.max_turns,
+        )  # fmt: skip
         refusals: list[tuple[str, str]] = []
 
         def collect(event: Event) -> None:
@@ -187,8 +200,8 @@ class TeamRunner:
             self.timeline.record(
                 "node_denied", f"{node.id}: {tool} refused ({reason})", "yellow", node=node.id, tool=tool, reason=reason
             )
-        ok = result.stop_reason == "end_turn"
-        return result.text or (result.error or result.stop_reason), ok
+        raise_for(result)  # Ctrl-C, a limit or a dead model end the team run, with their exit codes
+        return result.text, True
 
     def _external(self, node: Node, workspace: Path, prompt: str) -> tuple[str, bool]:
         argv = command_line(node.agent, prompt, node.args, node.read_only, node.model)
