@@ -220,7 +220,10 @@ def subscribe(
         else session.workspace / ".arnes" / "traces" / f"{session.id}.jsonl"
     )
     path = trace_path or default
-    trace = JsonlTrace(path)
+    try:
+        trace = JsonlTrace(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the trace to {path}: {exc.strerror or exc}") from exc
     session.bus.subscribe(trace)
     for warning in cfg.warnings:
         session.bus.emit(Notice("warning", f"warning: {warning}"))

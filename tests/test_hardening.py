@@ -94,3 +94,53 @@ def test_a_limit_mid_turn_leaves_a_resumable_trace(tmp_path: Path) -> None:
     answered = {b.tool_call_id for m in history for b in m.content if isinstance(b, ToolResultBlock)}
     assert calls and calls == answered
     assert history[0].content[0] == TextBlock("go")
+
+
+def test_bad_files_are_clear_errors_with_exit_2(shop: Path, tmp_path: Path) -> None:
+    from tests.conftest import run_arnes
+
+    (shop / ".arnes").mkdir()
+    (shop / ".arnes" / "settings.json").write_bytes(b'{"model": "\xff"}')
+    run = run_arnes("-w", str(shop), "x")
+    assert run.code == 2 and "settings.json: not UTF-8" in run.err and "Traceback" not in run.err
+    (shop / ".arnes" / "settings.json").unlink()
+    (shop / "features.json").write_bytes(b"\xff\xfe")
+    assert run_arnes("-w", str(shop), "features").code == 2
+    (shop / ".arnes" / "teams").mkdir()
+    (shop / ".arnes" / "teams" / "t.toml").write_bytes(b"\xff")
+    assert run_arnes("-w", str(shop), "team", "show", "t").code == 2
+    trace_dir = tmp_path / "a-folder"
+    trace_dir.mkdir()
+    bad_trace = run_arnes("--provider", "script", "--script", str(tmp_path / "none.json"), "-w", str(shop), "x")
+    assert bad_trace.code == 2
+    script = tmp_path / "s.json"
+    script.write_text('{"turns": []}')
+    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(shop), "--trace", str(trace_dir), "x")
+    assert run.code == 2 and "cannot write the trace" in run.err
+
+
+def test_bad_eval_folders_and_reports_are_clear_errors(tmp_path: Path) -> None:
+    from tests.conftest import run_arnes
+
+    task = tmp_path / "tasks" / "t"
+    (task / "verify").mkdir(parents=True)  # a folder where a file belongs
+    (task / "task.md").write_text("x")
+    (task / "workspace").write_text("not a folder")
+    run = run_arnes("--provider", "script", "eval", str(tmp_path / "tasks"))
+    assert run.code == 2 and "workspace (a folder)" in run.err and "verify (a file)" in run.err
+    for content in ("[1]", '{"tasks": {}}'):
+        (tmp_path / "r.json").write_text(content)
+        run = run_arnes("eval", "compare", str(tmp_path / "r.json"), str(tmp_path / "r.json"))
+        assert run.code == 2 and "not an eval report" in run.err
+
+
+def test_resume_skips_lines_it_cannot_use(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    lines = [
+        json.dumps({"event": "message", "role": "user", "content": [{"type": "text", "text": "task"}]}),
+        json.dumps({"event": "message", "role": "assistant"}),  # no content
+        "[1, 2]",
+        '{"event": "message", "role": "assist',  # cut by a crash
+    ]
+    trace.write_text("\n".join(lines) + "\n")
+    assert load_history(trace) == [Message.user("task")]

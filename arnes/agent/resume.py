@@ -38,18 +38,18 @@ def load_history(trace: Path) -> list[Message]:
             continue
         try:
             event = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut by a crash: what came before is still good
-        if "parent" in event:
-            continue  # a sub-agent's: not part of this conversation
-        if event.get("event") == "message":
-            message = Message.from_json({"role": event["role"], "content": event["content"]})
-            if messages and messages[-1].role == message.role == "user":  # a task added to results
-                messages[-1] = Message("user", [*messages[-1].content, *message.content])
-            else:
-                messages.append(message)
-        elif event.get("event") == "compaction":
-            messages = [Message.from_json(m) for m in event["messages"]]
+            if not isinstance(event, dict) or "parent" in event:
+                continue  # not an event, or a sub-agent's: not part of this conversation
+            if event.get("event") == "message":
+                message = Message.from_json({"role": event["role"], "content": event["content"]})
+                if messages and messages[-1].role == message.role == "user":  # a task added to results
+                    messages[-1] = Message("user", [*messages[-1].content, *message.content])
+                else:
+                    messages.append(message)
+            elif event.get("event") == "compaction":
+                messages = [Message.from_json(m) for m in event["messages"]]
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            continue  # a line cut by a crash or edited by hand: what came before is still good
     return _repair(messages)
 
 

@@ -88,8 +88,8 @@ def run_compare(rest: list[str]) -> int:
     loaded = []
     for name in (opts.before, opts.after):
         try:
-            loaded.append(json.loads(Path(name).read_text(encoding="utf-8")))
-        except (OSError, json.JSONDecodeError) as exc:
+            loaded.append(evals.check_report(json.loads(Path(name).read_text(encoding="utf-8")), name))
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cannot read eval report {name}: {exc}") from exc
     diff = evals.compare(loaded[0], loaded[1])
     console = Console(highlight=False)

@@ -128,13 +128,13 @@ class Repl:
 
     def _workflow(self, name: str, rest: str) -> None:
         from arnes.commands import features, workflow
-        from arnes.errors import ConfigError
+        from arnes.errors import ArnesError
 
         handlers: dict[str, Callable[[], int]] = {
             "/features": lambda: features.list_features(self.args, []),
             "/next": lambda: features.run_next(self.args, []),
             "/check": lambda: workflow.run_check_ladder(self.args, []),
-            "/checker": lambda: workflow.run_checker(self.args, shlex.split(rest)),
+            "/checker": lambda: workflow.run_checker(self.args, shlex.split(rest)),  # may raise ValueError
         }
         handler = handlers.get(name)
         if handler is None:
@@ -142,8 +142,10 @@ class Repl:
             return
         try:
             handler()
-        except ConfigError as exc:
+        except (ArnesError, ValueError) as exc:  # a bad file, a limit, a dead model; shlex on a stray quote
             self.console.print(f"{name}: {exc}", style="red", markup=False)
+        except KeyboardInterrupt:
+            self.console.print(f"{name} cancelled (Ctrl-C); the session goes on", style="yellow", markup=False)
         except SystemExit:
             self.console.print(f"usage: {name} {'TASK' if name == '/checker' else ''}", style="yellow", markup=False)
 

@@ -54,13 +54,19 @@ def discover(folder: Path) -> list[EvalTask]:
         raise ConfigError(f"eval folder {folder} does not exist")
     tasks = []
     for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
-        missing = [name for name in ("task.md", "workspace", "verify") if not (sub / name).exists()]
+        shapes = {"task.md": (sub / "task.md").is_file(), "workspace": (sub / "workspace").is_dir(),
+                  "verify": (sub / "verify").is_file()}  # fmt: skip
+        missing = [name for name, fine in shapes.items() if not fine]
         if missing:
             if (sub / "task.md").exists():
-                raise ConfigError(f"eval task {sub} lacks {', '.join(missing)}")
+                what = ", ".join(f"{n} (a {'folder' if n == 'workspace' else 'file'})" for n in missing)
+                raise ConfigError(f"eval task {sub} lacks {what}")
             continue
-        prompt = (sub / "task.md").read_text(encoding="utf-8").strip()
-        verify = (sub / "verify").read_text(encoding="utf-8").strip()
+        try:
+            prompt = (sub / "task.md").read_text(encoding="utf-8").strip()
+            verify = (sub / "verify").read_text(encoding="utf-8").strip()
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"eval task {sub}: task.md and verify must be UTF-8 text ({exc.reason})") from exc
         tasks.append(EvalTask(sub.name, sub, prompt, verify))
     if not tasks:
         raise ConfigError(f"no eval tasks in {folder} (each needs task.md, workspace/ and verify)")
@@ -133,6 +139,20 @@ def report(records: list[RunRecord], meta: dict[str, Any]) -> dict[str, Any]:
         "overall": _stats(records),
         "runs": [asdict(r) for r in records],
     }
+
+
+def check_report(report: Any, name: str) -> dict[str, Any]:
+    """An eval report as `report()` writes it, or a ConfigError saying what is off."""
+    ok = (
+        isinstance(report, dict)
+        and isinstance(report.get("tasks"), dict)
+        and all(isinstance(t, dict) and isinstance(t.get("pass_rate"), int | float) for t in report["tasks"].values())
+        and isinstance(report.get("overall"), dict)
+        and isinstance(report["overall"].get("pass_rate"), int | float)
+    )
+    if not ok:
+        raise ConfigError(f"{name} is not an eval report (it needs tasks.*.pass_rate and overall.pass_rate)")
+    return dict(report)
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

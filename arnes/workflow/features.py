@@ -52,6 +52,8 @@ def load(workspace: Path) -> FeatureList:
         features = FeatureList.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    except (UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: cannot be read as UTF-8 text ({exc})") from exc
     except ValidationError as exc:
         where = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"{path}: invalid feature list: {where}") from exc

@@ -77,7 +77,11 @@ def load_team(workspace: Path, name: str) -> Team:
     """A project team (.arnes/teams/NAME.toml) first, else a built-in template of that name."""
     path = workspace / ".arnes" / "teams" / f"{name}.toml"
     if path.is_file():
-        text, where = path.read_text(encoding="utf-8"), str(path)
+        where = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError) as exc:
+            raise ConfigError(f"{where}: cannot be read as UTF-8 text ({exc})") from exc
     elif name in builtin_names():
         text = (resources.files("arnes.workflow.teams") / f"{name}.toml").read_text(encoding="utf-8")
         where = f"built-in team {name}"
