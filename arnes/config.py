@@ -172,9 +172,9 @@ def load_config(workspace: Path, env: dict[str, str] | None = None) -> Effective
         if settings.progress is not None:
             cfg.progress = settings.progress
         p = settings.permissions
-        if p.defaultMode == "bypass" and layer == "project":
+        if p.defaultMode == "bypass" and layer in ("project", "local"):
             cfg.warnings.append(
-                f"{path}: defaultMode 'bypass' ignored: a project cannot put itself in bypass "
+                f"{path}: defaultMode 'bypass' ignored: a project's settings cannot put it in bypass "
                 "(use --permission-mode bypass or your user settings)"
             )
         elif p.defaultMode:

@@ -56,6 +56,10 @@ def test_user_settings_may_choose_bypass_but_a_project_may_not(env: dict[str, st
     assert load_config(ws, env).mode == "bypass"  # the user chose it; the project line changes nothing
     (ws / ".arnes" / "settings.json").unlink()
     assert load_config(ws, env).mode == "bypass"
+    write(user_settings_path(env), {})
+    write(ws / ".arnes" / "settings.local.json", {"permissions": {"defaultMode": "bypass"}})
+    local = load_config(ws, env)  # local settings live in the project too: a clone could ship them
+    assert local.mode == "default" and "settings.local.json" in local.warnings[0]
 
 
 @pytest.mark.parametrize(

@@ -145,3 +145,14 @@ def test_permissions_check_explains_without_running(shop: Path) -> None:
     assert "deny" in run.out and "builtin" in run.out
     assert not (shop / ".arnes" / "traces").exists()
     assert run_arnes("-w", str(shop), "permissions", "check", "Fly", "x").code == 2
+
+
+def test_permissions_check_judges_commands_as_a_run_would(shop: Path) -> None:
+    from arnes.sandbox.bubblewrap import Bubblewrap
+
+    run = run_arnes("-w", str(shop), "--permission-mode", "acceptEdits", "permissions", "check", "Bash", "npm install")
+    expected = "allow" if Bubblewrap.unavailable() is None else "ask"
+    assert run.out.startswith(expected)
+    off = run_arnes("-w", str(shop), "--sandbox", "off", "--permission-mode", "acceptEdits", "permissions", "check",
+                    "Bash", "npm install")  # fmt: skip
+    assert off.out.startswith("ask")

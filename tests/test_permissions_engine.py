@@ -253,3 +253,13 @@ def test_always_is_offered_for_reads_outside_only(ws: Path, tmp_path: Path) -> N
     assert e.suggest_rule(req("Grep", tmp_path / "lib")) == f"Read({tmp_path}/lib/**)"
     assert e.suggest_rule(req("Read", ws / "a.py")) is None
     assert e.suggest_rule(req("Write", tmp_path / "lib" / "a.py")) is None
+
+
+def test_plan_mode_denies_a_write_even_when_an_ask_rule_matches(ws: Path) -> None:
+    assert kind(engine(ws, "plan", ask=["Edit(src/**)"]), "Edit", ws / "src" / "a.py") == ("deny", "mode")
+    assert kind(engine(ws, "default", ask=["Edit(src/**)"]), "Edit", ws / "src" / "a.py") == ("ask", "rule")
+
+
+def test_plan_mode_denies_a_writing_command_even_when_an_ask_rule_matches(ws: Path) -> None:
+    e = engine(ws, "plan", ask=["Bash(npm:*)"])
+    assert e.decide(ToolRequest("Bash", {}, (), False, "npm install")).kind == "deny"

@@ -11,6 +11,7 @@ from arnes.permissions.engine import READ_FAMILY, RuleEngine
 from arnes.permissions.paths import absolute
 from arnes.permissions.rules import KNOWN_TOOLS
 from arnes.permissions.types import Access, Target, ToolRequest
+from arnes.sandbox.bubblewrap import Bubblewrap
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
@@ -26,6 +27,8 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
     engine = RuleEngine(ws, cfg.mode, list(cfg.rules))
+    # As a run would: with bubblewrap available, acceptEdits runs shell commands unasked.
+    engine.sandboxed = cfg.sandbox in ("auto", "bubblewrap") and Bubblewrap.unavailable() is None
     console = Console(highlight=False, soft_wrap=True)
     for warning in cfg.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False)

@@ -42,14 +42,14 @@ def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
     if analysis.opaque and engine.mode == "bypass" and engine.has_command_denies():
         # bypass turns asks into allows; a deny rule must not be dodged by what nobody can read
         return Decision("deny", f"cannot be checked against the deny rules: {analysis.opaque[0]}", "rule")
+    read_only = all(is_read_only(p) for p in parts) and not analysis.writes
+    if engine.mode == "plan" and not read_only:  # before ask rules: no "y" runs a writer in plan
+        return Decision("deny", "plan mode: only read-only commands run", "mode")
     # 2. ask: a rule on any part, a path that asks, or a part nobody can see into
     for part in parts:
         hit = engine.command_rule("ask", part.words)
         if hit:
             return _rule("ask", hit.rule.raw, hit.origin)
-    read_only = all(is_read_only(p) for p in parts) and not analysis.writes
-    if engine.mode == "plan" and not read_only:
-        return Decision("deny", "plan mode: only read-only commands run", "mode")
     if analysis.opaque:
         return Decision("ask", f"cannot be checked: {analysis.opaque[0]}", "mode")
     for decision in path_decisions:

@@ -173,12 +173,14 @@ class RuleEngine:
             if protected:
                 return Decision("deny", f"{protected} is protected: the file tools never write it", "builtin")
         with self._lock:
-            for kind in ("deny", "ask"):
-                hit = self._first(kind, tools, forms, every=False)
-                if hit:
-                    return by_rule(hit)
-            if self.mode == "plan" and target.access == "write":
+            hit = self._first("deny", tools, forms, every=False)
+            if hit:
+                return by_rule(hit)
+            if self.mode == "plan" and target.access == "write":  # before ask rules: no "y" writes in plan
                 return Decision("deny", "plan mode: no writes, only reading and planning", "mode")
+            hit = self._first("ask", tools, forms, every=False)
+            if hit:
+                return by_rule(hit)
             hit = self._first("allow", tools, forms, every=True)
             if hit:
                 return by_rule(hit)
