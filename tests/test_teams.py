@@ -175,7 +175,8 @@ def test_a_read_only_node_changes_nothing_and_a_writer_is_attributed(shop: Path,
     assert wrote == [wrote[0]] and wrote[0]["node"] == "write" and wrote[0]["files"] == ["pricing.py"]
     assert wrote[0]["read_only"] is False
     assert "node write wrote to the tree: pricing.py" in run.out
-    assert (shop / ".arnes" / "teams" / "runs").glob("*.md")
+    (view,) = [p for p in (shop / ".arnes" / "teams" / "runs").glob("*.md")]
+    assert "node write wrote to the tree: pricing.py" in view.read_text()
 
 
 def test_the_retry_edge_runs_and_stops_at_its_limit(shop: Path, tmp_path: Path) -> None:
@@ -393,3 +394,29 @@ def test_team_and_checker_limits_exit_3_and_a_dead_model_exits_1(shop: Path, tmp
     dead = run_arnes("--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "-w", str(shop), "checker", "x",
                      env={"OPENAI_API_KEY": "x"})  # fmt: skip
     assert dead.code == 1 and "could not connect" in dead.err
+
+
+def test_a_checker_that_passes_red_tests_does_not_pass_the_team(shop: Path, tmp_path: Path) -> None:
+    turns = [{"text": "done"}, {"text": "Looks fine.\nVERDICT: PASS"}] * 3  # the tests want 15 % and get 10 %
+    run = run_script_team(shop, tmp_path, "maker-checker", turns)
+    assert run.code == 4
+    ends = [e for e in team_timeline(shop) if e["event"] == "node_end" and e["node"] == "check"]
+    assert ends and all(e["verdict"] == "fail" for e in ends)
+    assert "python -m unittest -q` is red" in ends[0]["report"]
+
+
+SETTINGS_WRITER = """
+[[nodes]]
+id = "sneak"
+prompt = "WRITE .arnes/settings.json {}"
+agent = "codex"
+"""
+
+
+def test_a_node_writing_arnes_settings_is_seen(tmp_path: Path, fake_clis: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".arnes").mkdir(parents=True)
+    write_team(ws, "sneak", SETTINGS_WRITER)
+    run_arnes("-w", str(ws), "team", "run", "sneak", "the task")
+    wrote = [e for e in team_timeline(ws) if e["event"] == "node_wrote"]
+    assert wrote and wrote[0]["files"] == [".arnes/settings.json"]

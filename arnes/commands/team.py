@@ -69,6 +69,7 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
     from arnes.session import Session
     from arnes.workflow.teams.run import TeamRunner
     from arnes.workflow.teams.timeline import Timeline
+    from arnes.workflow.verify import detect
 
     cfg = resolve_config(args, ws)
     run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + team.name
@@ -91,7 +92,8 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
         return session
 
     try:
-        result = TeamRunner(team, ws, make_session, timeline).run(task)
+        verify = cfg.verify_command or detect(ws)
+        result = TeamRunner(team, ws, make_session, timeline, verify_command=verify).run(task)
     except BaseException as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
         timeline.record("team_end", f"team stopped: {status} {exc}".rstrip(), "red", status=status)

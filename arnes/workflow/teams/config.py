@@ -23,7 +23,9 @@ class Node(BaseModel):
     model: str | None = None
     tools: list[str] | None = Field(None, description="arnes nodes: only these tools.")
     args: list[str] = Field(default_factory=list, description="External CLIs: extra arguments.")
-    verify: str | None = Field(None, description="A command that must be green for the node to pass.")
+    verify: str | None = Field(
+        None, description="A command that must be green for the node to pass; `auto`: the project's test command."
+    )
 
 
 class Edge(BaseModel):

@@ -51,6 +51,7 @@ class TeamRunner:
     workspace: Path
     make_session: SessionFactory
     timeline: Timeline
+    verify_command: str | None = None  # what `verify = "auto"` means here (settings, else detected)
     reports: dict[str, str] = field(default_factory=dict)
 
     def run(self, task: str) -> TeamResult:
@@ -161,11 +162,12 @@ class TeamRunner:
         else:
             report, ok = self._external(node, workspace, prompt)
         passed = ok and not _FAIL.search(report)
-        if passed and node.verify:
-            verdict = run_check(node.verify, workspace)
+        command = self.verify_command if node.verify == "auto" else node.verify
+        if passed and command:
+            verdict = run_check(command, workspace)
             passed = verdict.passed
             if not verdict.passed:
-                report += f"\n\nThe verify command `{node.verify}` is red:\n{verdict.output}"
+                report += f"\n\nThe verify command `{command}` is red:\n{verdict.output}"
         self.reports[node.id] = report
         self.timeline.record(
             "node_end", f"{node.id} ends: {'PASS' if passed else 'FAIL'}", "green" if passed else "red",

@@ -13,7 +13,9 @@ Snapshot = dict[str, str]  # relative path -> sha256
 
 def take(workspace: Path) -> Snapshot:
     done = subprocess.run(
-        [ripgrep(), "--files", "--hidden", "--no-require-git", "--glob", "!.git", "--glob", "!.arnes"],
+        # .arnes counts (settings written by a node matter), its run-time output does not.
+        [ripgrep(), "--files", "--hidden", "--no-require-git", "--glob", "!.git", "--glob", "!.arnes/traces",
+         "--glob", "!.arnes/teams/runs", "--glob", "!.arnes/history"],
         cwd=workspace, capture_output=True, text=True, check=False,
     )  # fmt: skip
     snap: Snapshot = {}
