@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from arnes.agent.trace import read_trace
 from tests.conftest import ARNES
@@ -23,14 +25,19 @@ EDIT_TURNS = [
 ]
 
 
-def spawn(shop: Path, tmp_path: Path) -> tuple[pexpect.spawn, Path]:
+def spawn(shop: Path, tmp_path: Path, colour: bool = False) -> tuple[pexpect.spawn, Path]:
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": EDIT_TURNS}))
     trace = tmp_path / "t.jsonl"
     child = pexpect.spawn(
         ARNES,
         ["--provider", "script", "--script", str(script), "-w", str(shop), "--trace", str(trace), "fix"],
-        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "120"},
+        env={
+            **{k: v for k, v in os.environ.items() if k != "NO_COLOR"},
+            "COLUMNS": "120",
+            "TERM": "xterm-256color",
+            **({} if colour else {"NO_COLOR": "1"}),
+        },
         encoding="utf-8",
         timeout=30,
     )
@@ -112,3 +119,17 @@ def test_always_adds_a_session_rule_for_reads_outside(shop: Path, tmp_path: Path
     assert perms[1]["decision"] == "allow" and perms[1]["reason"] == f"rule Read({lib}/**)"
     outputs = [e["output"] for e in events if e["event"] == "tool_result"]
     assert "A = 1" in outputs[0] and "B = 2" in outputs[1]
+
+
+COLOUR = re.compile(r"\x1b\[[0-9;]*3[0-9][;m]|\x1b\[[0-9;]*38;")  # a foreground colour code
+
+
+@pytest.mark.parametrize("colour", [True, False])
+def test_the_diff_is_coloured_unless_no_color(shop: Path, tmp_path: Path, colour: bool) -> None:
+    child, _ = spawn(shop, tmp_path, colour=colour)
+    child.expect(r"\[y\] yes / \[n\] no")
+    shown = child.before
+    child.sendline("n")
+    child.expect(pexpect.EOF)
+    assert "DISCOUNT_RATE = 0.15" in shown
+    assert bool(COLOUR.search(shown)) is colour

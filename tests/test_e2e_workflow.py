@@ -231,3 +231,35 @@ def test_eval_compare_shows_improvements_and_regressions(tmp_path: Path) -> None
     compared = run_arnes("eval", "compare", str(before), str(after))
     assert compared.code == 0
     assert "bad: 0% -> 100% (improved)" in compared.out and "good: 100% -> 0% (regressed)" in compared.out
+
+
+def test_verify_commands_are_detected_by_project_kind(tmp_path: Path) -> None:
+    from arnes.workflow.verify import detect
+
+    cases = {
+        "pyproject.toml": ("", "python -m pytest -q"),
+        "package.json": ('{"scripts": {"test": "vitest"}}', "npm test"),
+        "Cargo.toml": ("[package]", "cargo test"),
+        "go.mod": ("module x", "go test ./..."),
+        "Makefile": ("test:\n\ttrue\n", "make test"),
+    }
+    for name, (content, command) in cases.items():
+        ws = tmp_path / name.replace(".", "_")
+        ws.mkdir()
+        (ws / name).write_text(content)
+        assert detect(ws) == command
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "package.json").write_text("{}")  # no test script
+    assert detect(bare) is None
+
+
+def test_verify_auto_takes_the_command_from_settings(shop: Path, tmp_path: Path) -> None:
+    (shop / ".arnes").mkdir()
+    (shop / ".arnes" / "settings.json").write_text(json.dumps({"verify": {"command": "echo settings-verify; false"}}))
+    trace = tmp_path / "t.jsonl"
+    run = run_arnes("--provider", "script", "--script", script(tmp_path, [{"text": "done"}]), "-w", str(shop),
+                    "--verify", "auto", "--verify-rounds", "0", "--trace", str(trace), "x")  # fmt: skip
+    assert run.code == 4
+    (verify,) = [e for e in read_trace(trace) if e["event"] == "verify"]
+    assert verify["command"] == "echo settings-verify; false" and "settings-verify" in verify["output"]
