@@ -270,3 +270,43 @@ def test_compaction_role_gets_the_summary_call(tmp_path: Path) -> None:
     assert run.code == 0, run.err
     assert summary_calls and all("tools" not in body for body in summary_calls)
     assert any("SUMMARY: read data.txt many times" in json.dumps(m) for m in later["messages"])
+
+
+def test_a_sub_agent_starts_from_a_clean_context_with_its_own_turn_limit(shop: Path) -> None:
+    turns = [
+        {"text": "parent thinking", "tool_calls": [call("Read", file_path="pricing.py")]},
+        {"tool_calls": [call("Delegate", task="Count the test methods in test_pricing.py.")]},
+        *[{"tool_calls": [call("Glob", pattern="*")]}] * 40,  # the sub-agent never stops by itself
+        {"text": "parent done"},
+    ]
+    with FakeLLMServer(turns) as server:
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "-w", str(shop),
+                        "--output-format", "json", "x", env=KEYS)  # fmt: skip
+        bodies = [body for _, body in server.requests]
+    child_first = bodies[2]["messages"]
+    assert [m["role"] for m in child_first] == ["system", "user"]  # nothing of the parent's conversation
+    assert child_first[1]["content"] == "Count the test methods in test_pricing.py."
+    assert "Delegate" not in {t["function"]["name"] for t in bodies[2]["tools"]}
+    assert run.code == 0, run.err
+    outputs = json.loads(run.out)
+    assert outputs["result"] != ""  # the parent went on after the sub-agent hit its limit
+    task = "Count the test methods in test_pricing.py."
+    child_requests = [b for b in bodies if b["messages"][1].get("content") == task]
+    assert len(child_requests) == 30  # the sub-agent's own turn limit, then back to the parent
+
+
+def test_a_read_only_sub_agent_gets_a_read_only_sandbox_and_is_told_so(tmp_path: Path) -> None:
+    from arnes.llm.script import ScriptProvider
+    from arnes.sandbox.bubblewrap import Bubblewrap
+    from arnes.session import Session
+
+    parent = Session(workspace=tmp_path, provider=ScriptProvider.from_turns([]), sandbox_mode="auto")
+    child = parent.child(read_only=True, parent_call="c1")
+    assert {"Write", "Edit", "KillShell", "Delegate"}.isdisjoint(child.tools.names())
+    assert "You are read-only" in child.system_prompt() and "file, line and reason" in child.system_prompt()
+    if Bubblewrap.unavailable() is None:
+        assert child.sandbox.name == "bubblewrap" and "a private /tmp" in child.sandbox.describe()
+        assert (
+            "--ro-bind"
+            in child.sandbox.wrap(["true"], tmp_path)[child.sandbox.wrap(["true"], tmp_path).index(str(tmp_path)) - 1]
+        )

@@ -263,3 +263,19 @@ def test_verify_auto_takes_the_command_from_settings(shop: Path, tmp_path: Path)
     assert run.code == 4
     (verify,) = [e for e in read_trace(trace) if e["event"] == "verify"]
     assert verify["command"] == "echo settings-verify; false" and "settings-verify" in verify["output"]
+
+
+def test_handoff_runs_the_build_and_notices_a_stale_progress_file(shop: Path) -> None:
+    import os
+
+    (shop / "PROGRESS.md").write_text("# Progress\n")
+    old = 946684800  # 2000-01-01: older than every file of the shop
+    os.utime(shop / "PROGRESS.md", (old, old))
+    (shop / ".arnes").mkdir()
+    (shop / ".arnes" / "settings.json").write_text(
+        json.dumps({"verify": {"build": "echo building; false", "command": "true"}})
+    )
+    run = run_arnes("-w", str(shop), "handoff")
+    assert run.code == 4
+    assert "build is red: `echo building; false`" in run.out
+    assert "PROGRESS.md is older than the latest change" in run.out
