@@ -144,3 +144,20 @@ def test_resume_skips_lines_it_cannot_use(tmp_path: Path) -> None:
     ]
     trace.write_text("\n".join(lines) + "\n")
     assert load_history(trace) == [Message.user("task")]
+
+
+def test_grep_never_shows_a_hidden_line_split_by_a_form_feed(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("matchme\x0cTOPSECRET_FF\n")
+    (tmp_path / "a.txt").write_text("matchme here\n")
+    turns = [{"tool_calls": [{"name": "Grep", "input": {"pattern": "matchme", "output_mode": "content"}}]}]
+    from arnes.permissions.rules import SourcedRule
+
+    session = Session(
+        workspace=tmp_path,
+        provider=ScriptProvider.from_turns(turns),
+        rules=[SourcedRule("deny", "Read(**/.env*)", "t")],
+    )
+    agent = Agent(session)
+    agent.run("go")
+    (result,) = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
+    assert "TOPSECRET" not in result.content and "a.txt:1:matchme here" in result.content

@@ -123,6 +123,10 @@ class TestBubblewrap:
         assert "done" in out
         assert not (tmp_path / ".git").exists()  # the empty mount point is gone again
 
+    def test_a_missing_feature_list_cannot_be_made_by_a_command(self, tmp_path: Path) -> None:
+        out = run(session(tmp_path, "bubblewrap"), "echo '{\"features\": []}' > features.json; echo rc=$?")
+        assert "rc=0" not in out and not (tmp_path / "features.json").exists()
+
     def test_moving_a_folder_does_not_unhide_its_secret(self, tmp_path: Path) -> None:
         (tmp_path / "config").mkdir()
         (tmp_path / "config" / "secret.txt").write_text("T0PSECRET\n")

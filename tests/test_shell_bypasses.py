@@ -183,3 +183,59 @@ def test_patterns_do_not_dodge_the_built_in_protection(ws: Path, command: str) -
     (ws / ".git" / "config").write_text("")
     (ws / "features.json").write_text("{}")
     assert kind(ws, command, "bypass") == "deny"
+
+
+# -- third review (2026-11) ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "unset 'GROUPS[$(touch PWN)]'",
+        "echo ${x:='$(touch X)'} \"${x@P}\"",
+        "sort --outp=.git/hooks/post-commit a.txt",
+        "sort --compress-p=./evil.sh -S 1k a.txt",
+        "uniq - uniqout",
+        "xxd - xxdout",
+        "git log --outp=x",
+        "date --se=2020-01-01",
+        "trap 'touch X' EXIT",
+        "read -r x",
+    ],
+)
+@pytest.mark.parametrize("mode", ["default", "plan"])
+def test_third_review_commands_are_not_read_only(ws: Path, command: str, mode: Mode) -> None:
+    assert kind(ws, command, mode) in ("ask", "deny")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["diff --from=.env a.txt", "wc --files0=.env", "du --files0=.env", "find -files0-from .env", "file -f.env",
+     "file --files-from=.env"],
+)  # fmt: skip
+def test_abbreviated_and_attached_file_options_are_judged(ws: Path, command: str) -> None:
+    assert kind(ws, command, deny=["Read(**/.env*)"]) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "unset 'GROUPS[$(rm -f a.txt)]'",
+        "trap 'rm -f x' EXIT",
+        "mapfile -C 'rm -f x' -c 1 < a.txt",
+        "let 'a[$(rm x)]'",
+        "printf -v 'a[$(rm x)]' x",
+        "hash -p /bin/rm del; del -f x",
+        "unshare -r rm x",
+        "strace -f rm x",
+        "script -c 'rm x'",
+        "coproc rm -f x",
+    ],
+)
+def test_third_review_deny_dodges_in_bypass(ws: Path, command: str) -> None:
+    assert kind(ws, command, "bypass", deny=["Bash(rm:*)"]) == "deny"
+
+
+def test_plain_expansions_and_loops_stay_read_only(ws: Path) -> None:
+    for command in ("echo ${HOME} $PWD", "for f in *.txt; do echo $f; done", "ls -la | grep a", "cat - < a.txt"):
+        assert kind(ws, command) == "allow", command

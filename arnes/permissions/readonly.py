@@ -23,7 +23,15 @@ _SED_PRINT = re.compile(r"^\d+(,\d+)?p$")
 
 
 def _positionals(words: list[str]) -> list[str]:
-    return [w for w in words if not w.startswith("-")]
+    return [w for w in words if not w.startswith("-") or w == "-"]  # a lone `-` is stdin/stdout
+
+
+def long_option(word: str, *names: str) -> bool:
+    """GNU tools take any unambiguous prefix of a long option: `--outp=x` is `--output=x`."""
+    if not word.startswith("--") or len(word) < 3:
+        return False
+    given = word[2:].split("=", 1)[0]
+    return any(name[2:].startswith(given) for name in names)
 
 
 def git_subcommand(words: list[str]) -> str | None:
@@ -40,8 +48,8 @@ def _git(words: list[str]) -> bool:
     if not args or args[0] not in GIT_READ:
         return False
     # options that write a file, run a program, or read outside the repository
-    risky = ("--output", "--ext-diff", "--textconv", "-o", "-O", "--open-files-in-pager", "--no-index")
-    if any(a.startswith(risky) for a in args[1:]):
+    risky_long = ("--output", "--ext-diff", "--textconv", "--open-files-in-pager", "--no-index")
+    if any(a.startswith(("-o", "-O")) or long_option(a, *risky_long) for a in args[1:]):
         return False
     return not (args[0] == "reflog" and len(args) > 1 and args[1] in ("delete", "expire"))
 
@@ -63,8 +71,7 @@ def _short(word: str, letter: str) -> bool:
 
 
 def _sort(words: list[str]) -> bool:
-    writes = any(_short(w, "o") or w.startswith("--output") for w in words[1:])
-    return not writes and not any(w.startswith("--compress-program") for w in words)
+    return not any(_short(w, "o") or long_option(w, "--output", "--compress-program") for w in words[1:])
 
 
 def _no_v(words: list[str]) -> bool:
@@ -73,7 +80,7 @@ def _no_v(words: list[str]) -> bool:
 
 
 def _rg(words: list[str]) -> bool:
-    return not any(w.startswith(("--pre", "--search-zip")) or w == "-z" for w in words)
+    return not any(long_option(w, "--pre", "--pre-glob", "--search-zip") or _short(w, "z") for w in words[1:])
 
 
 def _uniq(words: list[str]) -> bool:
@@ -81,11 +88,11 @@ def _uniq(words: list[str]) -> bool:
 
 
 def _xxd(words: list[str]) -> bool:
-    return "-r" not in words and len(_positionals(words[1:])) <= 1
+    return not any(w.startswith("-r") for w in words[1:]) and len(_positionals(words[1:])) <= 1
 
 
 def _date(words: list[str]) -> bool:
-    return not any(w in ("-s", "--set") or w.startswith("--set=") for w in words)
+    return not any(_short(w, "s") or long_option(w, "--set") for w in words[1:])
 
 
 def _tree(words: list[str]) -> bool:
@@ -141,6 +148,8 @@ FILE_OPTIONS: dict[str, frozenset[str]] = {
     "date": frozenset({"-f", "--file", "-r", "--reference"}),
     "jq": frozenset({"-f", "--from-file", "--slurpfile", "--rawfile"}),
     "stat": frozenset(),
+    "find": frozenset({"-files0-from"}),
+    "file": frozenset({"-f", "-m", "--files-from", "--magic-file"}),
 }
 COMPUTED = "$?"  # how the parser marks a word whose value is only known at run time
 
@@ -154,19 +163,20 @@ def path_arguments(cmd: SimpleCommand) -> list[str]:
         return []
     name, args = cmd.words[0], cmd.words[1:]
     options = FILE_OPTIONS.get(name, frozenset())
+    longs = [o for o in options if o.startswith("--")]
+    shorts = [o for o in options if not o.startswith("--")]
     found: list[str] = []
     i = 0
     while i < len(args):
         word = args[i]
-        key = word.split("=", 1)[0]
-        if key in options:
+        if word.split("=", 1)[0] in options or long_option(word, *longs):
             if "=" in word:
                 found.append(word.split("=", 1)[1])
             elif i + 1 < len(args):
                 found.append(args[i + 1])
                 i += 1
-        elif any(word.startswith(o) and len(word) > len(o) and not o.startswith("--") for o in options):
-            found.append(word[2:])  # -fFILE
+        elif attached := next((o for o in shorts if word.startswith(o) and len(word) > len(o)), None):
+            found.append(word[len(attached) :])  # -fFILE
         i += 1
     if name in FILE_ARGS:
         positional = args

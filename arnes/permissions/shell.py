@@ -9,6 +9,7 @@ marked opaque, and an opaque command always asks.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
@@ -19,6 +20,11 @@ if TYPE_CHECKING:
 WRITE_REDIRECTS = {">", ">>", "&>", "&>>", ">|", ">&", "<>"}
 READ_REDIRECTS = {"<", "<>", "<&"}
 CWD_CHANGERS = {"cd", "pushd", "popd"}
+# Builtins that run a string as code or evaluate array subscripts in their arguments.
+EVALUATES_ARGUMENTS = frozenset(
+    "trap mapfile readarray let read wait getopts hash coproc builtin enable alias unalias complete "
+    "compgen fc bind unset declare typeset local export readonly shopt set".split()
+)
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 # Environment variables that change what a command does; a command prefixed with one is not
 # allowed by a rule written for the bare command.
@@ -100,18 +106,21 @@ class _Walker:
                 self.visit(child, True)
         elif kind == "file_redirect":
             self._redirect(node, inner)
+        elif kind == "function_definition":
+            self.result.opaque.append("defines a shell function")
+            for child in node.named_children:  # its body is still looked into for denied commands
+                self.visit(child, True)
         elif _evaluates(node):
             # export/declare, bare assignments, [[ ]] and (( )) evaluate array subscripts and change
             # what later commands do: never read-only, never allowed by a rule.
             text = (node.text or b"").decode(errors="replace")
             word = text.split(maxsplit=1)[0] if kind == "declaration_command" else f"({kind})"
             self.result.commands.append(SimpleCommand([word], nested=inner))
+            if any(mark in text for mark in ("$(", "`", "[", "@P")):
+                # a subscript or a string that bash evaluates: code nobody can read here
+                self.result.opaque.append(f"{word} evaluates text as code")
             for child in node.named_children:
                 self.visit(child, inner)
-        elif kind == "function_definition":
-            self.result.opaque.append("defines a shell function")
-            for child in node.named_children:  # its body is still looked into for denied commands
-                self.visit(child, True)
         else:
             for child in node.named_children:
                 self.visit(child, inner)
@@ -169,6 +178,10 @@ class _Walker:
         name = cmd.words[0]
         if name in CWD_CHANGERS:
             self.result.changes_directory = True
+        if name in EVALUATES_ARGUMENTS or (
+            name in ("printf", "test", "[") and any(w.startswith("-v") for w in cmd.words)
+        ):
+            self.result.opaque.append(f"{name} can evaluate its arguments as code")
         if name == "find":
             for inner in _find_actions(cmd.words):
                 self._add(SimpleCommand(inner, nested=True))
@@ -278,6 +291,35 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "taskset": (frozenset(), 1),
     "unbuffer": (frozenset(), 0),
     "watch": (frozenset({"-n", "--interval", "-d", "--differences"}), 0),
+    "unshare": (
+        frozenset({"--propagation", "--setgroups", "-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd"}),
+        0,
+    ),
+    "strace": (frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"}), 0),
+    "script": (
+        frozenset(
+            {
+                "-E",
+                "--echo",
+                "-I",
+                "--log-in",
+                "-O",
+                "--log-out",
+                "-B",
+                "--log-io",
+                "-T",
+                "--log-timing",
+                "-m",
+                "--logging-format",
+                "-o",
+                "--output-limit",
+            }
+        ),
+        0,
+    ),
+    "chroot": (frozenset({"--userspec", "--groups"}), 1),
+    "nsenter": (frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-r", "--root"}), 0),
+    "runuser": (frozenset({"-u", "--user", "-g", "--group"}), 0),
     "xargs": (
         frozenset(
             """-a -d -E -e -I -i -L -l -n -P -s --arg-file --delimiter --max-args --max-procs --max-lines
@@ -292,16 +334,32 @@ OPAQUE_OPTIONS = {
     "env": ("-S", "--split-string"),  # a whole command line packed in one argument
     "flock": ("-c", "--command"),
     "sudo": ("-s", "--shell", "-i", "--login"),
+    "script": ("-c", "--command"),
+    "runuser": ("-c", "--command"),
 }
 
 
-EVALUATING = {"declaration_command", "variable_assignment", "test_command", "arithmetic_expansion"}
+# Node kinds that only structure commands and words. Anything else (assignments, declarations,
+# unset, [[ ]], (( )), $(( )), ${x:=...}, ${x@P}, ...) can evaluate code or change what later
+# commands do: it is recorded as a command that is never read-only and never allowed by a rule.
+# An allow-list, so a construct nobody thought of is "not read-only", not "fine".
+STRUCTURAL = frozenset(
+    """program list pipeline command command_name word string string_content raw_string ansi_c_string
+    concatenation number simple_expansion variable_name special_variable_name file_redirect
+    file_descriptor heredoc_redirect heredoc_start heredoc_body heredoc_content heredoc_end
+    herestring_redirect redirected_statement subshell compound_statement command_substitution
+    process_substitution negated_command if_statement elif_clause else_clause for_statement do_group
+    while_statement case_statement case_item comment regex extglob_pattern""".split()
+)
+_SIMPLE_EXPANSION = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 
 
 def _evaluates(node: Node) -> bool:
-    if node.type in EVALUATING or node.type == "c_style_for_statement":
-        return True
-    return node.type == "compound_statement" and (node.text or b"").lstrip().startswith(b"((")
+    if node.type == "expansion":
+        return not _SIMPLE_EXPANSION.match((node.text or b"").decode(errors="replace"))
+    if node.type == "compound_statement":
+        return (node.text or b"").lstrip().startswith(b"((")
+    return node.type not in STRUCTURAL
 
 
 def _has_option(word: str, option: str) -> bool:

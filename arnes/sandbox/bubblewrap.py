@@ -42,14 +42,17 @@ class Bubblewrap:
 
     def __init__(self, spec: SandboxSpec):
         self.spec = spec
-        self._placeholders = Path(tempfile.mkdtemp(prefix="arnes-sandbox-"))
-        self._file = self._placeholders / "hidden-file"
+        self._placeholders_dir = Path(tempfile.mkdtemp(prefix="arnes-sandbox-"))
+        self._file = self._placeholders_dir / "hidden-file"
         self._file.write_bytes(b"")
         self._file.chmod(0)
-        self._dir = self._placeholders / "hidden-dir"
+        self._dir = self._placeholders_dir / "hidden-dir"
         self._dir.mkdir()
         self._dir.chmod(0)
-        self._placeholder_git: Path | None = None
+        self._empty = self._placeholders_dir / "empty-file"
+        self._empty.write_bytes(b"")
+        self._empty.chmod(0o444)
+        self._placeholders: list[Path] = []
 
     @staticmethod
     @cache
@@ -84,11 +87,13 @@ class Bubblewrap:
         for kept in [*self.spec.read_only, *unwritable]:
             if kept.exists():
                 args += ["--ro-bind", str(kept), str(kept)]
-            elif kept.name == ".git" and kept.parent == self.spec.workspace and not self.spec.read_only_workspace:
-                # No repository here: an empty, read-only .git keeps `git init` and planted
-                # hooks or config out; settle() removes the empty mount point afterwards.
-                self._placeholder_git = kept
-                args += ["--ro-bind", str(self._dir), str(kept)]
+            elif kept.name in (".git", "features.json") and kept.parent == self.spec.workspace:
+                if self.spec.read_only_workspace:
+                    continue  # nothing can be created in a read-only workspace anyway
+                # Missing: an empty read-only stand-in keeps `git init` (hooks, core.fsmonitor)
+                # and a self-made feature list out; settle() removes the empty mount point.
+                self._placeholders.append(kept)
+                args += ["--ro-bind", str(self._dir if kept.name == ".git" else self._empty), str(kept)]
         for secret in hidden:
             placeholder = self._dir if secret.is_dir() else self._file
             args += ["--ro-bind", str(placeholder), str(secret)]
@@ -98,11 +103,14 @@ class Bubblewrap:
         return args
 
     def settle(self) -> None:
-        """After a command: remove the empty .git mount point bubblewrap had to create."""
-        placeholder, self._placeholder_git = self._placeholder_git, None
-        if placeholder is not None:
+        """After a command: remove the empty mount points bubblewrap had to create."""
+        placeholders, self._placeholders = self._placeholders, []
+        for placeholder in placeholders:
             with contextlib.suppress(OSError):
-                placeholder.rmdir()  # only if still empty
+                if placeholder.is_dir():
+                    placeholder.rmdir()  # only if still empty
+                elif placeholder.stat().st_size == 0:
+                    placeholder.unlink()
 
     def describe(self) -> str:
         net = "network on" if self.spec.network else "no network"

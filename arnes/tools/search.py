@@ -64,7 +64,7 @@ def _glob_flags(pattern: str) -> tuple[list[str], bool]:
 def _listed(cwd: Path, paths: list[str] | None = None) -> set[str]:
     """The files ripgrep searches under `paths` (ignore rules applied), as it prints them."""
     _, out, _ = _run_rg(["--files"], cwd, paths)
-    return set(out.splitlines())
+    return set(out.split("\n"))
 
 
 def _search_root(ctx: ToolContext, path: str | None) -> tuple[Path, str]:
@@ -96,7 +96,7 @@ class Glob(BaseTool[GlobArgs]):
         code, out, err = _run_rg(["--files", *select], root)
         if code == 2 and not out:
             raise ToolError(f"Glob failed: {err.strip() or 'bad pattern'}. Check the pattern syntax.")
-        found = [line for line in out.splitlines() if line]
+        found = [line for line in out.split("\n") if line]
         if leaky and found:
             listed = _listed(root)
             found = [line for line in found if line in listed]
@@ -167,7 +167,9 @@ class Grep(BaseTool[GrepArgs]):
         code, out, err = _run_rg([*flags, "--regexp", args.pattern], ctx.workspace, [target])
         if code == 2 and not out:
             raise ToolError(f"Grep failed: {err.strip() or 'bad pattern'}. Check the regular expression.")
-        lines = out.splitlines()
+        # Split on newlines only: splitlines() also breaks at \f, \v, \x1c.. and would cut a hidden
+        # file's line into pieces that no longer carry its name.
+        lines = [line for line in out.split("\n") if line]
         listed = _listed(ctx.workspace, [target]) if leaky and lines else None
         verdicts: dict[str, bool] = {}
 
@@ -209,10 +211,12 @@ def _filter_output(lines: list[str], mode: str, keep: Callable[[str], bool]) -> 
             path = line.rpartition(":")[0]
         elif "\0" in line:
             path = line.partition("\0")[0]
-        else:  # the `--` between context groups
+        elif line == "--":  # the separator between context groups
             if kept and kept[-1] != "--":
                 kept.append(line)
             continue
+        else:
+            continue  # a line without a file name: nothing to vouch for it
         if keep(path):
             kept.append(line)
     while kept and kept[-1] == "--":
