@@ -119,8 +119,14 @@ class Session:
             engine.sandboxed = sandbox.name == "bubblewrap"
             self.shared = Shared(engine, spec, sandbox)
         self.engine, self.sandbox = self.shared.engine, self.shared.sandbox
+        read_only_box = None
+        if self.sandbox.name == "bubblewrap":
+            read_only_box = choose_sandbox(
+                "bubblewrap", dataclasses.replace(self.shared.spec, read_only_workspace=True)
+            )
         self.ctx = ToolContext(
             self.workspace,
+            read_only_sandbox=read_only_box,
             changes=self.shared.changes,
             hidden=self.engine.hidden,
             sandbox=self.sandbox,

@@ -227,3 +227,38 @@ def test_auto_picks_a_working_backend_and_off_is_off(tmp_path: Path) -> None:
         else ("landlock" if LandlockSandbox.unavailable() is None else "off")
     )
     assert picked == expected
+
+
+def test_a_command_allowed_as_read_only_runs_read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defence in depth: even if the classifier misjudged a writing command, it cannot write."""
+    require(Bubblewrap.unavailable())
+    from arnes.agent.loop import Agent
+    from arnes.messages import ToolResultBlock
+    from arnes.permissions import commands
+
+    monkeypatch.setattr(commands, "is_read_only", lambda part: True)  # a classifier that is wrong
+    (tmp_path / "a.txt").write_text("content\n")
+    turns = [
+        {
+            "tool_calls": [
+                {"name": "Bash", "input": {"command": "touch made.txt; sed -i s/content/changed/ a.txt; cat a.txt"}}
+            ]
+        },
+    ]
+    s = Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), sandbox_mode="bubblewrap")
+    agent = Agent(s)
+    agent.run("go")
+    (result,) = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
+    assert "content" in result.content and "Read-only file system" in result.content
+    assert not (tmp_path / "made.txt").exists() and (tmp_path / "a.txt").read_text() == "content\n"
+
+
+def test_commands_a_person_or_a_mode_allowed_can_still_write(tmp_path: Path) -> None:
+    require(Bubblewrap.unavailable())
+    from arnes.agent.loop import Agent
+
+    turns = [{"tool_calls": [{"name": "Bash", "input": {"command": "touch made.txt"}}]}]
+    s = Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), sandbox_mode="bubblewrap",
+                mode="acceptEdits")  # fmt: skip
+    Agent(s).run("go")
+    assert (tmp_path / "made.txt").exists()

@@ -259,13 +259,14 @@ class Agent:
             self.result.denials.append({"tool": call.name, "reason": d.reason, "source": d.source})
             return self._finish(call, outcome.message or f"Permission denied: {d.reason}", True, 0)
         pins = {t.path: t.real for t in targets if t.access == "write" and t.real is not None}
-        return _Admitted(tool, args, tool.read_only, pins)
+        return _Admitted(tool, args, tool.read_only, pins, d.confine)
 
     def _run_tool(self, call: ToolCall, admitted: _Admitted) -> ToolResultBlock:
         started = time.perf_counter()
         self._current_call = call.id
         if not admitted.read_only:  # writes run one at a time, so the pins are this call's
             self.s.ctx.pinned = admitted.pins
+            self.s.ctx.confined = admitted.confine
         try:
             output, is_error = admitted.tool.run(admitted.args, self.s.ctx), False
         except ToolError as exc:
@@ -328,3 +329,4 @@ class _Admitted:
     args: Any
     read_only: bool
     pins: dict[Path, Path] = field(default_factory=dict)
+    confine: bool = False

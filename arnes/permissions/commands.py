@@ -62,7 +62,7 @@ def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
     uncovered = [p for p in parts if not is_read_only(p) and not _allowed_by_rule(engine, p)]
     if not uncovered:
         if read_only:
-            return Decision("allow", "read-only command", "mode")
+            return Decision("allow", "read-only command", "mode", confine=True)
         if analysis.writes and all(is_read_only(p) for p in parts):
             first = engine.target("Bash", Target(absolute(engine.workspace, analysis.writes[0]), "write"))
             return Decision("allow", f"redirection: {first.reason}", first.source, first.rule, first.origin)
@@ -94,7 +94,7 @@ def _covered(engine: RuleEngine, parts: list[SimpleCommand]) -> Decision:
             hit = engine.command_rule("allow", part.words)
             if hit:
                 return _rule("allow", hit.rule.raw, hit.origin)
-    return Decision("allow", "read-only command", "mode")
+    return Decision("allow", "read-only command", "mode", confine=True)
 
 
 def _paths(engine: RuleEngine, parts: list[SimpleCommand], analysis: ShellAnalysis) -> list[Decision]:

@@ -40,6 +40,7 @@ class Decision:
     source: Source
     rule: str | None = field(default=None, compare=False)  # the rule that decided, if any
     origin: str | None = field(default=None, compare=False)  # where that rule came from
+    confine: bool = field(default=False, compare=False)  # allowed as read-only: run it read-only too
 
 
 class Policy(Protocol):

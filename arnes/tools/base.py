@@ -47,6 +47,10 @@ class ToolContext:
     subagent: Callable[[str, bool], str] | None = None
     # Set by the loop for the write it is running: path as written -> the real path judged.
     pinned: dict[Path, Path] = field(default_factory=dict)
+    # A command allowed only because it reads runs in this sandbox, which cannot write the
+    # workspace: a command the classifier misjudged still cannot change anything.
+    read_only_sandbox: Sandbox | None = None
+    confined: bool = False
 
     def real_of(self, path: Path) -> Path | None:
         return self.pinned.get(path)

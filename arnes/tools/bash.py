@@ -39,7 +39,8 @@ class Bash(BaseTool[BashArgs]):
     def run(self, args: BashArgs, ctx: ToolContext) -> str:
         if not args.command.strip():
             raise ToolError("The command is empty. Give the command line to run.")
-        argv = ctx.sandbox.wrap(["bash", "-c", args.command], ctx.workspace)
+        sandbox = ctx.read_only_sandbox if ctx.confined and ctx.read_only_sandbox else ctx.sandbox
+        argv = sandbox.wrap(["bash", "-c", args.command], ctx.workspace)
         if args.run_in_background:
             job = ctx.jobs.start(argv, ctx.workspace, args.command, shell_env())
             return f"Started in the background as {job.id}. Read its output with BashOutput(id={job.id!r})."
@@ -47,7 +48,7 @@ class Bash(BaseTool[BashArgs]):
         try:
             done = run_foreground(argv, ctx.workspace, timeout, ctx.max_output_chars, shell_env())
         finally:
-            ctx.sandbox.settle()
+            sandbox.settle()
         parts = []
         if done.timed_out:
             parts.append(f"Timed out after {timeout:g} s; the command and its children were killed.")
