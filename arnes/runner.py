@@ -23,6 +23,7 @@ from arnes.messages import Message
 from arnes.permissions.approvers import choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.session import Limits, Role, Session, new_session_id
+from arnes.tools.files import session_diffs
 from arnes.ui.render import TerminalRenderer
 from arnes.workflow.verify import Verifier, detect
 
@@ -245,17 +246,12 @@ def exit_code(result: RunResult) -> int:
 
 
 def _print_changes(renderer: TerminalRenderer, session: Session, changed: list[Path]) -> None:
-    from arnes.tools.files import unified_diff
-
     if not changed:
         return
     names = ", ".join(session.ctx.display(p) for p in changed)
     renderer.console.print(f"files changed: {names}", markup=False)
-    for path in changed:
-        before_bytes = session.ctx.changes.originals[path]
-        before = before_bytes.decode("utf-8", "replace") if before_bytes is not None else ""
-        after = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-        renderer.show_diff("", unified_diff(before, after, session.ctx.display(path)))
+    for _, diff in session_diffs(session.ctx):
+        renderer.show_diff(diff)
 
 
 def _print_json(session: Session, result: RunResult, changed: list[Path], trace: Path) -> None:

@@ -278,7 +278,7 @@ class Agent:
         except Exception as exc:  # a tool bug must not end the run: the model sees it, the trace keeps it
             output, is_error = f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}", True
         ms = int((time.perf_counter() - started) * 1000)
-        cap = self.s.output_cap
+        cap = self.s.ctx.max_output_chars
         if len(output) > cap:
             cut = len(output) - cap
             output = output[:cap] + f"\n... [{cut} characters cut; ask for less, e.g. Read with offset/limit]"
@@ -301,16 +301,6 @@ class Agent:
             detail = result.error or result.stop_reason
             raise ToolError(f"The sub-agent stopped before finishing ({detail}). Its last words: {result.text or '-'}")
         return result.text or "(the sub-agent finished without a conclusion)"
-
-
-def _answered(messages: list[Message]) -> list[Message]:
-    """After Ctrl-C mid-turn, give unanswered calls a result so the next turn can go on."""
-    if messages and messages[-1].role == "assistant" and messages[-1].tool_calls:
-        results = [
-            ToolResultBlock(c.id, "Interrupted by the user before it ran.", True) for c in messages[-1].tool_calls
-        ]
-        return [*messages, Message("user", list(results))]
-    return messages
 
 
 def raise_for(result: RunResult) -> None:

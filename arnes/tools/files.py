@@ -82,6 +82,18 @@ def unified_diff(before: str, after: str, shown: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
+def session_diffs(ctx: ToolContext) -> list[tuple[str, str]]:
+    """(shown path, unified diff) for every file the session changed, from before its first write."""
+    out = []
+    for path in ctx.changes.changed():
+        before = ctx.changes.originals[path]
+        old = before.decode("utf-8", "replace") if before is not None else ""
+        new = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        shown = ctx.display(path)
+        out.append((shown, unified_diff(old, new, shown)))
+    return out
+
+
 class Read(BaseTool[ReadArgs]):
     name = "Read"
     description = (

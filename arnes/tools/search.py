@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
+from arnes.permissions.paths import is_inside
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 
@@ -59,6 +60,16 @@ def _glob_flags(pattern: str) -> tuple[list[str], bool]:
     if name and "/" not in name and ":" not in name and not name.startswith("!"):
         return ["--type-add", f"{_NAME_TYPE}:{name}", "--type", _NAME_TYPE], False
     return ["--glob", pattern], True
+
+
+def workspace_files(workspace: Path, exclude: tuple[str, ...] = (".git", ".arnes")) -> list[str]:
+    """Every file ripgrep would search (ignore rules applied, dotfiles included), relative paths."""
+    globs = [arg for folder in exclude for arg in ("--glob", f"!{folder}")]
+    done = subprocess.run(
+        [ripgrep(), "--files", "--hidden", "--no-require-git", *globs],
+        cwd=workspace, capture_output=True, text=True, errors="replace", check=False,
+    )  # fmt: skip
+    return [line for line in done.stdout.split("\n") if line]
 
 
 def _listed(cwd: Path, paths: list[str] | None = None) -> set[str]:
@@ -163,7 +174,7 @@ class Grep(BaseTool[GrepArgs]):
                 flags += ["--context", str(args.context)]
         if args.output_mode != "files_with_matches" or root.is_dir():
             flags.append("--with-filename")
-        target = os.path.relpath(root, ctx.workspace) if _inside(root, ctx.workspace) else str(root)
+        target = os.path.relpath(root, ctx.workspace) if is_inside(ctx.workspace, root) else str(root)
         code, out, err = _run_rg([*flags, "--regexp", args.pattern], ctx.workspace, [target])
         if code == 2 and not out:
             raise ToolError(f"Grep failed: {err.strip() or 'bad pattern'}. Check the regular expression.")
@@ -191,14 +202,6 @@ class Grep(BaseTool[GrepArgs]):
         if len(lines) > limit:
             body += f"\n... ({len(lines) - limit} more lines; narrow the search or raise head_limit)"
         return body
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
 
 
 def _filter_output(lines: list[str], mode: str, keep: Callable[[str], bool]) -> list[str]:

@@ -130,7 +130,6 @@ class TerminalRenderer:
                 markup=False,
             )
 
-    def show_diff(self, title: str, diff: str) -> None:
-        self.console.print(Text(title, style="bold"))
+    def show_diff(self, diff: str) -> None:
         if diff:
             self.console.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))

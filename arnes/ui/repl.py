@@ -14,7 +14,8 @@ from arnes.agent.loop import Agent
 from arnes.config import EffectiveConfig
 from arnes.permissions.types import MODES, Mode
 from arnes.session import Session
-from arnes.tools.files import unified_diff
+from arnes.tools.files import session_diffs
+from arnes.ui.render import TerminalRenderer
 
 HELP = {
     "/help": "this list",
@@ -150,19 +151,11 @@ class Repl:
             self.console.print(f"usage: {name} {'TASK' if name == '/checker' else ''}", style="yellow", markup=False)
 
     def _diff(self) -> None:
-        s = self.session
-        changed = s.ctx.changes.changed()
-        if not changed:
+        diffs = session_diffs(self.session.ctx)
+        if not diffs:
             self.console.print("no changes this session", markup=False)
-            return
-        from rich.syntax import Syntax
-
-        for path in changed:
-            before = s.ctx.changes.originals[path]
-            old = before.decode("utf-8", "replace") if before is not None else ""
-            new = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-            diff = unified_diff(old, new, s.ctx.display(path))
-            self.console.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
+        for _, diff in diffs:
+            TerminalRenderer(self.console).show_diff(diff)
 
     def _mode(self, rest: str) -> None:
         s = self.session

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.sandbox.base import Sandbox
-from arnes.tools.search import ripgrep
+from arnes.tools.search import workspace_files
 from arnes.workflow.verify import run_check
 
 LEFTOVERS = ("*.tmp", "*.orig", "*.rej", "*.bak", "*~", ".*.swp", "*.arnes-*.tmp", "nohup.out", "core")
@@ -52,16 +52,8 @@ def inspect(workspace: Path, build: str | None, tests: str | None, sandbox: Sand
     return report
 
 
-def _files(workspace: Path) -> list[str]:
-    done = subprocess.run(
-        [ripgrep(), "--files", "--hidden", "--no-require-git", "--glob", "!.git", "--glob", "!.arnes"],
-        cwd=workspace, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    return [line for line in done.stdout.splitlines() if line]
-
-
 def leftover_files(workspace: Path) -> list[str]:
-    return sorted(f for f in _files(workspace) if any(fnmatch.fnmatch(Path(f).name, p) for p in LEFTOVERS))
+    return sorted(f for f in workspace_files(workspace) if any(fnmatch.fnmatch(Path(f).name, p) for p in LEFTOVERS))
 
 
 def uncommitted(workspace: Path) -> list[str] | None:
@@ -84,7 +76,9 @@ def progress_problem(workspace: Path) -> str | None:
     progress = workspace / "PROGRESS.md"
     if not progress.is_file():
         return "PROGRESS.md is missing: say what is done, in progress, blocked and next"
-    newest = max(((workspace / f).stat().st_mtime for f in _files(workspace) if f != "PROGRESS.md"), default=0.0)
+    newest = max(
+        ((workspace / f).stat().st_mtime for f in workspace_files(workspace) if f != "PROGRESS.md"), default=0.0
+    )
     if newest > progress.stat().st_mtime:
         return "PROGRESS.md is older than the latest change: update it"
     return None

@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from pathlib import Path
 
-from arnes.tools.search import ripgrep
+from arnes.tools.search import workspace_files
 
 Snapshot = dict[str, str]  # relative path -> sha256
 
 
 def take(workspace: Path) -> Snapshot:
-    done = subprocess.run(
-        # .arnes counts (settings written by a node matter), its run-time output does not.
-        [ripgrep(), "--files", "--hidden", "--no-require-git", "--glob", "!.git", "--glob", "!.arnes/traces",
-         "--glob", "!.arnes/teams/runs", "--glob", "!.arnes/history"],
-        cwd=workspace, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    # .arnes counts (settings written by a node matter), its run-time output does not.
+    files = workspace_files(workspace, (".git", ".arnes/traces", ".arnes/teams/runs", ".arnes/history"))
     snap: Snapshot = {}
-    for rel in done.stdout.splitlines():
+    for rel in files:
         path = workspace / rel
         try:
             snap[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
