@@ -86,10 +86,10 @@ def test_a_task_then_diff_undo_cost_mode_and_exit(shop: Path, tmp_path: Path) ->
 
 
 def test_ctrl_c_cancels_the_turn_not_the_session(shop: Path, tmp_path: Path) -> None:
-    turns = [{"sleep": 30, "text": "never"}, {"text": "second answer"}]
+    turns = [{"sleep": 30, "text": "thinking slowly"}, {"text": "second answer"}]
     child, trace = spawn(shop, tmp_path, turns)
     child.sendline("slow task")
-    child.expect("ctx ")  # the request is on its way
+    child.expect("thinking slowly")  # streamed by the model before it waits: the request is under way
     child.sendintr()
     child.expect("turn cancelled")
     child.expect(PROMPT)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from arnes.tools import processes
 from arnes.tools.base import ToolContext, ToolError, ToolRegistry
 from arnes.tools.bash import Bash, BashArgs, BashOutput, JobArgs, KillShell
 from arnes.tools.processes import CappedOutput
@@ -97,3 +101,43 @@ def test_closing_the_session_kills_every_background_job(ctx: ToolContext) -> Non
     jobs = [ctx.jobs.get(i) for i in ctx.jobs.ids()]
     ctx.jobs.close()
     assert all(j is not None and j.proc.poll() is not None for j in jobs)
+
+
+def test_ctrl_c_right_after_the_command_starts_still_kills_its_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race behind a child outliving Ctrl-C: SIGINT lands as the process starts, before any `try`."""
+    started: list[subprocess.Popen[bytes]] = []
+    real_spawn = processes.spawn
+
+    def spawn_then_ctrl_c(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        proc = real_spawn(argv, cwd, env)
+        started.append(proc)
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C arrives before spawn has even returned
+        return proc
+
+    monkeypatch.setattr(processes, "spawn", spawn_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        processes.run_foreground(["sleep", "60"], tmp_path, 60, 1000)
+    assert started and started[0].poll() is not None, "the command outlived Ctrl-C"
+
+
+def test_ctrl_c_as_a_background_job_starts_leaves_it_owned_by_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_spawn = processes.spawn
+
+    def spawn_then_ctrl_c(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        proc = real_spawn(argv, cwd, env)
+        os.kill(os.getpid(), signal.SIGINT)
+        return proc
+
+    monkeypatch.setattr(processes, "spawn", spawn_then_ctrl_c)
+    jobs = processes.BackgroundJobs()
+    with pytest.raises(KeyboardInterrupt):
+        jobs.start(["sleep", "60"], tmp_path, "sleep 60")
+    [job_id] = jobs.ids()
+    job = jobs.get(job_id)
+    assert job is not None
+    jobs.close()
+    assert job.proc.poll() is not None

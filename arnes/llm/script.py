@@ -35,7 +35,7 @@ class ScriptedTurn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str = ""
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
-    sleep: float = Field(0.0, description="seconds to wait before answering (tests Ctrl-C)")
+    sleep: float = Field(0.0, description="seconds to wait after streaming the text, before answering (tests Ctrl-C)")
 
 
 class Script(BaseModel):
@@ -82,13 +82,14 @@ class ScriptProvider:
         turns = self.script.turns
         turn = turns[self.position] if self.position < len(turns) else ScriptedTurn(text="done.")
         self.position += 1
+        # A slow turn streams its text first: a test sees it and knows the request is under way.
+        if turn.text and on_text:
+            on_text(turn.text)
         if turn.sleep:
             time.sleep(turn.sleep)
         blocks: list[TextBlock | ToolCall] = []
         if turn.text:
             blocks.append(TextBlock(turn.text))
-            if on_text:
-                on_text(turn.text)
         for i, call in enumerate(turn.tool_calls):
             blocks.append(ToolCall(f"call_{self.position}_{i}", call.name, dict(call.input)))
         prompt_chars = len(system) + len(json.dumps([t.input_schema for t in tools]))

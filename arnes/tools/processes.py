@@ -10,6 +10,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -73,6 +74,28 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+@contextlib.contextmanager
+def sigint_deferred() -> Iterator[None]:
+    """Hold Ctrl-C while a process group starts, and deliver it when the block ends.
+
+    A SIGINT inside `Popen` (after the fork) or before the caller's `try` would escape with the group
+    still running: a child outliving Ctrl-C, seen under load. The caller enters this inside the `try`
+    that kills the group, so the held Ctrl-C arrives where it is handled. Signal handlers belong to the
+    main thread; elsewhere there is nothing to hold.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held and callable(previous):
+            previous(signal.SIGINT, None)
+
+
 @dataclass
 class Finished:
     exit_code: int | None
@@ -85,35 +108,41 @@ class Finished:
 def run_foreground(argv: list[str], cwd: Path, timeout: float, cap: int, env: dict[str, str] | None = None) -> Finished:
     """Run to the end or to the time-out; on time-out or Ctrl-C the whole group dies."""
     started = time.monotonic()
-    proc = spawn(argv, cwd, env)
     out, err = CappedOutput(cap * 2 // 5, cap * 3 // 5), CappedOutput(cap // 5, cap // 5)
     lock = threading.Lock()
-    assert proc.stdout is not None and proc.stderr is not None
-    pumps = [
-        threading.Thread(target=_pump, args=(s, b, lock), daemon=True)
-        for s, b in ((proc.stdout, out), (proc.stderr, err))
-    ]
-    for pump in pumps:
-        pump.start()
+    fired = threading.Event()
     # A timer kills the group at the deadline, so the wait below blocks without polling
     # (Popen.wait(timeout) sleeps in growing steps and makes short commands finish late).
-    fired = threading.Event()
+    timer: threading.Timer | None = None
+    proc: subprocess.Popen[bytes] | None = None
+    try:  # whatever happens from here (Ctrl-C included), the whole group dies
+        with sigint_deferred():  # a Ctrl-C held during the start arrives inside this try
+            proc = spawn(argv, cwd, env)
+        assert proc.stdout is not None and proc.stderr is not None
+        started_proc = proc
+        pumps = [
+            threading.Thread(target=_pump, args=(s, b, lock), daemon=True)
+            for s, b in ((proc.stdout, out), (proc.stderr, err))
+        ]
+        for pump in pumps:
+            pump.start()
 
-    def expire() -> None:
-        fired.set()
-        kill_group(proc)
+        def expire() -> None:
+            fired.set()
+            kill_group(started_proc)
 
-    timer = threading.Timer(timeout, expire)
-    timer.daemon = True
-    timer.start()
-    try:
+        timer = threading.Timer(timeout, expire)
+        timer.daemon = True
+        timer.start()
         proc.wait()
     except BaseException:
-        kill_group(proc)
-        proc.wait()
+        if proc is not None:
+            kill_group(proc)
+            proc.wait()
         raise
     finally:
-        timer.cancel()
+        if timer is not None:
+            timer.cancel()
     timed_out = fired.is_set()
     kill_group(proc)  # children that outlive the shell go too
     for pump in pumps:
@@ -143,13 +172,14 @@ class BackgroundJobs:
         self._lock = threading.Lock()
 
     def start(self, argv: list[str], cwd: Path, command: str, env: dict[str, str] | None = None) -> Job:
-        proc = spawn(argv, cwd, env)
-        job = Job(f"bash_{next(self._ids)}", command, proc)
+        with sigint_deferred():  # a Ctrl-C now arrives after the job is registered, so close() kills it
+            proc = spawn(argv, cwd, env)
+            job = Job(f"bash_{next(self._ids)}", command, proc)
+            with self._lock:
+                self._jobs[job.id] = job
         assert proc.stdout is not None and proc.stderr is not None
         for stream in (proc.stdout, proc.stderr):
             threading.Thread(target=_pump, args=(stream, job.chunks, job.lock), daemon=True).start()
-        with self._lock:
-            self._jobs[job.id] = job
         return job
 
     def get(self, job_id: str) -> Job | None:
