@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from arnes.agent.trace import read_trace
+from arnes.sandbox.bubblewrap import Bubblewrap
 from tests.conftest import run_arnes
+from tests.test_sandbox import require
 
 
 def call(name: str, **inp: Any) -> dict[str, Any]:
@@ -279,3 +281,32 @@ def test_handoff_runs_the_build_and_notices_a_stale_progress_file(shop: Path) ->
     assert run.code == 4
     assert "build is red: `echo building; false`" in run.out
     assert "PROGRESS.md is older than the latest change" in run.out
+
+
+def test_verify_paths_leave_no_sandbox_stand_ins_behind(shop: Path, tmp_path: Path) -> None:
+    """The sandbox mounts an empty read-only .git and features.json where there were none; every
+    path that runs a check must take them away again, or `arnes features` later finds a broken list."""
+    require(Bubblewrap.unavailable())
+    (shop / ".arnes").mkdir()
+    (shop / ".arnes" / "settings.json").write_text(
+        json.dumps({"verify": {"command": "true", "ladder": {"unit": "true"}}})
+    )
+    runs = [
+        ("--provider", "script", "--script", script(tmp_path, [{"text": "done"}]), "--verify", "true", "x"),
+        ("check",),
+        ("handoff",),
+        ("--provider", "script", "--script", script(tmp_path, [{"text": "ok"}], "c.json"), "checker", "x"),
+    ]
+    for args in runs:
+        run_arnes("-w", str(shop), "--sandbox", "bubblewrap", *args)
+        assert not (shop / ".git").exists() and not (shop / "features.json").exists(), args
+    listing = run_arnes("-w", str(shop), "features")
+    assert "not valid JSON" not in listing.out + listing.err
+    (shop / "features.json").write_text(
+        json.dumps({"features": [{"id": "f1", "description": "d", "verify": "true", "state": "not_started"}]})
+    )
+    run_arnes(
+        "-w", str(shop), "--sandbox", "bubblewrap", "--provider", "script", "--script", script(tmp_path, []), "next"
+    )
+    assert not (shop / ".git").exists()
+    assert json.loads((shop / "features.json").read_text())["features"][0]["state"] == "passing"

@@ -56,7 +56,10 @@ def detect(workspace: Path) -> str | None:
 def run_check(command: str, workspace: Path, sandbox: Sandbox | None = None, timeout: float = TIMEOUT) -> Verdict:
     """Run `command` with bash in the workspace (inside the sandbox when there is one)."""
     box = sandbox or NoSandbox()
-    done = run_foreground(box.wrap(["bash", "-c", command], workspace), workspace, timeout, OUTPUT_CAP, shell_env())
+    try:
+        done = run_foreground(box.wrap(["bash", "-c", command], workspace), workspace, timeout, OUTPUT_CAP, shell_env())
+    finally:
+        box.settle()  # the empty stand-ins the sandbox mounted (.git, features.json) go again
     text = "\n".join(part for part in (done.stdout.rstrip(), done.stderr.rstrip()) if part)
     if done.timed_out:
         text = f"timed out after {timeout:g} s\n{text}"
