@@ -310,3 +310,15 @@ def test_verify_paths_leave_no_sandbox_stand_ins_behind(shop: Path, tmp_path: Pa
     )
     assert not (shop / ".git").exists()
     assert json.loads((shop / "features.json").read_text())["features"][0]["state"] == "passing"
+
+
+def test_a_feature_list_in_the_seed_shape_is_read_and_written_back_as_a_bare_list(shop: Path, tmp_path: Path) -> None:
+    (shop / "features.json").write_text(
+        json.dumps([{"id": "F01", "description": "suma", "verify": "true", "state": "not_started"}])
+    )
+    listing = run_arnes("-w", str(shop), "features")
+    assert listing.code == 0 and "F01" in listing.out and "0/1 passing" in listing.out
+    run = run_arnes("--provider", "script", "--script", script(tmp_path, [{"text": "done"}]), "-w", str(shop), "next")
+    assert run.code == 0, run.out + run.err
+    saved = json.loads((shop / "features.json").read_text())
+    assert isinstance(saved, list) and saved[0]["state"] == "passing"

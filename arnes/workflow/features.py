@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from arnes.errors import ConfigError
 from arnes.tools.filestate import atomic_write
@@ -26,8 +26,24 @@ class Feature(BaseModel):
 
 
 class FeatureList(BaseModel):
+    """Read from `{"features": [...]}` or from a bare list (the seed's shape); saved in the shape read."""
+
     model_config = ConfigDict(extra="forbid")
     features: list[Feature]
+    _bare_list: bool = PrivateAttr(default=False)
+
+    @classmethod
+    def from_json(cls, raw: Any) -> FeatureList:
+        if isinstance(raw, list):
+            features = cls.model_validate({"features": raw})
+            features._bare_list = True
+            return features
+        return cls.model_validate(raw)
+
+    def to_json(self) -> str:
+        if self._bare_list:
+            return json.dumps([f.model_dump() for f in self.features], indent=2, ensure_ascii=False)
+        return self.model_dump_json(indent=2)
 
     def active(self) -> Feature | None:
         return next((f for f in self.features if f.state == "active"), None)
@@ -49,7 +65,7 @@ def load(workspace: Path) -> FeatureList:
         raise ConfigError(f"no {FILE} in {workspace}: write one like " + '{"features": [{"id": "F01", '
                           '"description": "...", "verify": "pytest -q tests/test_f01.py"}]}')  # fmt: skip
     try:
-        features = FeatureList.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        features = FeatureList.from_json(json.loads(path.read_text(encoding="utf-8")))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
     except (UnicodeDecodeError, OSError) as exc:
@@ -66,7 +82,7 @@ def load(workspace: Path) -> FeatureList:
 
 
 def save(workspace: Path, features: FeatureList) -> None:
-    atomic_write(workspace / FILE, (features.model_dump_json(indent=2) + "\n").encode("utf-8"))
+    atomic_write(workspace / FILE, (features.to_json() + "\n").encode("utf-8"))
 
 
 def task_for(feature: Feature) -> str:
