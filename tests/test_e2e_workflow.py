@@ -4,9 +4,12 @@ handoff, maker-checker and evals, each with a scripted model."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from arnes.agent.trace import read_trace
 from arnes.sandbox.bubblewrap import Bubblewrap
@@ -322,3 +325,25 @@ def test_a_feature_list_in_the_seed_shape_is_read_and_written_back_as_a_bare_lis
     assert run.code == 0, run.out + run.err
     saved = json.loads((shop / "features.json").read_text())
     assert isinstance(saved, list) and saved[0]["state"] == "passing"
+
+
+def test_a_tests_folder_means_pytest_only_where_pytest_is_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import venv
+
+    from arnes.workflow.verify import detect
+
+    ws = tmp_path / "proj"
+    (ws / "tests").mkdir(parents=True)
+    (ws / "tests" / "test_a.py").write_text(
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self): pass\n"
+    )
+    assert detect(ws) == "python -m pytest -q"  # this venv has pytest
+    bare = tmp_path / "no-pytest"
+    venv.create(bare, with_pip=False)
+    monkeypatch.setenv("PATH", f"{bare / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    command = detect(ws)
+    assert command == "python -m unittest discover -q -s tests"
+    run = run_arnes("-w", str(ws), "check", env={"PATH": os.environ["PATH"]})
+    assert run.code == 0 and f"unit: {command} -> green" in run.out

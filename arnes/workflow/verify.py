@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,13 +26,20 @@ class Verdict:
 
 
 def detect(workspace: Path) -> str | None:
-    """The usual test command for this kind of project, when none is configured."""
-    if (
-        (workspace / "pyproject.toml").is_file()
-        or (workspace / "pytest.ini").is_file()
-        or (workspace / "tests").is_dir()
-    ):
-        return "python -m pytest -q"
+    """The usual test command for this kind of project, when none is configured.
+
+    A Python project gets pytest only when pytest is there to run it (a `tests/` folder alone does
+    not make a pytest project); otherwise the standard library's unittest finds the tests.
+    """
+    python_project = any((workspace / name).is_file() for name in ("pyproject.toml", "setup.py", "pytest.ini"))
+    tests = workspace / "tests"
+    if python_project or tests.is_dir():
+        if _has_pytest(workspace):
+            return "python -m pytest -q"
+        if tests.is_dir() and any(tests.glob("test*.py")):
+            return "python -m unittest discover -q -s tests"
+        if any(workspace.glob("test*.py")):
+            return "python -m unittest -q"
     package = workspace / "package.json"
     if package.is_file():
         try:
@@ -51,6 +60,19 @@ def detect(workspace: Path) -> str | None:
     if any(workspace.glob("test_*.py")) or any(workspace.glob("*_test.py")):
         return "python -m unittest -q"
     return None
+
+
+def _has_pytest(workspace: Path) -> bool:
+    """Whether the `python` that commands here would run can import pytest (asked, not guessed)."""
+    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('pytest') is None)"
+    python = shutil.which("python", path=shell_env().get("PATH")) or shutil.which("python3")
+    if python is None:
+        return False
+    try:
+        done = subprocess.run([python, "-c", probe], cwd=workspace, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def run_check(command: str, workspace: Path, sandbox: Sandbox | None = None, timeout: float = TIMEOUT) -> Verdict:
