@@ -19,7 +19,12 @@ SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_LIMIT, EXIT_RED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 
-def global_parser() -> argparse.ArgumentParser:
+class NotASubcommand(Exception):
+    """`arnes check the failing tests`: a subcommand's word that starts a task."""
+
+
+def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
+    """The global options; `after_subcommand` gives only the options, as they may follow a subcommand."""
     p = argparse.ArgumentParser(
         prog="arnes",
         description="A local coding agent for the terminal.",
@@ -28,10 +33,19 @@ def global_parser() -> argparse.ArgumentParser:
         "features; next (work on the next feature, WIP=1); check (the verification ladder); "
         "handoff (is the workspace clean to hand over?); checker TASK (maker-checker); "
         "eval [DIR] (evals; eval compare A.json B.json); team list|show NAME|run NAME TASK. "
-        "Use `arnes -- TEXT` for a task that starts like a subcommand.",
+        "Use `arnes -- TEXT` for a task that starts like a subcommand. Global options may come "
+        "before or after a subcommand.",
+        add_help=not after_subcommand,
+        allow_abbrev=not after_subcommand,
     )
-    p.add_argument("task", nargs="*", help="what the agent should do")
-    p.add_argument("--version", action="version", version=f"arnes {__version__}")
+    if not after_subcommand:
+        p.add_argument("task", nargs="*", help="what the agent should do")
+        p.add_argument("--version", action="version", version=f"arnes {__version__}")
+    p.add_argument(
+        "-p", "--print", action="store_true",
+        help="run one task and exit, never the interactive prompt; with no TASK, the task is read from stdin "
+        "(piped text after a TASK is added to it)",
+    )  # fmt: skip
     p.add_argument("-w", "--workspace", default=".", help="folder the agent works in (default: .)")
     p.add_argument("--provider", choices=["ollama", "openai", "anthropic", "script"])
     p.add_argument("--model", help="model name (default per provider)")
@@ -46,6 +60,7 @@ def global_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop after N input+output tokens (exit 3)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="stop after this cost, by the price table (exit 3)")
     p.add_argument("--resume", nargs="?", const="", metavar="ID", help="continue a session (default: the latest here)")
+    p.add_argument("-c", "--continue", dest="continue_", action="store_true", help="continue the latest session here")
     p.add_argument("--progress", action="store_true", help="record each task's outcome in PROGRESS.md")
     p.add_argument(
         "--verify", metavar="CMD",
@@ -55,7 +70,10 @@ def global_parser() -> argparse.ArgumentParser:
     p.add_argument("--verify-rounds", type=int, default=3, metavar="N", help="red results sent back at most (3)")
     p.add_argument("--sandbox", choices=["auto", "bubblewrap", "landlock", "off"])
     p.add_argument("--trace", metavar="FILE", help="JSONL trace (default .arnes/traces/<session>.jsonl)")
-    p.add_argument("--output-format", choices=["text", "json"], default="text")
+    p.add_argument(
+        "--output-format", choices=["text", "json", "stream-json"], default="text",
+        help="json: one object at the end; stream-json: one object per line as the run goes (Claude Code's shape)",
+    )  # fmt: skip
     p.add_argument("--no-stream", action="store_true", help="ask for whole answers (servers that cannot stream)")
     return p
 
@@ -90,28 +108,107 @@ def main(argv: Sequence[str] | None = None) -> int:
     from arnes.errors import ArnesError
 
     try:
-        if command == "demo":
-            return run_demo(args, rest)
-        if command is not None and command != "demo":
-            return dispatch(command, args, rest)
+        if command is not None:
+            try:
+                return run_demo(args, rest) if command == "demo" else dispatch(command, args, rest)
+            except NotASubcommand as words:
+                task = " ".join([command, *words.args])
+                print(
+                    f'arnes: running "{task}" as a task (`arnes {command}` takes no such words; '
+                    f"`arnes -- {task}` says so without this note)",
+                    file=sys.stderr,
+                )
+                args.task = task.split(" ")
         from arnes.runner import run_task
 
+        if args.continue_ and args.resume is None:
+            args.resume = ""
         if args.resume is not None and args.resume and not SESSION_ID.match(args.resume):
             args.task, args.resume = [args.resume, *args.task], ""  # `--resume "do X"`: latest session, task X
-        if not args.task and args.resume is None:
-            if sys.stdin.isatty() and sys.stdout.isatty():
+        task = " ".join(args.task)
+        piped = read_piped_stdin() if (args.print or not task) else None
+        if piped:
+            task = f"{task}\n\n{piped}" if task else piped
+        if not task and args.resume is None:
+            if not args.print and sys.stdin.isatty() and sys.stdout.isatty():
                 from arnes.runner import run_interactive
 
                 return run_interactive(args)
-            print('arnes: give a TASK, e.g. arnes "add a test for pricing" (see arnes --help)', file=sys.stderr)
+            print(
+                'arnes: give a TASK, e.g. arnes "add a test for pricing", or pipe it: echo TASK | arnes -p',
+                file=sys.stderr,
+            )
             return EXIT_USAGE
-        return run_task(args, " ".join(args.task))
+        return run_task(args, task)
     except ArnesError as exc:  # bad settings (2), a limit (3), a model that failed (1)
         print(f"arnes: {exc}", file=sys.stderr)
+        print_error_json(args.output_format, str(exc), exc.exit_code)
         return exc.exit_code
     except KeyboardInterrupt:
         print("arnes: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def read_piped_stdin() -> str | None:
+    """The task (or text to add to it) from a pipe or a file on stdin; never waits on a terminal or /dev/null."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
+        return None
+    return sys.stdin.read().strip() or None
+
+
+def print_error_json(output_format: str, message: str, code: int) -> None:
+    """In the JSON formats, a run that could not start still answers in JSON on stdout."""
+    import json
+
+    if output_format == "json":
+        print(json.dumps({"stop_reason": "error", "error": message, "exit_code": code}, indent=2))
+    elif output_format == "stream-json":
+        result = {"type": "result", "subtype": "error_during_execution", "is_error": True}
+        print(json.dumps({**result, "result": "", "error": message, "exit_code": code}))
+
+
+def parse_subcommand(parser: argparse.ArgumentParser, rest: list[str], args: argparse.Namespace) -> argparse.Namespace:
+    """A subcommand's own arguments; global options may follow it too (`arnes next --provider script`).
+
+    The subcommand's own options win over a global one of the same name. Plain words that the
+    subcommand does not take raise NotASubcommand: they were a task (`arnes check the failing tests`).
+    """
+    own = set(parser._option_string_actions)
+    options = global_parser(after_subcommand=True)
+    for action in list(options._actions):
+        if own & set(action.option_strings):
+            options._remove_action(action)
+            for name in action.option_strings:
+                options._option_string_actions.pop(name, None)
+    given, remaining = options.parse_known_args(rest)
+    for key, value in vars(given).items():
+        if value != options.get_default(key):
+            current = getattr(args, key, None)
+            setattr(args, key, [*current, *value] if isinstance(value, list) and current else value)
+    words = remaining and all(not word.startswith("-") for word in remaining)
+    choices = _subcommand_choices(parser)
+    if words and choices and remaining[0] not in choices:
+        raise NotASubcommand(*remaining)
+    opts, extras = parser.parse_known_args(remaining)
+    if extras:
+        if words:
+            raise NotASubcommand(*remaining)
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    return opts
+
+
+def _subcommand_choices(parser: argparse.ArgumentParser) -> set[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
 
 
 def workspace_of(args: argparse.Namespace, workspace: Path | None = None) -> Path:

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from arnes.agent.budget import Budget
 from arnes.agent.events import Notice, Retry
@@ -183,6 +184,12 @@ def execute(
     from arnes.agent import progress
 
     renderer = TerminalRenderer() if args.output_format == "text" else None
+    stream = None
+    if args.output_format == "stream-json":
+        from arnes.ui.stream_json import StreamJson
+
+        stream = StreamJson([spec.name for spec in session.tools.specs()])
+        session.bus.subscribe(stream)
     with subscribe(args, session, cfg, trace_path, renderer) as trace_path:
         if history:
             session.bus.emit(Notice("info", f"resuming session {session.id} ({len(history)} messages)"))
@@ -197,8 +204,17 @@ def execute(
         _print_changes(renderer, session, changed)
         if result.stop_reason == "error" and result.error:
             print(_provider_help(session, cfg, result.error), file=sys.stderr)
+    elif stream:
+        summary = _summary(session, result, changed, trace_path)
+        usage = {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens}
+        stream.result(
+            result.stop_reason, result.text, result.turns, usage,
+            total_cost_usd=summary["cost"], permission_denials=result.denials,
+            files_changed=summary["files_changed"], verified=result.verified, error=result.error,
+            trace=summary["trace"],
+        )  # fmt: skip
     else:
-        _print_json(session, result, changed, trace_path)
+        print(json.dumps(_summary(session, result, changed, trace_path), indent=2))
     return exit_code(result)
 
 
@@ -254,30 +270,26 @@ def _print_changes(renderer: TerminalRenderer, session: Session, changed: list[P
         renderer.show_diff(diff)
 
 
-def _print_json(session: Session, result: RunResult, changed: list[Path], trace: Path) -> None:
-    print(
-        json.dumps(
-            {
-                "session": session.id,
-                "result": result.text,
-                "stop_reason": result.stop_reason,
-                "limit": result.limit,
-                "turns": result.turns,
-                "tool_calls": result.tool_calls,
-                "input_tokens": result.input_tokens,
-                "output_tokens": result.output_tokens,
-                "cost": round(session.budget.cost, 6),
-                "compactions": result.compactions,
-                "verified": result.verified,
-                "verify_rounds": result.verify_rounds,
-                "files_changed": [session.ctx.display(p) for p in changed],
-                "denials": result.denials,
-                "error": result.error,
-                "trace": str(trace),
-            },
-            indent=2,
-        )
-    )
+def _summary(session: Session, result: RunResult, changed: list[Path], trace: Path) -> dict[str, Any]:
+    """`--output-format json`: the whole run as one object."""
+    return {
+        "session": session.id,
+        "result": result.text,
+        "stop_reason": result.stop_reason,
+        "limit": result.limit,
+        "turns": result.turns,
+        "tool_calls": result.tool_calls,
+        "input_tokens": result.input_tokens,
+        "output_tokens": result.output_tokens,
+        "cost": round(session.budget.cost, 6),
+        "compactions": result.compactions,
+        "verified": result.verified,
+        "verify_rounds": result.verify_rounds,
+        "files_changed": [session.ctx.display(p) for p in changed],
+        "denials": result.denials,
+        "error": result.error,
+        "trace": str(trace),
+    }
 
 
 def _provider_help(session: Session, cfg: EffectiveConfig, error: str) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from arnes.cli import parse_subcommand
 from arnes.errors import ConfigError
 from arnes.workflow import evals
 
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", help="write the JSON report here")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per run")
-    opts = parser.parse_args(rest)
+    opts = parse_subcommand(parser, rest, args)
     if opts.repeat < 1 or opts.workers < 1:
         raise ConfigError("--repeat and --workers must be at least 1")
     folder = Path(opts.dir) if opts.dir else Path(str(resources.files("arnes.evals")))

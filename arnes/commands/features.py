@@ -7,6 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
+from arnes.cli import parse_subcommand
 from arnes.workflow import features as fl
 
 STYLE = {"passing": "green", "active": "yellow", "blocked": "red", "not_started": "dim"}
@@ -15,7 +16,7 @@ STYLE = {"passing": "green", "active": "yellow", "blocked": "red", "not_started"
 def list_features(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.cli import workspace_of
 
-    argparse.ArgumentParser(prog="arnes features", description="List features.json.").parse_args(rest)
+    parse_subcommand(argparse.ArgumentParser(prog="arnes features", description="List features.json."), rest, args)
     features = fl.load(workspace_of(args))
     table = Table(box=None, header_style="bold")
     for column in ("id", "state", "description", "verify"):
@@ -34,7 +35,7 @@ def run_next(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.runner import build_session, execute, resolve_config
     from arnes.workflow.verify import Verifier
 
-    argparse.ArgumentParser(prog="arnes next", description="Work on the next feature.").parse_args(rest)
+    parse_subcommand(argparse.ArgumentParser(prog="arnes next", description="Work on the next feature."), rest, args)
     ws = workspace_of(args)
     features = fl.load(ws)
     feature = features.next_up()

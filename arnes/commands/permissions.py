@@ -7,6 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
+from arnes.cli import parse_subcommand
 from arnes.permissions.engine import READ_FAMILY, RuleEngine
 from arnes.permissions.paths import absolute
 from arnes.permissions.rules import KNOWN_TOOLS
@@ -23,7 +24,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     check = sub.add_parser("check", help="print the decision for one call, without running it")
     check.add_argument("tool", choices=KNOWN_TOOLS)
     check.add_argument("target", help="a path (file tools) or a command (Bash)")
-    opts = parser.parse_args(rest)
+    opts = parse_subcommand(parser, rest, args)
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
     engine = RuleEngine(ws, cfg.mode, list(cfg.rules))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from arnes.cli import parse_subcommand
 from arnes.workflow.teams.clis import PROFILES, enforcement
 from arnes.workflow.teams.config import Team, builtin_names, load_team, project_names
 
@@ -23,7 +24,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     go = sub.add_parser("run", help="run a team on a task")
     go.add_argument("name")
     go.add_argument("task", nargs="+")
-    opts = parser.parse_args(rest)
+    opts = parse_subcommand(parser, rest, args)
     ws = workspace_of(args)
     console = Console(highlight=False, soft_wrap=True)
     if opts.action == "list":

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from arnes.cli import parse_subcommand
 from arnes.errors import ConfigError
 from arnes.workflow.verify import Verdict, detect
 
@@ -16,7 +17,9 @@ def run_check_ladder(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.runner import resolve_config
     from arnes.workflow.ladder import climb
 
-    argparse.ArgumentParser(prog="arnes check", description="Run unit -> integration -> e2e.").parse_args(rest)
+    parse_subcommand(
+        argparse.ArgumentParser(prog="arnes check", description="Run unit -> integration -> e2e."), rest, args
+    )
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
     rungs = dict(cfg.ladder)
@@ -45,7 +48,9 @@ def run_handoff(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.cli import EXIT_OK, EXIT_RED, workspace_of
     from arnes.runner import resolve_config
 
-    argparse.ArgumentParser(prog="arnes handoff", description="Is the workspace clean to hand over?").parse_args(rest)
+    parse_subcommand(
+        argparse.ArgumentParser(prog="arnes handoff", description="Is the workspace clean to hand over?"), rest, args
+    )
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
     return EXIT_OK if print_handoff(ws, cfg.verify_build, cfg.verify_command or detect(ws)) else EXIT_RED
@@ -76,7 +81,7 @@ def run_checker(args: argparse.Namespace, rest: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="arnes checker", description="An implementer, then a read-only checker.")
     parser.add_argument("task", nargs="+")
     parser.add_argument("--rounds", type=int, default=3)
-    opts = parser.parse_args(rest)
+    opts = parse_subcommand(parser, rest, args)
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
     session = build_session(args, ws, cfg)

@@ -10,6 +10,8 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from arnes.cli import parse_subcommand
+
 TASK = "Change the order discount from 10 % to 15 %."
 
 
@@ -19,7 +21,7 @@ def run_demo(args: argparse.Namespace, rest: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="arnes demo", description="Replay a scripted fix on a bundled shop.")
     parser.add_argument("--dir", help="where to copy the example (default: a new temporary folder)")
-    opts = parser.parse_args(rest)
+    opts = parse_subcommand(parser, rest, args)
     bundle = resources.files("arnes.demo")
     target = Path(opts.dir) if opts.dir else Path(tempfile.mkdtemp(prefix="arnes-demo-"))
     with resources.as_file(bundle / "shop") as shop, resources.as_file(bundle / "script.json") as script:

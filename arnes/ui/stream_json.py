@@ -1,0 +1,91 @@
+"""`--output-format stream-json`: one JSON object per line as the run goes, in Claude Code's shape,
+so tools written for `claude -p --output-format stream-json` read arnes unchanged."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from arnes.agent.events import Event, MessageEvent, Nested, SessionStart
+
+RESULT_SUBTYPES = {"end_turn": "success", "max_turns": "error_max_turns"}
+
+
+def _block(block: dict[str, Any]) -> dict[str, Any]:
+    """Our neutral block as the Anthropic-shaped block stream-json readers expect."""
+    if block["type"] == "tool_call":
+        return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block["input"]}
+    if block["type"] == "tool_result":
+        return {
+            "type": "tool_result",
+            "tool_use_id": block["tool_call_id"],
+            "content": block["content"],
+            "is_error": block["is_error"],
+        }
+    return block
+
+
+@dataclass
+class StreamJson:
+    """An event subscriber that prints each message as it is added to the conversation."""
+
+    tools: list[str]
+    out: IO[str] = field(default_factory=lambda: sys.stdout)
+    session_id: str = ""
+    started: float = field(default_factory=time.monotonic)
+
+    def write(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def __call__(self, event: Event) -> None:
+        parent = None
+        if isinstance(event, Nested):
+            parent, event = event.parent, event.inner
+        if isinstance(event, SessionStart) and parent is None:
+            self.session_id = event.session
+            self.write(
+                {
+                    "type": "system",
+                    "subtype": "init",
+                    "session_id": event.session,
+                    "cwd": event.workspace,
+                    "model": event.model,
+                    "provider": event.provider,
+                    "permissionMode": event.mode,
+                    "sandbox": event.sandbox,
+                    "tools": self.tools,
+                }
+            )
+        elif isinstance(event, MessageEvent):
+            content = [_block(b) for b in event.content]
+            if event.role == "user" and not any(b["type"] == "tool_result" for b in content):
+                return  # the task and nudges are the caller's own words, not news
+            self.write(
+                {
+                    "type": event.role,
+                    "message": {"role": event.role, "content": content},
+                    "parent_tool_use_id": parent,
+                    "session_id": self.session_id,
+                }
+            )
+
+    def result(self, stop_reason: str, text: str, num_turns: int, usage: dict[str, int], **extra: Any) -> None:
+        subtype = RESULT_SUBTYPES.get(stop_reason, "error_during_execution")
+        self.write(
+            {
+                "type": "result",
+                "subtype": subtype,
+                "is_error": subtype != "success" or bool(extra.get("verified") is False),
+                "result": text,
+                "stop_reason": stop_reason,
+                "num_turns": num_turns,
+                "duration_ms": int((time.monotonic() - self.started) * 1000),
+                "usage": usage,
+                "session_id": self.session_id,
+                **extra,
+            }
+        )
