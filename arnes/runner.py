@@ -203,7 +203,7 @@ def execute(
     if renderer:
         _print_changes(renderer, session, changed)
         if result.stop_reason == "error" and result.error:
-            print(_provider_help(session, cfg, result.error), file=sys.stderr)
+            print(provider_help(session, cfg, result.error), file=sys.stderr)
     elif stream:
         summary = _summary(session, result, changed, trace_path)
         usage = {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens}
@@ -292,15 +292,8 @@ def _summary(session: Session, result: RunResult, changed: list[Path], trace: Pa
     }
 
 
-def _provider_help(session: Session, cfg: EffectiveConfig, error: str) -> str:
+def provider_help(session: Session, cfg: EffectiveConfig, error: str) -> str:
+    from arnes.ui.hints import no_model_hint
+
     where = cfg.base_url or PROFILES[cfg.provider].default_base_url or "the provider's default endpoint"
-    return (
-        f"arnes: no answer from the model. Tried provider {cfg.provider!r}, model {session.provider.model!r} "
-        f"at {where}: {error}\n"
-        "To configure a model:\n"
-        "  - Ollama (default): run `ollama serve` and `ollama pull qwen2.5-coder:7b`\n"
-        "  - Anthropic: export ANTHROPIC_API_KEY=... and use --provider anthropic\n"
-        "  - any OpenAI-compatible server (vLLM, llama.cpp, OpenRouter, OpenAI): "
-        "--provider openai --base-url URL --model NAME (key in OPENAI_API_KEY)\n"
-        '  - or put them in .arnes/settings.json under "model"; `arnes demo` runs with no model at all.'
-    )
+    return no_model_hint(cfg.provider, session.provider.model, where, error)

@@ -79,10 +79,40 @@ def test_a_task_then_diff_undo_cost_mode_and_exit(shop: Path, tmp_path: Path) ->
     child.expect("unknown command /frobnicate")
     child.expect(PROMPT)
     child.sendline("/exit")
-    child.expect("handoff")
     child.expect(pexpect.EOF)
+    assert "handoff" not in (child.before or "")  # /undo left nothing changed: no checks on the way out
     child.close()
     assert child.exitstatus == 0
+
+
+def test_leaving_after_changes_runs_the_quick_handoff_not_the_tests(shop: Path, tmp_path: Path) -> None:
+    (shop / ".arnes").mkdir()
+    (shop / ".arnes" / "settings.json").write_text(json.dumps({"verify": {"command": "touch tests-ran"}}))
+    child, _ = spawn(shop, tmp_path, EDIT, "--permission-mode", "acceptEdits")
+    child.sendline("change the discount")
+    child.expect("changed it")
+    child.expect(PROMPT)
+    child.sendline("/exit")
+    child.expect("files changed this session: pricing.py")
+    child.expect("handoff check")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and not (shop / "tests-ran").exists()
+
+
+def test_no_model_gets_the_same_hint_at_the_prompt_as_in_one_shot_runs(shop: Path, tmp_path: Path) -> None:
+    child = pexpect.spawn(
+        ARNES, ["--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "-w", str(shop)],
+        env={**os.environ, "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}, encoding="utf-8", timeout=60,
+        dimensions=(40, 160),
+    )  # fmt: skip
+    child.expect(PROMPT)
+    child.sendline("hello")
+    child.expect("no answer from the model")
+    child.expect("To configure a model")
+    child.expect(PROMPT)
+    child.sendeof()
+    child.expect(pexpect.EOF)
 
 
 def test_ctrl_c_cancels_the_turn_not_the_session(shop: Path, tmp_path: Path) -> None:

@@ -56,13 +56,14 @@ def run_handoff(args: argparse.Namespace, rest: list[str]) -> int:
     return EXIT_OK if print_handoff(ws, cfg.verify_build, cfg.verify_command or detect(ws)) else EXIT_RED
 
 
-def print_handoff(ws: Path, build: str | None, tests: str | None) -> bool:
-    from arnes.workflow.handoff import inspect
+def print_handoff(ws: Path, build: str | None, tests: str | None, quiet_skips: bool = False) -> bool:
+    from arnes.workflow.handoff import SKIPPED, inspect
 
     report = inspect(ws, build, tests)
     console = Console(highlight=False)
     for what, result in report.checks:
-        console.print(f"  {what}: {result}", markup=False)
+        if not (quiet_skips and result == SKIPPED):
+            console.print(f"  {what}: {result}", markup=False)
     if report.clean:
         console.print("handoff: clean", style="green", markup=False)
     else:

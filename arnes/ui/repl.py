@@ -64,16 +64,26 @@ class Repl:
                 result = self.agent.turn(text)
                 if result.stop_reason == "interrupted":
                     self.console.print("turn cancelled (Ctrl-C); the session goes on", style="yellow", markup=False)
+                elif result.stop_reason == "error" and result.error:
+                    from arnes.runner import provider_help
+
+                    self.console.print(provider_help(self.session, self.cfg, result.error), style="red", markup=False)
         finally:
             self.agent.finish()
-        from arnes.commands.workflow import print_handoff
-        from arnes.workflow.verify import detect
-
-        self.console.print("handoff check:", style="bold", markup=False)
-        print_handoff(
-            self.session.workspace, self.cfg.verify_build, self.cfg.verify_command or detect(self.session.workspace)
-        )
+        self._leave()
         return 0
+
+    def _leave(self) -> None:
+        """On the way out: only a session that changed files gets the quick handoff checks (no test run)."""
+        changed = self.session.ctx.changes.changed()
+        if not changed:
+            return
+        from arnes.commands.workflow import print_handoff
+
+        names = ", ".join(self.session.ctx.display(p) for p in changed)
+        self.console.print(f"files changed this session: {names}", markup=False)
+        self.console.print("handoff check (run `arnes handoff` for the build and the tests too):", markup=False)
+        print_handoff(self.session.workspace, None, None, quiet_skips=True)
 
     def _prompt_toolkit(self) -> Callable[[], str]:
         from prompt_toolkit import PromptSession

@@ -11,6 +11,7 @@ from arnes.sandbox.base import Sandbox
 from arnes.tools.search import workspace_files
 from arnes.workflow.verify import run_check
 
+SKIPPED = "no command configured (skipped)"
 LEFTOVERS = ("*.tmp", "*.orig", "*.rej", "*.bak", "*~", ".*.swp", "*.arnes-*.tmp", "nohup.out", "core")
 
 
@@ -28,7 +29,7 @@ def inspect(workspace: Path, build: str | None, tests: str | None, sandbox: Sand
     report = Handoff()
     for what, command in (("build", build), ("tests", tests)):
         if not command:
-            report.checks.append((what, "no command configured (skipped)"))
+            report.checks.append((what, SKIPPED))
             continue
         verdict = run_check(command, workspace, sandbox)
         report.checks.append((what, f"`{command}` {'green' if verdict.passed else 'red'}"))
