@@ -14,7 +14,9 @@ from pathlib import Path
 
 from arnes import __version__
 
-SUBCOMMANDS = ("demo", "permissions", "features", "next", "check", "handoff", "checker", "eval", "team")
+SUBCOMMANDS = (
+    "demo", "permissions", "features", "next", "check", "handoff", "checker", "eval", "team", "init", "doctor",
+)  # fmt: skip
 SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_LIMIT, EXIT_RED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
@@ -32,7 +34,8 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
         "permissions [check TOOL PATH_OR_COMMAND] (the effective rules, or one decision explained); "
         "features; next (work on the next feature, WIP=1); check (the verification ladder); "
         "handoff (is the workspace clean to hand over?); checker TASK (maker-checker); "
-        "eval [DIR] (evals; eval compare A.json B.json); team list|show NAME|run NAME TASK. "
+        "eval [DIR] (evals; eval compare A.json B.json); team list|show NAME|run NAME TASK; "
+        "init (write AGENTS.md and .arnes/); doctor (what arnes found here, and the fixes). "
         "Use `arnes -- TEXT` for a task that starts like a subcommand. Global options may come "
         "before or after a subcommand.",
         add_help=not after_subcommand,
@@ -233,6 +236,8 @@ def dispatch(command: str, args: argparse.Namespace, rest: list[str]) -> int:
         "checker": ("workflow", "run_checker"),
         "eval": ("evals", "run"),
         "team": ("team", "run"),
+        "init": ("setup", "run_init"),
+        "doctor": ("setup", "run_doctor"),
     }[command]
     handler = getattr(import_module(f"arnes.commands.{module}"), function)
     code: int = handler(args, rest)

@@ -237,6 +237,10 @@ def subscribe(
         else session.workspace / ".arnes" / "traces" / f"{session.id}.jsonl"
     )
     path = trace_path or default
+    if path == default and not getattr(args, "trace", None):
+        from arnes.dotdir import ensure_arnes_dir
+
+        ensure_arnes_dir(session.workspace)
     try:
         trace = JsonlTrace(path)
     except OSError as exc:

@@ -52,7 +52,9 @@ def new_session_id() -> str:
 
 def _prepare_read_only(workspace: Path) -> None:
     """Make sure .arnes exists, so a command cannot create it (and settings in it) instead."""
-    (workspace / ".arnes").mkdir(exist_ok=True)
+    from arnes.dotdir import ensure_arnes_dir
+
+    ensure_arnes_dir(workspace)
 
 
 @dataclass

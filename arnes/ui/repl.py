@@ -90,8 +90,9 @@ class Repl:
         from prompt_toolkit.history import FileHistory
         from prompt_toolkit.key_binding import KeyBindings
 
-        history = self.session.workspace / ".arnes" / "history"
-        history.parent.mkdir(parents=True, exist_ok=True)
+        from arnes.dotdir import ensure_arnes_dir
+
+        history = ensure_arnes_dir(self.session.workspace) / "history"
         keys = KeyBindings()
 
         @keys.add("escape", "enter")

@@ -1,0 +1,191 @@
+"""`arnes init` (an AGENTS.md and .arnes/ for a project) and `arnes doctor` (what arnes found here,
+each missing piece with its fix)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from arnes.cli import parse_subcommand
+
+# -- doctor ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    what: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
+    from arnes.cli import EXIT_FAIL, EXIT_OK, workspace_of
+    from arnes.runner import resolve_config
+
+    parse_subcommand(argparse.ArgumentParser(prog="arnes doctor", description="What arnes found here."), rest, args)
+    ws = workspace_of(args)
+    cfg = resolve_config(args, ws)
+    findings = [model_finding(cfg), *sandbox_findings(cfg.sandbox), ripgrep_finding(), instructions_finding(ws)]
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"workspace: {ws}", markup=False)
+    for f in findings:
+        mark, style = ("ok", "green") if f.ok else ("missing", "red")
+        console.print(f"  {f.what}: {mark}: {f.detail}", style=style, markup=False)
+        if f.fix and not f.ok:
+            console.print(f"      fix: {f.fix}", markup=False)
+    for warning in cfg.warnings:
+        console.print(f"  warning: {warning}", style="yellow", markup=False)
+    return EXIT_OK if all(f.ok for f in findings) else EXIT_FAIL
+
+
+def model_finding(cfg: object) -> Finding:
+    from arnes.config import EffectiveConfig
+    from arnes.llm.base import PROFILES, ProviderSettings, api_key
+
+    assert isinstance(cfg, EffectiveConfig)
+    profile = PROFILES[cfg.provider]
+    model = cfg.model or profile.default_model
+    what = f"model {model} ({cfg.provider})"
+    if cfg.provider == "script":
+        ok = bool(cfg.script) and Path(cfg.script or "").is_file()
+        return Finding(what, ok, cfg.script or "no script", "pass --script FILE (DESIGN §6)")
+    if cfg.provider == "anthropic":
+        settings = ProviderSettings(provider="anthropic", model=model, base_url=cfg.base_url)
+        ok = bool(api_key(settings))
+        return Finding(what, ok, "ANTHROPIC_API_KEY is set" if ok else "ANTHROPIC_API_KEY is not set",
+                       "export ANTHROPIC_API_KEY=... (never put it in a project file)")  # fmt: skip
+    base = (cfg.base_url or profile.default_base_url or "").rstrip("/")
+    fix = (
+        "run `ollama serve` and `ollama pull qwen2.5-coder:7b`"
+        if cfg.provider == "ollama"
+        else "start the server, or pass --base-url URL (an OpenAI-compatible /v1 endpoint)"
+    )
+    try:
+        with urllib.request.urlopen(f"{base}/models", timeout=3) as reply:
+            listed = [m.get("id", "") for m in json.loads(reply.read() or b"{}").get("data", [])]
+    except (OSError, urllib.error.URLError, ValueError) as exc:
+        return Finding(what, False, f"no server answers at {base} ({getattr(exc, 'reason', exc)})", fix)
+    detail = f"server at {base} answers"
+    if listed and model not in listed:
+        return Finding(what, False, f"{detail}, but it has no model {model!r} (it has: {', '.join(listed[:5])})",
+                       f"pass --model NAME, or `ollama pull {model}`")  # fmt: skip
+    window = f"; context window {cfg.context_window}" if cfg.context_window else ""
+    return Finding(what, True, detail + window)
+
+
+def sandbox_findings(mode: str) -> list[Finding]:
+    from arnes.sandbox.bubblewrap import Bubblewrap
+    from arnes.sandbox.landlock import LandlockSandbox
+
+    bwrap, landlock = Bubblewrap.unavailable(), LandlockSandbox.unavailable()
+    if mode == "off":
+        return [Finding("sandbox", False, "off by setting: shell commands run unconfined and ask first",
+                        "use --sandbox auto (bubblewrap)")]  # fmt: skip
+    if bwrap is None and mode in ("auto", "bubblewrap"):
+        return [Finding("sandbox", True, "bubblewrap: writes only in the workspace, no network, denied files hidden")]
+    if landlock is None and mode in ("auto", "landlock"):
+        detail = f"landlock only (bubblewrap: {bwrap}): writes confined, reads and network are not, so commands ask"
+        return [Finding("sandbox", False, detail, "install bubblewrap / allow unprivileged user namespaces")]
+    return [Finding("sandbox", False, f"none works here (bubblewrap: {bwrap}; landlock: {landlock})",
+                    "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1), or a kernel "
+                    "with Landlock")]  # fmt: skip
+
+
+def ripgrep_finding() -> Finding:
+    from arnes.tools.base import ToolError
+    from arnes.tools.search import ripgrep
+
+    try:
+        rg = ripgrep()
+        version = subprocess.run([rg, "--version"], capture_output=True, text=True, timeout=10, check=False)
+    except (ToolError, OSError, subprocess.TimeoutExpired) as exc:
+        return Finding("ripgrep", False, str(exc), "reinstall arnes (`pip install .`), which brings ripgrep")
+    return Finding("ripgrep", True, version.stdout.splitlines()[0] if version.stdout else rg)
+
+
+def instructions_finding(ws: Path) -> Finding:
+    for name in ("AGENTS.md", "CLAUDE.md"):
+        if (ws / name).is_file() and not (ws / name).is_symlink():
+            return Finding("project instructions", True, name)
+    return Finding("project instructions", False, "no AGENTS.md", "run `arnes init` to write one")
+
+
+# -- init --------------------------------------------------------------------------------------
+
+
+def run_init(args: argparse.Namespace, rest: list[str]) -> int:
+    from arnes.cli import EXIT_OK, EXIT_USAGE, workspace_of
+    from arnes.dotdir import ensure_arnes_dir
+    from arnes.tools.filestate import atomic_write
+
+    parser = argparse.ArgumentParser(prog="arnes init", description="Write AGENTS.md and .arnes/ for this project.")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing AGENTS.md")
+    opts = parse_subcommand(parser, rest, args)
+    ws = workspace_of(args)
+    ensure_arnes_dir(ws)
+    target = ws / "AGENTS.md"
+    if (target.exists() or target.is_symlink()) and not opts.force:
+        print(f"arnes init: {target} exists; kept it (--force writes a new one). .arnes/ is ready.")
+        return EXIT_OK
+    if target.is_symlink():
+        print(f"arnes init: {target} is a link; not writing through it")
+        return EXIT_USAGE
+    atomic_write(target, agents_md(ws).encode("utf-8"))
+    print(f"arnes init: wrote {target} (from the project's files: edit it, arnes reads it every run) and .arnes/")
+    return EXIT_OK
+
+
+KINDS = (
+    ("pyproject.toml", "Python"), ("setup.py", "Python"), ("package.json", "JavaScript/TypeScript (npm)"),
+    ("Cargo.toml", "Rust (cargo)"), ("go.mod", "Go"), ("pom.xml", "Java (Maven)"), ("Makefile", "make"),
+)  # fmt: skip
+
+
+def agents_md(ws: Path) -> str:
+    """AGENTS.md from what the project's files say: its kind, its test command, its layout."""
+    from arnes.workflow.verify import detect
+
+    kinds = sorted({kind for name, kind in KINDS if (ws / name).is_file()})
+    if not kinds and any(ws.glob("*.py")):
+        kinds = ["Python"]
+    test = detect(ws)
+    folders = sorted(p.name for p in ws.iterdir() if p.is_dir() and not p.name.startswith(".") and not p.is_symlink())
+    summary = _readme_summary(ws)
+    lines = [f"# {ws.name} — notes for coding agents", ""]
+    if summary:
+        lines += [summary, ""]
+    lines += ["## Project", f"- Kind: {', '.join(kinds) or 'not detected (say what it is here)'}"]
+    if folders:
+        lines.append("- Layout: " + ", ".join(f"`{name}/`" for name in folders[:12]))
+    lines += [
+        "",
+        "## Run and check",
+        f"- Tests: `{test}`" if test else "- Tests: (none detected: write the command here)",
+    ]
+    lines += [
+        "",
+        "## Rules",
+        "- Read a file before changing it; keep changes small and focused on the task.",
+        "- Run the tests after a change; the task is done when they pass.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _readme_summary(ws: Path) -> str:
+    for name in ("README.md", "README.rst", "README.txt", "README"):
+        path = ws / name
+        if path.is_file() and not path.is_symlink():
+            paragraphs = [p.strip() for p in path.read_text(encoding="utf-8", errors="replace").split("\n\n")]
+            for paragraph in paragraphs:
+                if paragraph and not paragraph.startswith(("#", "[", "!", "<", "=")):
+                    return " ".join(paragraph.split())[:400]
+    return ""
