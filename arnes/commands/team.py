@@ -65,6 +65,7 @@ def outline(team: Team) -> str:
 
 def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console: Console) -> int:
     from arnes.cli import EXIT_OK, EXIT_RED
+    from arnes.dotdir import ensure_arnes_dir
     from arnes.permissions.approvers import NoTerminalApprover
     from arnes.runner import build_session, resolve_config, subscribe
     from arnes.session import Session
@@ -73,6 +74,7 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
     from arnes.workflow.verify import detect
 
     cfg = resolve_config(args, ws)
+    ensure_arnes_dir(ws)  # before the first snapshot: arnes's own .gitignore is no node's write
     run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + team.name
     timeline = Timeline(ws / ".arnes" / "teams" / "runs", run_id, console)
     opened = []
