@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class ArnesError(Exception):
     exit_code = 1
@@ -36,3 +41,13 @@ class LimitReached(ArnesError):
     def __init__(self, limit: str, message: str):
         super().__init__(message)
         self.limit = limit
+
+
+def validation_summary(exc: ValidationError, top: str = "(top level)") -> str:
+    """A pydantic error in one line a person or a model can act on: `where: what` for each problem."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or top
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {msg}")
+    return "; ".join(problems)

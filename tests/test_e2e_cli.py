@@ -171,6 +171,8 @@ def test_bad_flags_and_scripts_exit_2(shop: Path, tmp_path: Path) -> None:
     bad.write_text('{"turns": [{"txt": "typo"}]}')
     run = run_arnes("--provider", "script", "--script", str(bad), "-w", str(shop), "x")
     assert run.code == 2 and "bad.json" in run.err
+    assert "turns.0.txt: unknown key" in run.err and "validation error" not in run.err  # one line, not pydantic's dump
+    assert len(run.err.strip().splitlines()) == 1
 
 
 def test_project_settings_cannot_turn_on_bypass(shop: Path, tmp_path: Path) -> None:

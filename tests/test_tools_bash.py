@@ -141,3 +141,14 @@ def test_ctrl_c_as_a_background_job_starts_leaves_it_owned_by_the_session(
     assert job is not None
     jobs.close()
     assert job.proc.poll() is not None
+
+
+def test_claude_code_parameter_names_for_background_shells_are_accepted(ctx: ToolContext) -> None:
+    bash(ctx, "sleep 30", run_in_background=True)
+    registry = ToolRegistry([Bash(), BashOutput(), KillShell()])
+    tool, args = registry.parse("BashOutput", {"bash_id": "bash_1"})
+    assert "running" in tool.run(args, ctx)
+    tool, args = registry.parse("KillShell", {"shell_id": "bash_1"})
+    assert tool.run(args, ctx) == "Killed bash_1."
+    with pytest.raises(ToolError, match="id"):
+        registry.parse("KillShell", {"job": "bash_1"})

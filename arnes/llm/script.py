@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arnes.errors import ConfigError
+from arnes.errors import ConfigError, validation_summary
 from arnes.llm.base import TextSink
 from arnes.messages import (
     Message,
@@ -63,7 +63,10 @@ class ScriptProvider:
         except json.JSONDecodeError as exc:
             raise ConfigError(f"script {path} is not valid JSON: {exc}") from exc
         except ValidationError as exc:
-            raise ConfigError(f"script {path} is not a valid script: {exc}") from exc
+            raise ConfigError(
+                f"script {path} is not a valid script: {validation_summary(exc)} "
+                '(expected {"turns": [{"text": "...", "tool_calls": [{"name": "Read", "input": {...}}]}]})'
+            ) from exc
 
     @classmethod
     def from_turns(cls, turns: list[dict[str, Any]]) -> ScriptProvider:

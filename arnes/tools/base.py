@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from arnes.errors import validation_summary
 from arnes.messages import ToolSpec
 from arnes.permissions.paths import absolute
 from arnes.permissions.types import Target
@@ -174,12 +175,5 @@ class ToolRegistry:
         try:
             return tool, tool.args_model.model_validate(raw)
         except ValidationError as exc:
-            raise ToolError(f"Invalid arguments for {name}: {_brief(exc)}. Fix them and call {name} again.") from exc
-
-
-def _brief(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
+            brief = validation_summary(exc, "arguments")
+            raise ToolError(f"Invalid arguments for {name}: {brief}. Fix them and call {name} again.") from exc

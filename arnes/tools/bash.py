@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.processes import Job, run_foreground
@@ -67,7 +67,11 @@ class Bash(BaseTool[BashArgs]):
 
 
 class JobArgs(ToolArgs):
-    id: str = Field(description="The id Bash returned for a background command, e.g. bash_1.")
+    # Models trained on Claude Code send `bash_id` (BashOutput) or `shell_id` (KillShell): same thing.
+    id: str = Field(
+        description="The id Bash returned for a background command, e.g. bash_1.",
+        validation_alias=AliasChoices("id", "bash_id", "shell_id"),
+    )
 
 
 def _job(args: JobArgs, ctx: ToolContext) -> Job:

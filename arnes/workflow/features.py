@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from arnes.errors import ConfigError
+from arnes.errors import ConfigError, validation_summary
 from arnes.tools.filestate import atomic_write
 
 FILE = "features.json"
@@ -71,8 +71,7 @@ def load(workspace: Path) -> FeatureList:
     except (UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"{path}: cannot be read as UTF-8 text ({exc})") from exc
     except ValidationError as exc:
-        where = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"{path}: invalid feature list: {where}") from exc
+        raise ConfigError(f"{path}: invalid feature list: {validation_summary(exc)}") from exc
     ids = [f.id for f in features.features]
     if len(ids) != len(set(ids)):
         raise ConfigError(f"{path}: feature ids must be unique")

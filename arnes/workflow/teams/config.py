@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from arnes.errors import ConfigError
+from arnes.errors import ConfigError, validation_summary
 
 AgentName = Literal["arnes", "claude", "codex", "opencode", "gemini"]
 
@@ -95,6 +95,6 @@ def load_team(workspace: Path, name: str) -> Team:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: not valid TOML ({exc})") from exc
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'team'}: {e['msg']}" for e in exc.errors())
+        problems = validation_summary(exc, "team")
         raise ConfigError(f"{where}: invalid team: {problems}") from exc
     return team
