@@ -24,6 +24,10 @@ PASSED_ON = ("provider", "model", "base_url", "context_window", "max_turns", "ma
 def run(args: argparse.Namespace, rest: list[str]) -> int:
     if rest[:1] == ["compare"]:
         return run_compare(rest[1:])
+    if rest[:1] == ["report"]:
+        from arnes.commands.eval_report import run_report
+
+        return run_report(rest[1:])
     parser = argparse.ArgumentParser(prog="arnes eval", description="Run an eval set (default: the built-in one).")
     parser.add_argument("dir", nargs="?", help="folder of tasks (default: the built-in set)")
     parser.add_argument("--repeat", type=int, default=1)

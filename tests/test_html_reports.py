@@ -1,0 +1,59 @@
+"""HTML pages people look at, opened in a real headless browser: eval reports (and team timelines)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from tests.browser import dump_dom, rendered_bars
+from tests.conftest import run_arnes
+
+
+def report(tasks: dict[str, list[bool]], model: str, traces: Path | None = None) -> dict[str, Any]:
+    runs = []
+    for name, results in tasks.items():
+        for attempt, passed in enumerate(results, 1):
+            trace = ""
+            if traces is not None:
+                trace_file = traces / f"{name.strip('<>/b')}-{attempt}.jsonl"
+                trace_file.write_text('{"event": "session_start"}\n')
+                trace = f"{traces.name}/{trace_file.name}"
+            run = {"task": name, "attempt": attempt, "passed": passed, "stop_reason": "end_turn", "turns": 3}
+            runs.append({**run, "tokens": 1200, "cost": 0.0, "seconds": 1.5, "exit_code": 0, "trace": trace})
+
+    def stats(items: list[bool]) -> dict[str, Any]:
+        return {"runs": len(items), "passed": sum(items), "errors": 0, "pass_rate": sum(items) / len(items)}
+
+    every = [r for results in tasks.values() for r in results]
+    return {"meta": {"model": model, "provider": "openai", "date": "2026-12-01"},
+            "tasks": {n: stats(r) for n, r in tasks.items()}, "overall": stats(every), "runs": runs}  # fmt: skip
+
+
+def test_an_eval_report_page_draws_its_charts_in_a_browser(tmp_path: Path) -> None:
+    (tmp_path / "a.traces").mkdir()
+    a = report({"fizzbuzz": [True, False], "rename": [False, False], "<b>odd</b>": [True, True]}, "small",
+               tmp_path / "a.traces")  # fmt: skip
+    b = report({"fizzbuzz": [True, True], "rename": [True, False]}, "big")  # a task missing from b
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    out = tmp_path / "pages"
+    out.mkdir()
+    run = run_arnes("eval", "report", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--html", str(out / "r.html"))
+    assert run.code == 0, run.err
+    html = (out / "r.html").read_text()
+    assert "http://" not in html and "https://" not in html  # nothing to fetch: the page works offline
+    assert "<b>odd</b>" not in html and "&lt;b&gt;odd&lt;/b&gt;" in html  # names are text, never markup
+    dom = dump_dom(out / "r.html")
+    assert rendered_bars(dom) == 3 * 2 + 2  # every task for each report, and the two overall bars
+    assert "50% to 50%" in dom or "33% to 67%" in dom  # a's spread over its two repeats
+    links = [unquote(h) for h in re.findall(r'href="([^"]+\.jsonl)"', html)]
+    assert len(links) == 6 and all((out / link).resolve().is_file() for link in links)
+
+
+def test_a_report_that_is_not_one_is_refused_in_a_line(tmp_path: Path) -> None:
+    (tmp_path / "x.json").write_text('{"tasks": 3}')
+    run = run_arnes("eval", "report", str(tmp_path / "x.json"), "--html", str(tmp_path / "r.html"))
+    assert run.code == 2 and "is not an eval report" in run.err and not (tmp_path / "r.html").exists()
