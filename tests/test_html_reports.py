@@ -57,3 +57,30 @@ def test_a_report_that_is_not_one_is_refused_in_a_line(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text('{"tasks": 3}')
     run = run_arnes("eval", "report", str(tmp_path / "x.json"), "--html", str(tmp_path / "r.html"))
     assert run.code == 2 and "is not an eval report" in run.err and not (tmp_path / "r.html").exists()
+
+
+def test_a_team_run_writes_a_timeline_page_the_browser_draws(shop: Path, tmp_path: Path) -> None:
+    turns = [
+        {"tool_calls": [{"name": "Read", "input": {"file_path": "pricing.py"}}]},
+        {
+            "tool_calls": [
+                {"name": "Edit", "input": {"file_path": "pricing.py", "old_string": "0.10", "new_string": "0.15"}}
+            ]
+        },
+        {"text": "implemented"},
+        {"text": "The rate is not <script>alert(1)</script> tested.\nVERDICT: FAIL"},
+        {"text": "implemented again"},
+        {"text": "VERDICT: PASS"},
+    ]
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": turns}))
+    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(shop), "--permission-mode", "bypass",
+                    "team", "run", "maker-checker", "raise the discount")  # fmt: skip
+    assert "page: " in run.out, run.out + run.err
+    [page] = (shop / ".arnes" / "teams" / "runs").glob("*.html")
+    html = page.read_text()
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    dom = dump_dom(page)
+    assert rendered_bars(dom) == 4  # implement, check, implement, check
+    assert dom.count('class="wrote"') == 1  # the first implement step wrote pricing.py
+    assert "FAIL" in dom and "PASS" in dom and "is not" in dom  # verdicts with their reasons

@@ -11,6 +11,7 @@ from rich.console import Console
 from arnes.cli import parse_subcommand
 from arnes.workflow.teams.clis import PROFILES, enforcement
 from arnes.workflow.teams.config import Team, builtin_names, load_team, project_names
+from arnes.workflow.teams.timeline import Timeline
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
@@ -70,7 +71,6 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
     from arnes.runner import build_session, resolve_config, subscribe
     from arnes.session import Session
     from arnes.workflow.teams.run import TeamRunner
-    from arnes.workflow.teams.timeline import Timeline
     from arnes.workflow.verify import detect
 
     cfg = resolve_config(args, ws)
@@ -100,9 +100,21 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
     except BaseException as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
         timeline.record("team_end", f"team stopped: {status} {exc}".rstrip(), "red", status=status)
+        write_timeline_page(timeline)
         raise
     finally:
         for context in opened:
             context.__exit__(None, None, None)
-    console.print(f"timeline: {timeline.jsonl} (readable: {timeline.readable})", markup=False)
+    page = write_timeline_page(timeline)
+    console.print(f"timeline: {timeline.jsonl} (readable: {timeline.readable}; page: {page})", markup=False)
     return EXIT_OK if result.passed else EXIT_RED
+
+
+def write_timeline_page(timeline: Timeline) -> Path:
+    """The run as a page (bars on a time axis) beside its JSONL and Markdown views."""
+    from arnes.tools.filestate import atomic_write
+    from arnes.ui.html.team_timeline import render
+
+    page = timeline.jsonl.with_suffix(".html")
+    atomic_write(page, render(timeline.jsonl.stem, list(timeline.events)).encode("utf-8"))
+    return page
