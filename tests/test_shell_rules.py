@@ -63,7 +63,7 @@ def test_compound_commands_split_into_every_part(command: str, names: list[str])
         ("nice -5 rm x", ["rm", "x"], ["nice"]),
         ("env -i A=1 B=2 rm x", ["rm", "x"], ["env"]),
         ("nohup rm x", ["rm", "x"], ["nohup"]),
-        ("xargs -n 1 -I{} rm {}", ["rm", "{}"], ["xargs"]),
+        ("xargs -n 1 -I{} rm {}", ["rm", "$?"], ["xargs"]),  # {} is a line of input
         ("command rm x", ["rm", "x"], ["command"]),
         ("stdbuf -o0 timeout 3 nice nohup rm x", ["rm", "x"], ["stdbuf", "timeout", "nice", "nohup"]),
     ],

@@ -3,8 +3,9 @@
 A command line becomes a list of simple commands (through `&& || ; | &`, newlines, subshells,
 brace groups, `$(...)`, backticks, `<(...)`, here-docs, `bash -c '...'` and `eval '...'` with a
 literal argument), each with its wrappers (`timeout`, `nice`, `env X=1`, `nohup`, `xargs`, ...)
-looked through, plus the files its redirections write. What the parser cannot see into is
-marked opaque, and an opaque command always asks.
+looked through, plus the files its redirections write. What the parser cannot see into, and
+every construct where tree-sitter and bash are known to read a line differently, is marked
+opaque, and an opaque command always asks (tests/test_shell_corpus.py holds it against bash).
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
+
+from arnes.permissions.programs import inner_programs
+from arnes.permissions.shellwords import heredoc_delimiter, join_continuations, literal, quoted_heredoc, words_of
+from arnes.permissions.wrappers import unwrap
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -27,10 +32,15 @@ EVALUATES_ARGUMENTS = frozenset(
 )
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 # Environment variables that change what a command does; a command prefixed with one is not
-# allowed by a rule written for the bare command.
+# allowed by a rule written for the bare command (every GIT_* variable counts too).
 RISKY_ENV = {"PATH", "BASH_ENV", "ENV", "IFS", "PROMPT_COMMAND", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS",
-             "PERL5OPT", "RUBYOPT", "GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_CONFIG_GLOBAL", "EDITOR",
-             "PAGER", "GIT_PAGER"}  # fmt: skip
+             "PERL5OPT", "RUBYOPT", "EDITOR", "PAGER", "SHELLOPTS", "BASHOPTS", "PS4", "CDPATH", "HOME"}  # fmt: skip
+# Variables that make any bash started later run code: set anywhere in a command, it is opaque.
+CODE_ENV = re.compile(r"(^|[\s;&|(])(BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|BASH_FUNC_\w+)\+?=")
+# Words tree-sitter takes as a command name where bash reads a reserved word (`time { ...; }`).
+RESERVED = frozenset("{ } ( ) [[ ]] ! then else elif fi do done esac in function coproc select".split())
+_NAMED_FD = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
+_REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
 
 
 @dataclass
@@ -54,7 +64,7 @@ class SimpleCommand:
 
     @property
     def risky_env(self) -> bool:
-        return any(v.split("=", 1)[0] in RISKY_ENV or v.startswith(("LD_", "DYLD_")) for v in self.env)
+        return any(v.split("=", 1)[0] in RISKY_ENV or v.startswith(("LD_", "DYLD_", "GIT_", "LESS")) for v in self.env)
 
 
 @dataclass
@@ -86,10 +96,19 @@ def _analyse_into(source: str, result: ShellAnalysis, *, nested: bool, depth: in
         result.opaque.append("shell nested too deeply")
         return
     tree = _parser().parse(source.encode())
+    joined = join_continuations(source, tree.root_node)
+    if joined != source:  # bash joins `\<newline>` before it splits words; so must the parser
+        tree = _parser().parse(joined.encode())
     if tree.root_node.has_error:
         result.error = "the command could not be parsed"
         return
+    if CODE_ENV.search(joined):
+        result.opaque.append("sets a variable that makes a later bash run code (BASH_ENV, ENV, PS4, ...)")
     _Walker(result, nested, depth).visit(tree.root_node)
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode(errors="replace")
 
 
 class _Walker:
@@ -101,11 +120,19 @@ class _Walker:
         kind = node.type
         if kind == "command":
             self._command(node, inner)
+        elif kind == "redirected_statement":
+            self._redirected(node, inner)
         elif kind in ("command_substitution", "process_substitution"):
             for child in node.named_children:
                 self.visit(child, True)
         elif kind == "file_redirect":
             self._redirect(node, inner)
+        elif kind == "heredoc_redirect":
+            self._heredoc(node, inner)
+        elif kind == "test_command" and not _text(node).startswith("[["):
+            self._add(SimpleCommand(["[", *_test_words(node), "]"], nested=inner))
+            for child in node.named_children:
+                self.visit(child, inner)
         elif kind == "function_definition":
             self.result.opaque.append("defines a shell function")
             for child in node.named_children:  # its body is still looked into for denied commands
@@ -113,17 +140,31 @@ class _Walker:
         elif _evaluates(node):
             # export/declare, bare assignments, [[ ]] and (( )) evaluate array subscripts and change
             # what later commands do: never read-only, never allowed by a rule.
-            text = (node.text or b"").decode(errors="replace")
+            text = _text(node)
             word = text.split(maxsplit=1)[0] if kind == "declaration_command" else f"({kind})"
             self.result.commands.append(SimpleCommand([word], nested=inner))
-            if any(mark in text for mark in ("$(", "`", "[", "@P")):
-                # a subscript or a string that bash evaluates: code nobody can read here
-                self.result.opaque.append(f"{word} evaluates text as code")
+            reason = _runs_code(kind, text)
+            if reason:
+                self.result.opaque.append(f"{word} {reason}")
             for child in node.named_children:
                 self.visit(child, inner)
         else:
             for child in node.named_children:
                 self.visit(child, inner)
+
+    def _redirected(self, node: Node, nested: bool) -> None:
+        """`git >/dev/null push`: tree-sitter hangs `push` on the redirection; bash passes it to git."""
+        body = node.child_by_field_name("body")
+        redirects = [c for c in node.named_children if c.type in _REDIRECTS]
+        extra = [w for r in redirects if r.type == "file_redirect" for w in _extra_words(r)]
+        if body is not None and body.type == "command":
+            self._command(body, nested, extra)
+        elif body is not None:
+            if extra:
+                self.result.opaque.append("words after a redirection that bash and the parser read differently")
+            self.visit(body, nested)
+        for child in redirects:
+            self.visit(child, nested)
 
     def _redirect(self, node: Node, nested: bool) -> None:
         operator = next((c.type for c in node.children if not c.is_named), "")
@@ -141,32 +182,64 @@ class _Walker:
                 self.result.opaque.append("reads a file whose name is computed")
             elif target != "/dev/null":
                 self.result.reads.append(target)
-        self.visit(destination, nested)
+        for child in node.named_children:
+            self.visit(child, nested)
 
-    def _command(self, node: Node, nested: bool) -> None:
+    def _heredoc(self, node: Node, nested: bool) -> None:
+        """Only delimiters both read alike are looked into; an unquoted body is expanded by bash,
+        and tree-sitter does not parse backticks in it."""
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        end = next((c for c in node.children if c.type == "heredoc_end"), None)
+        delimiter = heredoc_delimiter(_text(start)) if start is not None else None
+        if delimiter is None or end is None or _text(end).strip("\t") != delimiter:
+            self.result.opaque.append("a here-document whose end bash and the parser may read differently")
+        quoted = quoted_heredoc(node)
+        for child in node.named_children:
+            if child.type == "heredoc_body":
+                if quoted:
+                    continue
+                if "`" in _text(child):
+                    self.result.opaque.append("backticks in a here-document")
+            self.visit(child, nested)
+
+    def _command(self, node: Node, nested: bool, extra: list[str | None] | None = None) -> None:
         env: list[str] = []
         words: list[str | None] = []
-        for child in node.named_children:
+        children = node.named_children
+        for n, child in enumerate(children):
+            following = children[n + 1] if n + 1 < len(children) else node.next_named_sibling
             if child.type == "variable_assignment":
-                env.append(child.text.decode(errors="replace") if child.text else "")
+                env.append(_text(child))
                 for part in child.named_children:  # its value, not the assignment as a statement
                     self.visit(part, nested)
-            elif child.type == "file_redirect":
-                self._redirect(child, nested)
-            elif child.type == "command_name":
-                words.append(literal(child))
+            elif child.type in _REDIRECTS:
+                if child.type == "file_redirect":
+                    words += _extra_words(child)
                 self.visit(child, nested)
+            elif (
+                following is not None
+                and following.type in _REDIRECTS
+                and following.start_byte == child.end_byte
+                and _NAMED_FD.match(_text(child))
+            ):
+                continue  # `{fd}>file`: bash opens a descriptor and names it; not a word
             else:
-                words.append(literal(child))
+                expanded = words_of(child)
+                words += [None] if expanded is None else expanded
                 self.visit(child, nested)
+        words += extra or []
         if not words:
             return
-        if words[0] is None:
+        name_node = node.child_by_field_name("name")
+        raw_name = literal(name_node) if name_node is not None else words[0]
+        if words[0] is None or raw_name is None:
             self.result.opaque.append("the command name is computed at run time")
             return
-        if set(words[0]) & set("*?[{"):
+        if set(raw_name) & set("*?[{") or set(words[0]) & set("*?["):
             self.result.opaque.append("the command name is a pattern the shell expands")
             return
+        if raw_name in RESERVED or (raw_name == "time" and any(w in RESERVED for w in words[1:3])):
+            self.result.opaque.append(f"{raw_name!r} where bash reads a reserved word")
         self._add(SimpleCommand([w if w is not None else "$?" for w in words], env=env, nested=nested))
 
     def _add(self, cmd: SimpleCommand) -> None:
@@ -178,21 +251,22 @@ class _Walker:
         name = cmd.words[0]
         if name in CWD_CHANGERS:
             self.result.changes_directory = True
+        if "{}" in name or name == "$?":
+            self.result.opaque.append("runs a program whose name is only known when it runs")
         if name in EVALUATES_ARGUMENTS or (
             name in ("printf", "test", "[") and any(w.startswith("-v") for w in cmd.words)
         ):
             self.result.opaque.append(f"{name} can evaluate its arguments as code")
-        if name == "find":
-            for inner in _find_actions(cmd.words):
-                self._add(SimpleCommand(inner, nested=True))
-        if name in SHELLS and "-c" in cmd.words[1:]:
-            script_index = cmd.words.index("-c") + 1
-            script = cmd.words[script_index] if script_index < len(cmd.words) else None
-            if script is None or "$?" in script:
-                self.result.opaque.append(f"{name} -c with a script nobody can read here")
-            else:
-                _analyse_into(script, self.result, nested=True, depth=self.depth + 1)
-            cmd.nested = True
+        inner = inner_programs(cmd.words, cmd.env)
+        self.result.opaque += inner.opaque
+        self.result.writes += inner.writes
+        self.result.reads += inner.reads
+        for words in inner.commands:
+            self._add(SimpleCommand(list(words), nested=True))
+        for script in inner.scripts:
+            _analyse_into(script, self.result, nested=True, depth=self.depth + 1)
+        if name in SHELLS:
+            self._shell(cmd)
         elif name == "eval":
             script = " ".join(cmd.words[1:])
             if "$?" in script:
@@ -202,141 +276,68 @@ class _Walker:
             cmd.nested = True
         elif name in ("source", "."):
             self.result.opaque.append(f"{name} runs a script nobody can read here")
-        elif name in SHELLS:
-            self.result.opaque.append(f"{name} runs a script from standard input or a file")
         elif name == "tee":
             self.result.writes += [w for w in cmd.words[1:] if not w.startswith("-") and w != "/dev/null"]
         self.result.commands.append(cmd)
 
-
-def literal(node: Node) -> str | None:
-    """The word's value after quote removal, or None when it depends on expansion at run time."""
-    kind = node.type
-    text = node.text.decode(errors="replace") if node.text else ""
-    if kind in ("word", "number", "command_name"):
-        if kind == "command_name":
-            return literal(node.named_children[0]) if node.named_children else None
-        return _unescape(text)
-    if kind == "raw_string":
-        return text[1:-1]
-    if kind == "string":
-        parts = []
-        for child in node.named_children:
-            if child.type != "string_content":
-                return None
-            parts.append(child.text.decode(errors="replace") if child.text else "")
-        return "".join(parts)
-    if kind == "concatenation":
-        pieces = [literal(c) for c in node.named_children]
-        return None if any(p is None for p in pieces) else "".join(p for p in pieces if p is not None)
-    if kind == "ansi_c_string":
-        return _ansi_c(text[2:-1])
-    return None
-
-
-def _ansi_c(body: str) -> str | None:
-    """$'...': the escapes bash decodes, so `$'rm'` is seen as `rm`."""
-    try:
-        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    except (UnicodeDecodeError, UnicodeEncodeError):
-        return None
-
-
-def _find_actions(words: list[str]) -> list[list[str]]:
-    """The commands `find -exec/-execdir/-ok/-okdir CMD ... ;` runs, as word lists."""
-    found: list[list[str]] = []
-    i = 0
-    while i < len(words):
-        if words[i] in ("-exec", "-execdir", "-ok", "-okdir"):
-            end = i + 1
-            while end < len(words) and words[end] not in (";", "+", "\\;"):
-                end += 1
-            if end > i + 1:
-                found.append(words[i + 1 : end])
-            i = end
-        i += 1
-    return found
-
-
-def _unescape(text: str) -> str:
-    out, i = [], 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text):
-            out.append(text[i + 1])
-            i += 2
+    def _shell(self, cmd: SimpleCommand) -> None:
+        name = cmd.words[0]
+        script = shell_script(cmd.words)
+        if script is None:
+            self.result.opaque.append(f"{name} runs a script from standard input or a file")
+        elif "$?" in script:
+            self.result.opaque.append(f"{name} -c with a script nobody can read here")
         else:
-            out.append(text[i])
+            _analyse_into(script, self.result, nested=True, depth=self.depth + 1)
+        cmd.nested = True
+
+
+def shell_script(words: list[str]) -> str | None:
+    """The script of `bash [options] -c SCRIPT` (`-xc`, `-o x -c`, `-c -- SCRIPT`), or None when
+    the shell reads its script from a file or from standard input."""
+    i, command_mode = 1, False
+    while i < len(words):
+        word = words[i]
+        if word in ("--", "-"):
             i += 1
-    return "".join(out)
+            break
+        if word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if word.startswith("--"):
+            i += 1
+            continue
+        if word[:1] in "-+" and len(word) > 1:
+            command_mode = command_mode or (word[0] == "-" and "c" in word[1:])
+            i += 2 if word[-1] in "oO" else 1
+            continue
+        break
+    return words[i] if command_mode and i < len(words) else None
 
 
-# -- wrappers --------------------------------------------------------------------------------
-# name -> (options that take a value, how many leading positional words belong to the wrapper)
-WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
-    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
-    "nice": (frozenset({"-n", "--adjustment"}), 0),
-    "nohup": (frozenset(), 0),
-    "time": (frozenset({"-f", "--format", "-o", "--output"}), 0),
-    "command": (frozenset(), 0),
-    "exec": (frozenset({"-a"}), 0),
-    "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
-    "ionice": (frozenset({"-c", "-n", "--class", "--classdata"}), 0),
-    "env": (frozenset({"-u", "--unset", "-C", "--chdir"}), 0),
-    "setsid": (frozenset(), 0),
-    "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"}), 0),
-    "doas": (frozenset({"-u", "-C"}), 0),
-    "flock": (frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}), 1),
-    "busybox": (frozenset(), 0),
-    "chrt": (frozenset(), 1),
-    "taskset": (frozenset(), 1),
-    "unbuffer": (frozenset(), 0),
-    "watch": (frozenset({"-n", "--interval", "-d", "--differences"}), 0),
-    "unshare": (
-        frozenset({"--propagation", "--setgroups", "-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd"}),
-        0,
-    ),
-    "strace": (frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"}), 0),
-    "script": (
-        frozenset(
-            {
-                "-E",
-                "--echo",
-                "-I",
-                "--log-in",
-                "-O",
-                "--log-out",
-                "-B",
-                "--log-io",
-                "-T",
-                "--log-timing",
-                "-m",
-                "--logging-format",
-                "-o",
-                "--output-limit",
-            }
-        ),
-        0,
-    ),
-    "chroot": (frozenset({"--userspec", "--groups"}), 1),
-    "nsenter": (frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-r", "--root"}), 0),
-    "runuser": (frozenset({"-u", "--user", "-g", "--group"}), 0),
-    "xargs": (
-        frozenset(
-            """-a -d -E -e -I -i -L -l -n -P -s --arg-file --delimiter --max-args --max-procs --max-lines
-            --replace --max-chars --eof""".split()
-        ),
-        0,
-    ),
-}
+def _extra_words(redirect: Node) -> list[str | None]:
+    """Words tree-sitter put after a redirection's target: bash's arguments of the command."""
+    targets = [c for c in redirect.named_children if c.type != "file_descriptor"]
+    out: list[str | None] = []
+    for node in targets[1:]:
+        expanded = words_of(node)
+        out += [None] if expanded is None else expanded
+    return out
 
 
-OPAQUE_OPTIONS = {
-    "env": ("-S", "--split-string"),  # a whole command line packed in one argument
-    "flock": ("-c", "--command"),
-    "sudo": ("-s", "--shell", "-i", "--login"),
-    "script": ("-c", "--command"),
-    "runuser": ("-c", "--command"),
-}
+def _test_words(node: Node) -> list[str]:
+    words: list[str] = []
+    for child in node.children:
+        if child.type in ("[", "]"):
+            continue
+        if child.type in ("binary_expression", "unary_expression", "parenthesized_expression", "negated_expression"):
+            words += _test_words(child)
+        elif child.is_named:
+            expanded = words_of(child)
+            words += ["$?"] if expanded is None else expanded
+        else:
+            words.append(_text(child))
+    return words
 
 
 # Node kinds that only structure commands and words. Anything else (assignments, declarations,
@@ -349,61 +350,36 @@ STRUCTURAL = frozenset(
     file_descriptor heredoc_redirect heredoc_start heredoc_body heredoc_content heredoc_end
     herestring_redirect redirected_statement subshell compound_statement command_substitution
     process_substitution negated_command if_statement elif_clause else_clause for_statement do_group
-    while_statement case_statement case_item comment regex extglob_pattern""".split()
+    while_statement case_statement case_item comment regex extglob_pattern brace_expression""".split()
 )
 _SIMPLE_EXPANSION = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
+_ARITHMETIC = ("arithmetic_expansion", "c_style_for_statement", "compound_statement")
 
 
 def _evaluates(node: Node) -> bool:
     if node.type == "expansion":
-        return not _SIMPLE_EXPANSION.match((node.text or b"").decode(errors="replace"))
+        return not _SIMPLE_EXPANSION.match(_text(node))
     if node.type == "compound_statement":
-        return (node.text or b"").lstrip().startswith(b"((")
+        return _text(node).lstrip().startswith("((")
     return node.type not in STRUCTURAL
 
 
-def _has_option(word: str, option: str) -> bool:
-    """`--long`, `--long=x`, or a short option anywhere in a bundle (`-iS` has `-S`)."""
-    if option.startswith("--"):
-        return word == option or word.startswith(option + "=")
-    return word.startswith("-") and not word.startswith("--") and option[1] in word[1:]
-
-
-def unwrap(cmd: SimpleCommand) -> str | None:
-    """Peel wrappers off the front of `cmd.words` (looked through, not trusted).
-
-    Returns a reason when a wrapper hides its command in a way that cannot be read here.
-    """
-    while cmd.words and cmd.words[0].rsplit("/", 1)[-1] in WRAPPERS:
-        name = cmd.words[0].rsplit("/", 1)[-1]
-        takes_value, positional = WRAPPERS[name]
-        opaque = OPAQUE_OPTIONS.get(name, ())
-        if any(_has_option(w, o) for w in cmd.words[1:] for o in opaque):
-            cmd.wrappers.append(name)
-            cmd.words = []
-            return f"{name} with {'/'.join(opaque)} runs a command line that cannot be checked here"
-        i = 1
-        while i < len(cmd.words):
-            word = cmd.words[i]
-            if word == "--":
-                i += 1
-                break
-            if name == "env" and "=" in word and not word.startswith("-"):
-                cmd.env.append(word)
-            elif word.startswith("-") and word != "-":
-                if word.split("=", 1)[0] in takes_value and "=" not in word:
-                    i += 1
-                elif name == "nice" and word[1:].isdigit():
-                    pass
-            else:
-                break
-            i += 1
-        i += positional
-        cmd.wrappers.append(name)
-        if name == "xargs":
-            cmd.unknown_args = True
-            if i >= len(cmd.words):  # bare xargs runs echo
-                cmd.words = ["echo"]
-                return None
-        cmd.words = cmd.words[i:]
+def _runs_code(kind: str, text: str) -> str | None:
+    """Why a construct that evaluates text may run code hidden in a value, or None."""
+    if any(mark in text for mark in ("$(", "`", "@P")):
+        return "evaluates text as code"
+    if kind in _ARITHMETIC or kind == "test_command":
+        body = text.lstrip("$([").rstrip(")]")
+        # a variable in arithmetic is evaluated as an expression: `a[$(cmd)]` in its value runs
+        if kind != "test_command" and re.search(r"[A-Za-z_$\[]", body):
+            return "evaluates variables as arithmetic (their subscripts run code)"
+        if kind == "test_command" and re.search(r"-(eq|ne|lt|le|gt|ge)\b|-v\b|\[", body):
+            return "evaluates variables as arithmetic (their subscripts run code)"
+        return None
+    if kind == "expansion":
+        if text.startswith("${!") or re.match(r"^\$\{#?\w+(\[[^]]*\])?:[^-=?+]", text) or "[" in text:
+            return "expands a name or an offset bash evaluates (subscripts run code)"
+        return None
+    if "[" in text:
+        return "evaluates a subscript as code"
     return None

@@ -1,0 +1,146 @@
+"""Wrappers (`timeout`, `nice`, `env X=1`, `xargs`, `sudo`, ...): looked through, not trusted.
+
+A wrapper runs the command after its own options, so rules are judged on that command; what the
+wrapper adds (another user, arguments from standard input) is kept on the `SimpleCommand`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arnes.permissions.shell import SimpleCommand
+
+# -- wrappers --------------------------------------------------------------------------------
+# name -> (options that take a value, how many leading positional words belong to the wrapper)
+WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "nohup": (frozenset(), 0),
+    "time": (frozenset({"-f", "--format", "-o", "--output"}), 0),
+    "command": (frozenset(), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
+    "ionice": (frozenset({"-c", "-n", "--class", "--classdata"}), 0),
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir"}), 0),
+    "setsid": (frozenset(), 0),
+    "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"}), 0),
+    "doas": (frozenset({"-u", "-C"}), 0),
+    "flock": (frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}), 1),
+    "busybox": (frozenset(), 0),
+    "chrt": (frozenset(), 1),
+    "taskset": (frozenset(), 1),
+    "unbuffer": (frozenset(), 0),
+    "watch": (frozenset({"-n", "--interval", "-d", "--differences"}), 0),
+    "unshare": (
+        frozenset({"--propagation", "--setgroups", "-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd"}),
+        0,
+    ),
+    "strace": (frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"}), 0),
+    "script": (
+        frozenset(
+            {
+                "-E",
+                "--echo",
+                "-I",
+                "--log-in",
+                "-O",
+                "--log-out",
+                "-B",
+                "--log-io",
+                "-T",
+                "--log-timing",
+                "-m",
+                "--logging-format",
+                "-o",
+                "--output-limit",
+            }
+        ),
+        0,
+    ),
+    "chroot": (frozenset({"--userspec", "--groups"}), 1),
+    "nsenter": (frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-r", "--root"}), 0),
+    "runuser": (frozenset({"-u", "--user", "-g", "--group"}), 0),
+    "xargs": (
+        frozenset(
+            """-a -d -E -e -I -i -L -l -n -P -s --arg-file --delimiter --max-args --max-procs --max-lines
+            --replace --max-chars --eof""".split()
+        ),
+        0,
+    ),
+}
+
+
+OPAQUE_OPTIONS = {
+    "env": ("-S", "--split-string"),  # a whole command line packed in one argument
+    "flock": ("-c", "--command"),
+    "sudo": ("-s", "--shell", "-i", "--login"),
+    "script": ("-c", "--command"),
+    "runuser": ("-c", "--command"),
+}
+
+
+def _has_option(word: str, option: str) -> bool:
+    """`--long`, `--long=x`, or a short option anywhere in a bundle (`-iS` has `-S`)."""
+    if option.startswith("--"):
+        return word == option or word.startswith(option + "=")
+    return word.startswith("-") and not word.startswith("--") and option[1] in word[1:]
+
+
+def unwrap(cmd: SimpleCommand) -> str | None:
+    """Peel wrappers off the front of `cmd.words` (looked through, not trusted).
+
+    Returns a reason when a wrapper hides its command in a way that cannot be read here.
+    """
+    while cmd.words and cmd.words[0].rsplit("/", 1)[-1] in WRAPPERS:
+        name = cmd.words[0].rsplit("/", 1)[-1]
+        takes_value, positional = WRAPPERS[name]
+        opaque = OPAQUE_OPTIONS.get(name, ())
+        if any(_has_option(w, o) for w in cmd.words[1:] for o in opaque):
+            cmd.wrappers.append(name)
+            cmd.words = []
+            return f"{name} with {'/'.join(opaque)} runs a command line that cannot be checked here"
+        i = 1
+        while i < len(cmd.words):
+            word = cmd.words[i]
+            if word == "--":
+                i += 1
+                break
+            if name == "env" and "=" in word and not word.startswith("-"):
+                cmd.env.append(word)
+            elif word.startswith("-") and word != "-":
+                if word.split("=", 1)[0] in takes_value and "=" not in word:
+                    i += 1
+                elif name == "nice" and word[1:].isdigit():
+                    pass
+            else:
+                break
+            i += 1
+        i += positional
+        cmd.wrappers.append(name)
+        if name == "xargs":
+            cmd.unknown_args = True
+            replace = _xargs_replace(cmd.words[1:i])
+            if i >= len(cmd.words):  # bare xargs runs echo
+                cmd.words = ["echo"]
+                return None
+            if replace:  # each word holding the replace-string is a line of input
+                cmd.words = cmd.words[:i] + ["$?" if replace in w else w for w in cmd.words[i:]]
+        cmd.words = cmd.words[i:]
+    if cmd.unknown_args and not cmd.words:
+        return "xargs runs a command named in its input"
+    return None
+
+
+def _xargs_replace(options: list[str]) -> str | None:
+    """The replace-string of `xargs -I R`, `-IR`, `-i[R]`, `--replace[=R]` (default `{}`)."""
+    for n, word in enumerate(options):
+        if word == "-I" and n + 1 < len(options):
+            return options[n + 1]
+        if word.startswith("-I") and len(word) > 2:
+            return word[2:]
+        if word.startswith("-i"):
+            return word[2:] or "{}"
+        if word.startswith("--replace"):
+            return word.split("=", 1)[1] if "=" in word else "{}"
+    return None

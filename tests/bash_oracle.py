@@ -1,0 +1,88 @@
+"""Ask real bash which simple commands a command line runs, to hold the parser's reading against it.
+
+Every command runs as `bash -c COMMAND` (as the Bash tool runs it) with `env -i`, in a fresh empty
+folder, with PATH naming only a folder of logging stubs: each stub records its name, arguments and
+working folder and does nothing else, and `command_not_found_handle` records any other name. The
+common builtins are disabled (`enable -n`), so `echo` or `test` are recorded too. Stubs are /bin/sh
+scripts (which ignore BASH_ENV); the shells are stubs that record and then run the real bash, so
+`bash -c '...'` is followed inside. Nothing real
+runs but bash itself, in a folder that is thrown away.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+STUBBED = """rm touch cat ls curl git sed awk gawk tar find xargs timeout nice env nohup grep head tail mkdir cp mv
+    chmod wc sort id whoami hostname printenv date python3 make npm victim stdbuf ionice setsid flock watch
+    strace busybox sudo doas command_stub rg jq du tree diff strings""".split()
+SHELLS = ("bash", "sh")
+DISABLED_BUILTINS = "echo printf test [ pwd kill type"
+_STUB = """#!/bin/sh
+{ printf '%s\\0' "$PWD" "$#" "${0##*/}" "$@"; } >> "$ORACLE_LOG"
+"""
+_SHELL_STUB = _STUB + 'exec /bin/bash "$@"\n'
+_INIT = f"""
+command_not_found_handle() {{ {{ /usr/bin/printf '%s\\0' "$PWD" "$(($# - 1))" "$@"; }} >> "$ORACLE_LOG"; return 0; }}
+enable -n {DISABLED_BUILTINS}
+"""
+
+
+@dataclass
+class Ran:
+    """What bash did for one command line: the commands it ran (with their folder) and files it made."""
+
+    commands: list[tuple[str, list[str]]] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+
+
+def _stubs(root: Path) -> Path:
+    stubs = root / "stubs"
+    stubs.mkdir()
+    for name in STUBBED:
+        (stubs / name).write_text(_STUB)
+        (stubs / name).chmod(0o755)
+    for name in SHELLS:
+        (stubs / name).write_text(_SHELL_STUB)
+        (stubs / name).chmod(0o755)
+    (root / "init.sh").write_text(_INIT)
+    return stubs
+
+
+def _records(raw: bytes) -> list[tuple[str, list[str]]]:
+    fields = raw.decode(errors="replace").split("\0")
+    out, i = [], 0
+    while i + 2 < len(fields):
+        cwd, count = fields[i], int(fields[i + 1])
+        words = fields[i + 2 : i + 3 + count]
+        out.append((cwd, words))
+        i += 3 + count
+    return out
+
+
+def run_all(commands: list[str], root: Path) -> list[Ran]:
+    """Each command in its own empty folder under `root/runs/N` (which holds a file `victim`)."""
+    stubs = _stubs(root)
+    results = []
+    for n, command in enumerate(commands):
+        folder = root / "runs" / str(n)
+        (folder / "home").mkdir(parents=True)
+        (folder / "victim").write_text("v\n")
+        log = root / f"log{n}"
+        log.touch()
+        env = {"PATH": str(stubs), "HOME": str(folder / "home"), "ORACLE_LOG": str(log),
+               "BASH_ENV": str(root / "init.sh"), "PWD": str(folder)}  # fmt: skip
+        subprocess.run(["/bin/bash", "-c", command], cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=10, check=False)  # fmt: skip
+        before = {"home", "victim"}
+        created = sorted(
+            os.path.relpath(os.path.join(d, f), folder)
+            for d, dirs, files in os.walk(folder)
+            for f in files + dirs
+            if os.path.relpath(os.path.join(d, f), folder) not in before
+        )
+        results.append(Ran(_records(log.read_bytes()), created))
+    return results

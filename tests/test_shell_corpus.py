@@ -1,0 +1,94 @@
+"""The parser's reading held against real bash's, over a corpus of tricky command lines.
+
+Each entry of tests/data/shell_corpus.txt runs in real bash (tests/bash_oracle.py); every command
+bash ran and every file it made must be among the parts and writes arnes judged, unless arnes
+gives up on the command (then it asks, and in bypass with Bash deny rules it denies). A new
+disagreement between tree-sitter-bash and bash makes this fail; add the line that showed it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from arnes.permissions.shell import ShellAnalysis, SimpleCommand, analyse
+from tests.bash_oracle import Ran, run_all
+
+CORPUS = Path(__file__).parent / "data" / "shell_corpus.txt"
+
+
+def entries() -> list[tuple[str, str]]:
+    found: list[tuple[str, list[str]]] = []
+    for line in CORPUS.read_text().split("\n"):
+        if line.startswith("#% "):
+            found.append((line[3:].strip(), []))
+        elif found:
+            found[-1][1].append(line.replace("⇥", "\t"))
+        # lines before the first entry are the file's header
+    return [(expect, "\n".join(body).removesuffix("\n")) for expect, body in found]
+
+
+def _fits(pattern: list[str], words: list[str]) -> bool:
+    """arnes's words against bash's: a computed word (`$?`), a glob or a `~` word stands for any
+    run of words, since bash splits and expands them; every other word must be equal (braces are
+    expanded by arnes as bash does)."""
+    if not pattern:
+        return not words
+    head, rest = pattern[0], pattern[1:]
+    if head == "$?" or set(head) & set("*?[~"):
+        return any(_fits(rest, words[i:]) for i in range(len(words) + 1))
+    return bool(words) and words[0] == head and _fits(rest, words[1:])
+
+
+def _seen(part: SimpleCommand, words: list[str]) -> bool:
+    if _fits(part.words, words):
+        return True
+    # a wrapper bash ran (`timeout 5 rm x`): its command is the tail arnes judged
+    name = words[0].rsplit("/", 1)[-1]
+    return name in part.wrappers and any(_fits(part.words, words[i:]) for i in range(1, len(words)))
+
+
+def _problems(analysis: ShellAnalysis, ran: Ran, folder: str) -> list[str]:
+    problems = [f"bash ran {words} (in {cwd}), arnes did not see it" for cwd, words in ran.commands
+                if not any(_seen(p, words) for p in analysis.commands)]  # fmt: skip
+    if not analysis.changes_directory:  # after a cd, arnes asks about the paths anyway
+        written = {os.path.normpath(w.replace("~", "home", 1) if w.startswith("~") else w) for w in analysis.writes}
+        problems += [f"bash made {f}, arnes saw no write to it" for f in ran.created
+                     if f not in written and not f.startswith("home" + os.sep)]  # fmt: skip
+    return problems
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str, Ran]]:
+    if not shutil.which("bash") or not Path("/bin/bash").exists():
+        pytest.skip("needs /bin/bash")
+    found = entries()
+    root = tmp_path_factory.mktemp("oracle")
+    results = run_all([command for _, command in found], root)
+    return [(expect, command, ran) for (expect, command), ran in zip(found, results, strict=True)]
+
+
+def test_arnes_sees_every_command_bash_runs_or_asks(oracle: list[tuple[str, str, Ran]]) -> None:
+    failures = []
+    for expect, command, ran in oracle:
+        analysis = analyse(command)
+        gives_up = bool(analysis.error or analysis.opaque)
+        problems = [] if gives_up else _problems(analysis, ran, "")
+        if expect == "judged" and gives_up:
+            problems.append(f"arnes gave up ({analysis.error or analysis.opaque[0]}) on a line it should read")
+        if expect == "asks" and not gives_up:
+            problems.append("arnes should give up on this line and ask")
+        failures += [f"{command!r}: {p}" for p in problems]
+    assert not failures, "\n".join(failures)
+
+
+def test_the_oracle_records_what_bash_runs(oracle: list[tuple[str, str, Ran]]) -> None:
+    """The harness itself: without this, an oracle that records nothing would pass everything."""
+    by_command = {command: ran for _, command, ran in oracle}
+    assert [w for _, w in by_command["rm victim"].commands] == [["rm", "victim"]]
+    assert [w for _, w in by_command["r\\\nm victim"].commands] == [["rm", "victim"]]
+    assert by_command["echo x 1>out"].created == ["out"]
+    assert ["rm", "victim"] in [w for _, w in by_command["bash -c 'rm victim'"].commands]
