@@ -81,10 +81,16 @@ def test_recursive_search_is_fine_when_the_sandbox_hides_denied_files(ws: Path) 
 
 @pytest.mark.parametrize(
     "command",
-    ["cd .git && printf x > hooks/pre-commit", "cd $HOME && echo probe > probe.txt", "cd sub && cat a.txt"],
+    ["cd .git && printf x > hooks/pre-commit", "cd $HOME && echo probe > probe.txt", "cd .. && cat a.txt"],
 )
 def test_a_cd_before_paths_asks(ws: Path, command: str) -> None:
     assert kind(ws, command, "acceptEdits") in ("ask", "deny")
+
+
+def test_paths_after_a_cd_inside_are_judged_from_both_folders(ws: Path) -> None:
+    (ws / "sub").mkdir()
+    assert kind(ws, "cd sub && cat a.txt") == "allow"
+    assert kind(ws, "cd sub && cat a.txt", deny=["Read(a.txt)"]) == "deny"  # if the cd fails
 
 
 @pytest.mark.parametrize(

@@ -6,13 +6,15 @@ looked into asks; redirections are judged as reads and writes of their files by 
 from __future__ import annotations
 
 import glob
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arnes.permissions.gitrepo import repository_code
 from arnes.permissions.paths import absolute
-from arnes.permissions.readonly import COMPUTED, git_subcommand, is_read_only, path_arguments
+from arnes.permissions.readonly import COMPUTED, FILE_ARGS, git_subcommand, is_read_only, path_arguments
 from arnes.permissions.shell import ShellAnalysis, SimpleCommand, analyse
-from arnes.permissions.types import Decision, DecisionKind, Target
+from arnes.permissions.types import Access, Decision, DecisionKind, Target
 
 if TYPE_CHECKING:
     from arnes.permissions.engine import RuleEngine
@@ -35,14 +37,16 @@ def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
             hit = engine.command_rule("deny", words)
             if hit:
                 return _rule(hit.kind, hit.rule.raw, hit.origin)
-    path_decisions = _paths(engine, parts, analysis)
+    folders = directories(engine, analysis)
+    judged = _ReadOnly(engine, parts, folders)
+    path_decisions = _paths(engine, parts, analysis, folders, judged)
     for decision in path_decisions:
         if decision.kind == "deny":
             return decision
     if analysis.opaque and engine.mode == "bypass" and engine.has_command_denies():
         # bypass turns asks into allows; a deny rule must not be dodged by what nobody can read
         return Decision("deny", f"cannot be checked against the deny rules: {analysis.opaque[0]}", "rule")
-    read_only = all(is_read_only(p) for p in parts) and not analysis.writes
+    read_only = all(judged(p) for p in parts) and not analysis.writes
     if engine.mode == "plan" and not read_only:  # before ask rules: no "y" runs a writer in plan
         return Decision("deny", "plan mode: only read-only commands run", "mode")
     # 2. ask: a rule on any part, a path that asks, or a part nobody can see into
@@ -59,20 +63,41 @@ def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
     if leak:
         return Decision("ask", leak, "rule")
     # 3. allow: every part read-only or covered by an allow rule it cannot sneak past
-    uncovered = [p for p in parts if not is_read_only(p) and not _allowed_by_rule(engine, p)]
+    uncovered = [p for p in parts if not judged(p) and not _allowed_by_rule(engine, p)]
     if not uncovered:
         if read_only:
             return Decision("allow", "read-only command", "mode", confine=True)
-        if analysis.writes and all(is_read_only(p) for p in parts):
+        if analysis.writes and all(judged(p) for p in parts):
             first = engine.target("Bash", Target(absolute(engine.workspace, analysis.writes[0]), "write"))
             return Decision("allow", f"redirection: {first.reason}", first.source, first.rule, first.origin)
-        return _covered(engine, parts)
+        return _covered(engine, parts, judged)
     if engine.mode in ("acceptEdits", "bypass") and engine.sandboxed:
         return Decision("allow", f"{engine.mode}: the sandbox holds the perimeter", "mode")
     nested = next((p for p in uncovered if p.nested), None)
     if nested:
         return Decision("ask", f"{nested.text!r} runs inside a substitution, eval or sh -c", "mode")
-    return Decision("ask", f"not a read-only command: {uncovered[0].text}", "mode")
+    why = judged.why.get(id(uncovered[0]))
+    return Decision("ask", f"not a read-only command: {uncovered[0].text}{f' ({why})' if why else ''}", "mode")
+
+
+class _ReadOnly:
+    """`is_read_only`, plus what only the workspace can tell: git is read-only only where the
+    repository's configuration names no program (gitrepo.py)."""
+
+    def __init__(self, engine: RuleEngine, parts: list[SimpleCommand], folders: list[Path] | None):
+        self.why: dict[int, str] = {}
+        self._answers: dict[int, bool] = {}
+        for part in parts:
+            answer = is_read_only(part)
+            if answer and part.words and part.words[0] == "git":
+                reason = next(filter(None, (repository_code(f) for f in folders or [engine.workspace])), None)
+                if reason:
+                    answer = False
+                    self.why[id(part)] = reason
+            self._answers[id(part)] = answer
+
+    def __call__(self, part: SimpleCommand) -> bool:
+        return self._answers.get(id(part), False)
 
 
 def _allowed_by_rule(engine: RuleEngine, part: SimpleCommand) -> bool:
@@ -88,34 +113,100 @@ def _prefix_rule(engine: RuleEngine, part: SimpleCommand) -> bool:
     return hit is not None and hit.command is not None and hit.command.prefix
 
 
-def _covered(engine: RuleEngine, parts: list[SimpleCommand]) -> Decision:
+def _covered(engine: RuleEngine, parts: list[SimpleCommand], judged: _ReadOnly) -> Decision:
     for part in parts:
-        if not is_read_only(part):
+        if not judged(part):
             hit = engine.command_rule("allow", part.words)
             if hit:
                 return _rule("allow", hit.rule.raw, hit.origin)
     return Decision("allow", "read-only command", "mode", confine=True)
 
 
-def _paths(engine: RuleEngine, parts: list[SimpleCommand], analysis: ShellAnalysis) -> list[Decision]:
-    """What the command reads and writes by path, judged by the path rules (non-allows only)."""
-    decisions: list[Decision] = []
-    named = bool(analysis.writes or analysis.reads) or any(path_arguments(p) for p in parts if is_read_only(p))
-    if analysis.changes_directory and named:
-        decisions.append(Decision("ask", "a cd makes its relative paths point somewhere else", "mode"))
-    for written in analysis.writes:
-        decisions.append(engine.target("Bash", Target(absolute(engine.workspace, written), "write")))
-    for read in analysis.reads:
-        decisions.append(_read(engine, read))
+def directories(engine: RuleEngine, analysis: ShellAnalysis) -> list[Path] | None:
+    """Every folder the command's parts may run in: the workspace and where each `cd` may lead
+    (each cd may fail, so every subset in order), or None when a cd goes somewhere unknown."""
+    folders = [engine.workspace]
+    for target in analysis.directories:
+        if target is None or (os.environ.get("CDPATH") and not target.startswith(("/", ".", "~"))):
+            return None
+        reached = []
+        for folder in folders:
+            path = _expand(target, folder, engine.home)
+            if path is None:
+                return None
+            joined = os.path.join(folder, path)
+            # bash's cd folds `..` as written (-L); the kernel follows links (-P): both are judged
+            reached += [Path(os.path.realpath(os.path.normpath(joined))), Path(os.path.realpath(joined))]
+        folders = list(dict.fromkeys([*folders, *reached]))
+        if len(folders) > 16:
+            return None
+    return folders
+
+
+def _expand(word: str, cwd: Path, home: Path) -> str | None:
+    """Tilde expansion as bash does it: `~` $HOME, `~+` $PWD, `~user` that user's home; `~-`
+    ($OLDPWD) is unknown here."""
+    if not word.startswith("~"):
+        return word
+    head, sep, rest = word.partition("/")
+    if head == "~":
+        return str(home) + sep + rest
+    if head == "~+":
+        return str(cwd) + sep + rest
+    if head == "~-":
+        return None
+    return os.path.expanduser(word)
+
+
+def _paths(
+    engine: RuleEngine,
+    parts: list[SimpleCommand],
+    analysis: ShellAnalysis,
+    folders: list[Path] | None,
+    judged: _ReadOnly,
+) -> list[Decision]:
+    """What the command reads and writes by path, judged by the path rules (non-allows only), from
+    every folder it may run in; `..` after a link is resolved as the kernel does."""
+    reads = list(analysis.reads)
     for part in parts:
-        if is_read_only(part):
-            decisions += [_read(engine, arg) for arg in path_arguments(part)]
-        else:
-            decisions += _denied_writes(engine, part)
+        if judged(part):
+            arguments = path_arguments(part)
+            # after a cd, a search or a listing with no path reads the folder it runs in
+            reads += arguments or (["."] if part.words and part.words[0] in FILE_ARGS | {"git"} else [])
+    if folders is None:
+        if reads or analysis.writes:
+            return [Decision("ask", "a cd goes to a folder only known when it runs, and paths follow it", "mode")]
+        folders = [engine.workspace]
+    elif len(folders) == 1:  # no cd: a listing with no path reads the workspace, which is fine
+        reads = list(analysis.reads) + [a for p in parts if judged(p) for a in path_arguments(p)]
+    decisions: list[Decision] = []
+    for folder in folders:
+        for written in analysis.writes:
+            decisions.append(_judge(engine, folder, written, "write"))
+        for read in reads:
+            decisions.append(_read(engine, folder, read))
+        for part in parts:
+            if not judged(part):
+                decisions += _denied_writes(engine, folder, part)
     return [d for d in decisions if d.kind != "allow"]
 
 
-def _read(engine: RuleEngine, arg: str) -> Decision:
+def _target(engine: RuleEngine, folder: Path, arg: str, access: Access) -> Target | None:
+    expanded = _expand(arg, folder, engine.home)
+    if expanded is None:
+        return None
+    joined = os.path.join(folder, expanded)
+    return Target(Path(os.path.normpath(joined)), access, real=Path(os.path.realpath(joined)))
+
+
+def _judge(engine: RuleEngine, folder: Path, arg: str, access: Access) -> Decision:
+    target = _target(engine, folder, arg, access)
+    if target is None:
+        return Decision("ask", f"{arg!r} names a folder only known when it runs", "mode")
+    return engine.target("Bash", target)
+
+
+def _read(engine: RuleEngine, folder: Path, arg: str) -> Decision:
     if arg == COMPUTED or "$" in arg:
         return Decision("ask", "reads a path only known when it runs", "mode")
     if "{" in arg:
@@ -124,7 +215,7 @@ def _read(engine: RuleEngine, arg: str) -> Decision:
         if engine.has_read_rules():
             return Decision("ask", f"{arg!r} may match a file a Read rule hides", "rule")
         arg = _fixed_folder(arg)
-    decision = engine.target("Bash", Target(absolute(engine.workspace, arg or "."), "read"))
+    decision = _judge(engine, folder, arg or ".", "read")
     if decision.kind == "allow" and decision.source != "rule":
         return Decision("allow", decision.reason, decision.source)
     return decision
@@ -139,15 +230,15 @@ def _fixed_folder(pattern: str) -> str:
     return prefix.rsplit("/", 1)[0] or "/"
 
 
-def _denied_writes(engine: RuleEngine, part: SimpleCommand) -> list[Decision]:
+def _denied_writes(engine: RuleEngine, folder: Path, part: SimpleCommand) -> list[Decision]:
     """Arguments of a command that may write which an Edit deny rule covers (`sed -i x .env`);
     patterns are expanded first, so `.g?t/config` is `.git/config`."""
     found = []
     for arg in part.words[1:]:
         if arg.startswith("-") or arg == COMPUTED or not arg:
             continue
-        for path in expand(arg, engine.workspace):
-            decision = engine.target("Bash", Target(absolute(engine.workspace, path), "write"))
+        for path in expand(arg, folder):
+            decision = _judge(engine, folder, path, "write")
             if decision.kind == "deny" and decision.source in ("rule", "builtin"):
                 found.append(decision)
     return found

@@ -9,12 +9,14 @@ from collections.abc import Callable
 
 from arnes.permissions.shell import SimpleCommand
 
-# Commands that never write, whatever their arguments.
+# Commands that only read, audited option by option (tests/test_readonly_audit.py holds each
+# entry's writing, executing and file-reading options). Not here: `env`/`printenv` (they print the
+# secrets in the environment), `hostname` (`hostname NAME` renames the machine), `less`/`more`
+# (`!cmd`, `v`, `-o FILE` and LESSOPEN run or write; a pager is no use without a terminal).
 PLAIN = frozenset(
     """cat head tail wc pwd echo printf true false grep egrep fgrep which whoami uname id stat file du df
-    basename dirname realpath readlink diff cmp nl tr cut column printenv hostname seq test [ type comm
-    fold paste rev tac od hexdump strings sha1sum sha256sum sha512sum md5sum cksum jq ls tree cd less
-    more expr""".split()
+    basename dirname realpath readlink diff cmp nl tr cut column seq test [ type comm fold paste rev tac od
+    hexdump strings sha1sum sha256sum sha512sum md5sum cksum jq ls tree cd expr""".split()
 )
 GIT_READ = frozenset({"status", "diff", "log", "show", "blame", "ls-files", "rev-parse", "describe", "grep",
                       "shortlog", "show-ref", "cat-file", "ls-tree", "reflog"})  # fmt: skip
@@ -42,16 +44,19 @@ def git_subcommand(words: list[str]) -> str | None:
 
 
 def _git(words: list[str]) -> bool:
+    """A git command that shows, never writes or runs: no global options but --no-pager (`-C`,
+    `-c`, `--git-dir` change which repository and which configuration run), none of the options
+    that write a file or run a program. The repository's own configuration is checked apart
+    (commands.py), because it can name programs (core.fsmonitor, diff drivers) for any of these."""
     args = words[1:]
     while args and args[0] in ("--no-pager", "-P"):
         args = args[1:]
     if not args or args[0] not in GIT_READ:
         return False
-    # options that write a file, run a program, or read outside the repository
-    risky_long = ("--output", "--ext-diff", "--textconv", "--open-files-in-pager", "--no-index")
+    risky_long = ("--output", "--ext-diff", "--textconv", "--open-files-in-pager", "--no-index", "--filters")
     if any(a.startswith(("-o", "-O")) or long_option(a, *risky_long) for a in args[1:]):
         return False
-    return not (args[0] == "reflog" and len(args) > 1 and args[1] in ("delete", "expire"))
+    return not (args[0] == "reflog" and len(args) > 1 and args[1] not in ("show", "exists", "list"))
 
 
 def _sed(words: list[str]) -> bool:
@@ -71,7 +76,11 @@ def _short(word: str, letter: str) -> bool:
 
 
 def _sort(words: list[str]) -> bool:
-    return not any(_short(w, "o") or long_option(w, "--output", "--compress-program") for w in words[1:])
+    """-o writes, --compress-program runs, -T writes temporary files in any folder."""
+    return not any(
+        _short(w, "o") or _short(w, "T") or long_option(w, "--output", "--compress-program", "--temporary-directory")
+        for w in words[1:]
+    )
 
 
 def _no_v(words: list[str]) -> bool:
@@ -80,7 +89,10 @@ def _no_v(words: list[str]) -> bool:
 
 
 def _rg(words: list[str]) -> bool:
-    return not any(long_option(w, "--pre", "--pre-glob", "--search-zip") or _short(w, "z") for w in words[1:])
+    """--pre and --hostname-bin run a program; -z runs decompressors."""
+    return not any(
+        long_option(w, "--pre", "--pre-glob", "--search-zip", "--hostname-bin") or _short(w, "z") for w in words[1:]
+    )
 
 
 def _uniq(words: list[str]) -> bool:
@@ -96,7 +108,29 @@ def _date(words: list[str]) -> bool:
 
 
 def _tree(words: list[str]) -> bool:
-    return "-o" not in words
+    """-o writes the listing; -R with -H writes an index file into every folder."""
+    return not any(w in ("-o", "-R") or _short(w, "o") or _short(w, "R") for w in words[1:])
+
+
+def _file(words: list[str]) -> bool:
+    """-C compiles a magic file, writing NAME.mgc."""
+    return not any(_short(w, "C") or long_option(w, "--compile") for w in words[1:])
+
+
+def _checksum(words: list[str]) -> bool:
+    """-c reads a list of files and reads every file it names (outside ones too)."""
+    return not any(_short(w, "c") or long_option(w, "--check") for w in words[1:])
+
+
+# jq built-ins that read the environment (secrets) or files named in the program.
+_JQ_READS = re.compile(r"\b(env|input_filename|import|include|\$__loc__|\$ENV|get_search_list)\b|\$ENV")
+
+
+def _jq(words: list[str]) -> bool:
+    """`env`/`$ENV` print the environment; `import`/`include`/-L read modules from any folder."""
+    if any(w.startswith("-L") or long_option(w, "--library-path") for w in words[1:]):
+        return False
+    return not any(_JQ_READS.search(w) for w in words[1:])
 
 
 CHECKS: dict[str, Callable[[list[str]], bool]] = {
@@ -109,6 +143,9 @@ CHECKS: dict[str, Callable[[list[str]], bool]] = {
     "xxd": _xxd,
     "date": _date,
     "tree": _tree,
+    "file": _file,
+    "jq": _jq,
+    **dict.fromkeys(("sha1sum", "sha256sum", "sha512sum", "md5sum", "cksum"), _checksum),
     "printf": _no_v,
     "test": _no_v,
     "[": _no_v,
@@ -126,27 +163,29 @@ FILE_ARGS = frozenset(
 
 def is_read_only(cmd: SimpleCommand) -> bool:
     if not cmd.words:
-        return True
+        return not cmd.wrappers  # a bare `env` prints the environment
     if cmd.privileged or cmd.unknown_args or any(v.split("=", 1)[0] not in SAFE_ENV for v in cmd.env):
         return False  # another user, arguments nobody can see (xargs), or a variable that changes it
     name = cmd.words[0]
     if name in CHECKS:
         return CHECKS[name](cmd.words)
-    return name in PLAIN and not (name == "tree" and "-o" in cmd.words)
+    return name in PLAIN
 
 
 # Options whose value is a file the command reads.
 FILE_OPTIONS: dict[str, frozenset[str]] = {
-    "grep": frozenset({"-f", "--file"}),
-    "egrep": frozenset({"-f", "--file"}),
-    "fgrep": frozenset({"-f", "--file"}),
+    "grep": frozenset({"-f", "--file", "--exclude-from"}),
+    "egrep": frozenset({"-f", "--file", "--exclude-from"}),
+    "fgrep": frozenset({"-f", "--file", "--exclude-from"}),
     "rg": frozenset({"-f", "--file", "--ignore-file"}),
     "wc": frozenset({"--files0-from"}),
-    "du": frozenset({"--files0-from"}),
-    "sort": frozenset({"--files0-from"}),
-    "diff": frozenset({"--from-file", "--to-file"}),
+    "du": frozenset({"--files0-from", "-X", "--exclude-from"}),
+    "sort": frozenset({"--files0-from", "--random-source"}),
+    "diff": frozenset({"--from-file", "--to-file", "-X", "--exclude-from"}),
+    "hexdump": frozenset({"-f", "--format-file"}),
+    "git": frozenset({"--contents", "--ignore-revs-file", "--exclude-from", "-X"}),
     "date": frozenset({"-f", "--file", "-r", "--reference"}),
-    "jq": frozenset({"-f", "--from-file", "--slurpfile", "--rawfile"}),
+    "jq": frozenset({"-f", "--from-file"}),
     "stat": frozenset(),
     "find": frozenset({"-files0-from"}),
     "file": frozenset({"-f", "-m", "--files-from", "--magic-file"}),
@@ -178,9 +217,31 @@ def path_arguments(cmd: SimpleCommand) -> list[str]:
         elif attached := next((o for o in shorts if word.startswith(o) and len(word) > len(o)), None):
             found.append(word[len(attached) :])  # -fFILE
         i += 1
+    if name == "jq":  # --slurpfile/--rawfile NAME FILE: two values
+        found += [args[i + 2] for i, a in enumerate(args[:-2]) if long_option(a, "--slurpfile", "--rawfile")]
+    if name == "strings":  # @FILE: options read from a file (and shown back in errors)
+        found += [a[1:] for a in args if a.startswith("@")]
+    if name == "git":
+        found += _git_paths(cmd.words)
     if name in FILE_ARGS:
         positional = args
         if name == "find":
             positional = args[: next((i for i, a in enumerate(args) if a.startswith("-")), len(args))]
         found += [a for a in positional if a and (not a.startswith("-") or a == COMPUTED)]
+    return found
+
+
+def _git_paths(words: list[str]) -> list[str]:
+    """git diff with a path outside the repository compares files (as --no-index): its words are
+    judged as paths; so are blame -S and grep -f, which read a file."""
+    sub = git_subcommand(words)
+    args = words[words.index(sub) + 1 :] if sub in words else []
+    found = []
+    for i, word in enumerate(args):
+        if word in ("-S", "-f") and sub in ("blame", "grep") and i + 1 < len(args):
+            found.append(args[i + 1])
+        elif sub == "grep" and word.startswith("-f") and len(word) > 2:
+            found.append(word[2:])
+        elif sub == "diff" and (not word.startswith("-") or word == COMPUTED):
+            found.append(word)
     return found

@@ -73,6 +73,7 @@ class ShellAnalysis:
     writes: list[str] = field(default_factory=list)  # redirect and tee targets, as written
     reads: list[str] = field(default_factory=list)  # input redirect sources (`< file`), as written
     changes_directory: bool = False  # a cd/pushd/popd: relative paths after it are not the workspace's
+    directories: list[str | None] = field(default_factory=list)  # where each cd goes (`~` home, None unknown)
     opaque: list[str] = field(default_factory=list)  # why parts could not be looked into
     error: str | None = None
 
@@ -251,6 +252,7 @@ class _Walker:
         name = cmd.words[0]
         if name in CWD_CHANGERS:
             self.result.changes_directory = True
+            self.result.directories.append(cd_target(cmd.words))
         if "{}" in name or name == "$?":
             self.result.opaque.append("runs a program whose name is only known when it runs")
         if name in EVALUATES_ARGUMENTS or (
@@ -290,6 +292,20 @@ class _Walker:
         else:
             _analyse_into(script, self.result, nested=True, depth=self.depth + 1)
         cmd.nested = True
+
+
+def cd_target(words: list[str]) -> str | None:
+    """Where `cd` goes: a bare `cd` to `~` ($HOME); `cd -` ($OLDPWD), pushd/popd and computed
+    folders are unknown here (None)."""
+    if words[0] != "cd":
+        return None
+    args = [w for w in words[1:] if not (w.startswith("-") and len(w) > 1 and set(w[1:]) <= set("LPe@"))]
+    args = args[1:] if args[:1] == ["--"] else args
+    if not args:
+        return "~"
+    if len(args) > 1 or args[0] in ("-", "$?") or "$?" in args[0]:
+        return None
+    return args[0]
 
 
 def shell_script(words: list[str]) -> str | None:
