@@ -55,7 +55,7 @@ class SimpleCommand:
 
     @property
     def text(self) -> str:
-        return " ".join(self.words)
+        return " ".join(self.words or self.wrappers)
 
     @property
     def privileged(self) -> bool:
@@ -247,7 +247,9 @@ class _Walker:
         problem = unwrap(cmd)
         if problem:
             self.result.opaque.append(problem)
-        if not cmd.words:
+        if not cmd.words:  # a bare `env` or `nice`: it still runs (and `env` prints the environment)
+            if cmd.wrappers and not problem:
+                self.result.commands.append(cmd)
             return
         name = cmd.words[0]
         if name in CWD_CHANGERS:
@@ -366,8 +368,9 @@ STRUCTURAL = frozenset(
     file_descriptor heredoc_redirect heredoc_start heredoc_body heredoc_content heredoc_end
     herestring_redirect redirected_statement subshell compound_statement command_substitution
     process_substitution negated_command if_statement elif_clause else_clause for_statement do_group
-    while_statement case_statement case_item comment regex extglob_pattern brace_expression""".split()
-)
+    while_statement case_statement case_item comment regex extglob_pattern brace_expression
+    binary_expression unary_expression parenthesized_expression test_operator""".split()
+)  # (expressions: the `[[ ]]` or `(( ))` around them is judged as a whole)
 _SIMPLE_EXPANSION = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 _ARITHMETIC = ("arithmetic_expansion", "c_style_for_statement", "compound_statement")
 

@@ -43,7 +43,7 @@ def _marked(node: Node) -> str | None:
     text = node.text.decode(errors="replace") if node.text else ""
     if kind == "command_name":
         return _marked(node.named_children[0]) if node.named_children else None
-    if kind in ("word", "number", "brace_expression"):
+    if kind in ("word", "number", "brace_expression", "test_operator"):
         return text
     if kind == "raw_string":
         return _escape(text[1:-1])
