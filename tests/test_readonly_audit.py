@@ -75,7 +75,7 @@ AUDIT: dict[str, tuple[str, list[str]]] = {
             f"jq . {OUT}",
             "jq 'include \"m\"; .' a.txt",
         ],
-    ),  # fmt: skip
+    ),
     "ls": ("ls -la", [f"ls {OUT}", "ls ~+/.."]),
     "tree": ("tree -L 2", ["tree -o listing.txt", "tree -R -H . -L 1", "tree -Ro x"]),
     "cd": ("cd sub", ["cd .. && ls", "cd && grep -r x", "cd - && cat a.txt", "cd ~- && ls"]),
@@ -102,11 +102,11 @@ AUDIT: dict[str, tuple[str, list[str]]] = {
             "git cat-file --filters HEAD:a.txt",
             "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=x git status",
         ],
-    ),  # fmt: skip
+    ),
     "sed": (
         "sed -n 1p a.txt",
         ["sed -n 1p -i a.txt", "sed '1e touch X' a.txt", "sed -n '1w out' a.txt", f"sed -n 1p {OUT}"],
-    ),  # fmt: skip
+    ),
     "find": (
         "find . -name '*.txt'",
         [
@@ -117,7 +117,7 @@ AUDIT: dict[str, tuple[str, list[str]]] = {
             "find / -name x",
             f"find -files0-from {OUT}",
         ],
-    ),  # fmt: skip
+    ),
     "sort": (
         "sort a.txt",
         [
@@ -128,7 +128,7 @@ AUDIT: dict[str, tuple[str, list[str]]] = {
             f"sort {OUT}",
             f"sort --random-source={OUT} -R a.txt",
         ],
-    ),  # fmt: skip
+    ),
     "rg": ("rg a", ["rg --pre ./x.sh y", "rg --hostname-bin=./x.sh y", "rg -z y", f"rg y {OUT}", f"rg -f {OUT} ."]),
     "uniq": ("uniq a.txt", ["uniq a.txt out", f"uniq {OUT}"]),
     "xxd": ("xxd a.txt", ["xxd -r a.txt", "xxd a.txt out", f"xxd {OUT}"]),
