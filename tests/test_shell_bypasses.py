@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from arnes.agent.trace import read_trace
 from arnes.permissions.engine import RuleEngine
 from arnes.permissions.rules import SourcedRule
 from arnes.permissions.types import Mode, ToolRequest
+from tests.conftest import run_arnes
 
 
 @pytest.fixture
@@ -245,3 +252,152 @@ def test_third_review_deny_dodges_in_bypass(ws: Path, command: str) -> None:
 def test_plain_expansions_and_loops_stay_read_only(ws: Path) -> None:
     for command in ("echo ${HOME} $PWD", "for f in *.txt; do echo $f; done", "ls -la | grep a", "cat - < a.txt"):
         assert kind(ws, command) == "allow", command
+
+
+# -- issue 12: each class end to end, through the real `arnes` command ---------------------------
+
+
+def _arnes(ws: Path, tmp_path: Path, commands: list[str], *flags: str) -> list[dict[str, Any]]:
+    """Run the scripted model's Bash calls through `arnes` with no terminal: (decision, output) each."""
+    run_dir = Path(tempfile.mkdtemp(dir=tmp_path))
+    script, trace = run_dir / "script.json", run_dir / "trace.jsonl"
+    script.write_text(json.dumps({"turns": [{"tool_calls": [{"name": "Bash", "input": {"command": c}}]}
+                                            for c in commands]}))  # fmt: skip
+    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                    "--sandbox", "off", *flags, "task")  # fmt: skip
+    assert run.code == 0, run.err
+    events = read_trace(trace)
+    decisions = [e for e in events if e["event"] == "permission"]
+    outputs = [e["output"] for e in events if e["event"] == "tool_result"]
+    assert len(decisions) == len(commands), decisions
+    return [{"command": c, "decision": d["decision"], "reason": d["reason"], "output": o}
+            for c, d, o in zip(commands, decisions, outputs, strict=True)]  # fmt: skip
+
+
+def _ran(results: list[dict[str, Any]]) -> list[str]:
+    return [r["command"] for r in results if r["decision"] == "allow"]
+
+
+PARSER_DISAGREEMENTS = [
+    "r\\\nm victim",
+    '"r\\\nm" victim',
+    "bash -c 'r\\\nm victim'",
+    "cat <<E'O'F\nx\nEOF\nrm victim\nEOF",
+    "cat <<$'EOF'\nx\nEOF\nrm victim\n$'EOF'",
+    "cat <<EOF\n`rm victim`\nEOF",
+    "exec {fd}>/dev/null rm victim",
+    "time { rm victim; }",
+    "for x in 'a[$(rm victim)]'; do echo ${!x}; done",
+    "for x in 'a[$(rm victim)]'; do (( x )); done",
+    "echo hi > /dev/null rm victim; rm >/dev/null victim",
+    "bash -xc 'rm victim'",
+    "bash -c -- 'rm victim'",
+]
+
+
+@pytest.mark.parametrize("flags", [("--permission-mode", "bypass", "--deny", "Bash(rm:*)"), ()])
+def test_parser_disagreements_neither_dodge_a_deny_nor_pass_as_read_only(
+    ws: Path, tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    (ws / "victim").write_text("v\n")
+    results = _arnes(ws, tmp_path, PARSER_DISAGREEMENTS, *flags)
+    assert _ran(results) == [] and (ws / "victim").exists()
+
+
+def test_git_global_words_after_a_redirection_do_not_dodge_a_deny(ws: Path, tmp_path: Path) -> None:
+    results = _arnes(ws, tmp_path, ["git >/dev/null push", "git 2>/dev/null push origin"],
+                     "--permission-mode", "bypass", "--deny", "Bash(git push:*)")  # fmt: skip
+    assert [r["reason"] for r in results] == ["rule Bash(git push:*)"] * 2
+
+
+def test_paths_are_judged_where_the_kernel_and_bash_take_them(ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "folder").mkdir(parents=True)
+    (outside / "id_rsa").write_text("PRIVATE-KEY-1\n")
+    (ws / "docs").mkdir()
+    (ws / "docs" / "ext").symlink_to(outside / "folder")
+    home = Path(os.environ["HOME"])
+    (home / ".ssh").mkdir(exist_ok=True)
+    (home / ".ssh" / "id_x").write_text("PRIVATE-KEY-2\n")
+    commands = [
+        "cat docs/ext/../id_rsa",
+        "cat ~+/../outside/id_rsa",
+        "cd && grep -r PRIVATE",
+        "cd && cat .ssh/id_x",
+        "cd docs/ext && cat ../id_rsa",
+        "cd - && cat id_rsa",
+        "echo x > docs/ext/../planted",
+        "echo x > ~+/../outside/planted",
+    ]
+    results = _arnes(ws, tmp_path, commands, "--permission-mode", "acceptEdits")
+    assert _ran(results) == []
+    assert not any("PRIVATE-KEY" in r["output"] for r in results)
+    assert not (outside / "planted").exists()
+
+
+def test_read_only_commands_that_read_anything_or_run_code_ask(ws: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "outside.txt"
+    secret.write_text("PRIVATE-KEY-3\n")
+    marker = tmp_path / "ran"
+    (ws / "x.sh").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (ws / "x.sh").chmod(0o755)
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    subprocess.run(["git", "add", "a.txt"], cwd=ws, check=True)
+    commands = [
+        f"git blame --contents {secret} a.txt",
+        f"strings @{secret}",
+        "hostname arnes-was-here",
+        "rg --hostname-bin=./x.sh --hyperlink-format=default a",
+        "rg --pre ./x.sh a",
+        "env",
+        "printenv",
+        "GIT_DIR=.git GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=./x.sh git status",
+        "git -c core.fsmonitor=./x.sh status",
+        "GIT_EXTERNAL_DIFF=./x.sh git diff",
+    ]
+    results = _arnes(ws, tmp_path, commands, "--allow", "Bash(git status)")
+    assert _ran(results) == []
+    assert not marker.exists() and not any("PRIVATE-KEY" in r["output"] for r in results)
+
+
+def test_git_asks_where_the_repository_names_a_program(ws: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    (ws / "x.sh").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (ws / "x.sh").chmod(0o755)
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    subprocess.run(["git", "config", "core.fsmonitor", "./x.sh"], cwd=ws, check=True)
+    bare = tmp_path / "bare"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    subprocess.run(["git", "config", "core.fsmonitor", str(ws / "x.sh")], cwd=bare, check=True)
+    results = _arnes(ws, tmp_path, ["git status", "git diff", "git log --oneline"])
+    results += _arnes(bare, tmp_path, ["git status", "git log"])
+    assert _ran(results) == [] and not marker.exists()
+
+
+def test_programs_that_run_programs_are_judged_by_what_they_run(ws: Path, tmp_path: Path) -> None:
+    (ws / "victim").write_text("v\n")
+    (ws / "s.sh").write_text("rm victim\n")
+    subprocess.run(["tar", "-cf", "a.tar", "a.txt"], cwd=ws, check=True)
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    commands = [
+        "git -c alias.x='!rm victim' x",
+        "git -c alias.p=push p origin",
+        "sed '1e rm victim' a.txt",
+        "sed -n 1p -e 's/a/rm victim/e' a.txt",
+        "awk 'BEGIN{system(\"rm victim\")}'",
+        'awk \'BEGIN{print "victim" | "xargs rm"}\'',
+        "awk 'BEGIN{cmd=\"rm victim\"; system(cmd)}'",
+        "tar -xOf a.tar --to-command='rm victim'",
+        "tar -cf b.tar --checkpoint=1 --checkpoint-action=exec='rm victim' a.txt",
+        "tar -I 'sh s.sh' -cf c.tar a.txt",
+        "BASH_ENV=s.sh bash -c true",
+        "export BASH_ENV=s.sh; bash -c true",
+        "find . -name a.txt -exec rm victim \\;",
+        "echo victim | xargs rm",
+        "echo victim | xargs -I% sh -c 'rm %'",
+        "rg --pre rm a",
+    ]
+    results = _arnes(ws, tmp_path, commands, "--permission-mode", "bypass",
+                     "--deny", "Bash(rm:*)", "--deny", "Bash(git push:*)")  # fmt: skip
+    assert _ran(results) == [] and (ws / "victim").exists()
+    assert (ws / "a.txt").exists()
