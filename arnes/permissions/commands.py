@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from arnes.permissions.engine import RuleEngine
 
 GLOB_CHARS = set("*?[{")
+READS_HERE = FILE_ARGS | {"git"}  # with no path argument, these read the folder they run in
 # git commands that only show names and states, never file contents (which may be denied ones)
 GIT_NAMES_ONLY = frozenset({"status", "ls-files", "rev-parse", "describe", "show-ref"})
 
@@ -33,19 +34,22 @@ def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
     parts = analysis.commands
     # 1. deny: a rule on any part (as run, or with its wrappers), or a denied path it touches
     for part in parts:
-        for words in (part.words, [*part.wrappers, *part.words]):
+        for words in (part.words, [*part.wrappers, *part.words]) if part.wrappers else (part.words,):
             hit = engine.command_rule("deny", words)
             if hit:
                 return _rule(hit.kind, hit.rule.raw, hit.origin)
     folders = directories(engine, analysis)
+    opaque = list(analysis.opaque)
+    if folders is None and any(p.words and p.words[0] not in ("cd", "pushd", "popd") for p in parts):
+        opaque.append("a cd goes to a folder only known when it runs, and the other parts run there")
     judged = _ReadOnly(engine, parts, folders)
     path_decisions = _paths(engine, parts, analysis, folders, judged)
     for decision in path_decisions:
         if decision.kind == "deny":
             return decision
-    if analysis.opaque and engine.mode == "bypass" and engine.has_command_denies():
+    if opaque and engine.mode == "bypass" and engine.has_command_denies():
         # bypass turns asks into allows; a deny rule must not be dodged by what nobody can read
-        return Decision("deny", f"cannot be checked against the deny rules: {analysis.opaque[0]}", "rule")
+        return Decision("deny", f"cannot be checked against the deny rules: {opaque[0]}", "rule")
     read_only = all(judged(p) for p in parts) and not analysis.writes
     if engine.mode == "plan" and not read_only:  # before ask rules: no "y" runs a writer in plan
         return Decision("deny", "plan mode: only read-only commands run", "mode")
@@ -54,8 +58,8 @@ def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
         hit = engine.command_rule("ask", part.words)
         if hit:
             return _rule("ask", hit.rule.raw, hit.origin)
-    if analysis.opaque:
-        return Decision("ask", f"cannot be checked: {analysis.opaque[0]}", "mode")
+    if opaque:
+        return Decision("ask", f"cannot be checked: {opaque[0]}", "mode")
     for decision in path_decisions:
         if decision.kind == "ask":
             return decision
@@ -87,10 +91,15 @@ class _ReadOnly:
     def __init__(self, engine: RuleEngine, parts: list[SimpleCommand], folders: list[Path] | None):
         self.why: dict[int, str] = {}
         self._answers: dict[int, bool] = {}
+        repository: str | None = None
+        checked = False
         for part in parts:
             answer = is_read_only(part)
             if answer and part.words and part.words[0] == "git":
-                reason = next(filter(None, (repository_code(f) for f in folders or [engine.workspace])), None)
+                if not checked:  # once per decision, however many git parts
+                    repository = next(filter(None, (repository_code(f) for f in folders or [engine.workspace])), None)
+                    checked = True
+                reason = repository
                 if reason:
                     answer = False
                     self.why[id(part)] = reason
@@ -167,18 +176,16 @@ def _paths(
 ) -> list[Decision]:
     """What the command reads and writes by path, judged by the path rules (non-allows only), from
     every folder it may run in; `..` after a link is resolved as the kernel does."""
-    reads = list(analysis.reads)
-    for part in parts:
-        if judged(part):
-            arguments = path_arguments(part)
-            # after a cd, a search or a listing with no path reads the folder it runs in
-            reads += arguments or (["."] if part.words and part.words[0] in FILE_ARGS | {"git"} else [])
+    named = {id(p): path_arguments(p) for p in parts if judged(p)}
+    reads = list(analysis.reads) + [a for arguments in named.values() for a in arguments]
+    if folders is None or len(folders) > 1:
+        # after a cd, a search or a listing with no path reads the folder it runs in
+        reads += ["." for p in parts if judged(p) and not named[id(p)] and p.words and p.words[0] in READS_HERE]
     if folders is None:
         if reads or analysis.writes:
             return [Decision("ask", "a cd goes to a folder only known when it runs, and paths follow it", "mode")]
         folders = [engine.workspace]
-    elif len(folders) == 1:  # no cd: a listing with no path reads the workspace, which is fine
-        reads = list(analysis.reads) + [a for p in parts if judged(p) for a in path_arguments(p)]
+    reads = list(dict.fromkeys(reads))  # the same file read by many parts is judged once
     decisions: list[Decision] = []
     for folder in folders:
         for written in analysis.writes:
@@ -196,7 +203,10 @@ def _target(engine: RuleEngine, folder: Path, arg: str, access: Access) -> Targe
     if expanded is None:
         return None
     joined = os.path.join(folder, expanded)
-    return Target(Path(os.path.normpath(joined)), access, real=Path(os.path.realpath(joined)))
+    # `..` after a link is resolved as the kernel does (physically); without `..` the engine's
+    # own resolution below the workspace gives the same answer, faster
+    real = Path(os.path.realpath(joined)) if ".." in expanded else None
+    return Target(Path(os.path.normpath(joined)), access, real=real)
 
 
 def _judge(engine: RuleEngine, folder: Path, arg: str, access: Access) -> Decision:

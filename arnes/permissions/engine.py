@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.permissions.paths import inside_str, is_inside, real_path, resolve_real
-from arnes.permissions.rules import CommandPattern, Rule, RuleKind, SourcedRule, parse_rule, path_regex
+from arnes.permissions.rules import (
+    CommandPattern,
+    Rule,
+    RuleKind,
+    SourcedRule,
+    parse_rule,
+    path_regex,
+    split_command,
+)
 from arnes.permissions.types import Access, Decision, Mode, Target, ToolRequest
 
 PROTECTED_DIRS = (".git", ".arnes")
@@ -41,7 +49,7 @@ class _Group:
     members: list[_Compiled]
     everything: _Compiled | None
     combined: re.Pattern[str] | None
-    commands: list[_Compiled] = field(default_factory=list)
+    by_name: dict[str, list[_Compiled]] = field(default_factory=dict)  # Bash rules by command name
 
     @classmethod
     def of(cls, members: list[_Compiled]) -> _Group:
@@ -51,7 +59,12 @@ class _Group:
         if patterned:
             flags = patterned[0].regex.flags if patterned[0].regex else 0
             combined = re.compile("|".join(f"(?:{m.regex.pattern})" for m in patterned if m.regex), flags)
-        return cls(patterned, everything, combined, [m for m in members if m.command is not None])
+        by_name: dict[str, list[_Compiled]] = {}
+        for member in members:  # in order: the first rule that matches is the one reported
+            if member.command is not None:
+                name = member.command.words[0]
+                by_name.setdefault(name if member.kind == "allow" else name.rsplit("/", 1)[-1], []).append(member)
+        return cls(patterned, everything, combined, by_name)
 
 
 def rule_tools(tool: str, access: Access | None) -> frozenset[str]:
@@ -204,17 +217,24 @@ class RuleEngine:
         return None
 
     def command_rule(self, kind: RuleKind, words: list[str]) -> _Compiled | None:
-        """The first Bash rule of `kind` for these words: deny generously, allow strictly."""
+        """The first Bash rule of `kind` for these words: deny generously, allow strictly.
+
+        Rules are indexed by their command's name, so a part is held only against the rules for
+        its own command (a 200-part command against 200 rules stays in milliseconds)."""
         group = self._groups.get((kind, "Bash"))
         if group is None:
             return None
         if group.everything is not None:
             return group.everything
-        for compiled in group.commands:
-            assert compiled.command is not None
-            if compiled.command.denies(words) if kind != "allow" else compiled.command.allows(words):
-                return compiled
-        return None
+        if not words:
+            return None
+        if kind == "allow":
+            return next((c for c in group.by_name.get(words[0], ()) if c.command and c.command.allows(words)), None)
+        candidates = group.by_name.get(words[0].rsplit("/", 1)[-1], ())
+        if not candidates:
+            return None
+        split = split_command(words)
+        return next((c for c in candidates if c.command and c.command.denies_split(split)), None)
 
     def has_read_rules(self) -> bool:
         """Whether any deny or ask rule hides files from reading (so searches must be careful)."""

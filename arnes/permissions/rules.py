@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 RuleKind = Literal["allow", "ask", "deny"]
@@ -142,14 +143,25 @@ class CommandPattern:
     def denies(self, words: list[str]) -> bool:
         """Generous: the rule's plain words lead the command and its flags appear anywhere,
         however they are ordered or bundled (`rm -rf`, `rm -fr`, `rm -r -f` alike)."""
-        if not words:
-            return False
-        words = _canonical([words[0].rsplit("/", 1)[-1], *words[1:]])
-        want_plain, want_flags = _split_flags(_canonical(list(self.words)))
-        plain, flags = _split_flags(words)
+        return bool(words) and self.denies_split(split_command(words))
+
+    @cached_property
+    def _wanted(self) -> tuple[list[str], set[str]]:
+        return _split_flags(_canonical(list(self.words)))
+
+    def denies_split(self, command: tuple[list[str], set[str]]) -> bool:
+        """`denies` on a command already split by `split_command` (once for all the rules)."""
+        want_plain, want_flags = self._wanted
+        plain, flags = command
         if self.prefix or want_flags:
             return plain[: len(want_plain)] == want_plain and want_flags <= flags
         return plain == want_plain and not flags
+
+
+def split_command(words: list[str]) -> tuple[list[str], set[str]]:
+    """A command as deny rules see it: its name without a folder, global options dropped, and
+    its words parted into plain words and single flags."""
+    return _split_flags(_canonical([words[0].rsplit("/", 1)[-1], *words[1:]]))
 
 
 # Options before a subcommand that take a value: dropped so `git -C . push` is still `git push`.

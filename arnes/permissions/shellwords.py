@@ -27,6 +27,12 @@ def literal(node: Node) -> str | None:
 
 def words_of(node: Node, *, expand_braces: bool = True) -> list[str] | None:
     """The words one word node becomes (brace expansion can make several), or None if computed."""
+    if node.type == "command_name" and node.named_children:
+        node = node.named_children[0]
+    if node.type == "word":  # the common case, on the hot path of every decision
+        text = node.text.decode(errors="replace") if node.text else ""
+        if "\\" not in text and "{" not in text:
+            return [text]
     marked = _marked(node)
     if marked is None:
         return None
@@ -82,6 +88,8 @@ def _unquote_double(text: str) -> str:
 
 
 def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
     out, i = [], 0
     while i < len(text):
         if text[i] == "\\" and i + 1 < len(text):
@@ -103,6 +111,8 @@ def _ansi_c(body: str) -> str | None:
 
 def _braces(word: str) -> list[str] | None:
     """Bash brace expansion on a marked word (escaped characters never take part)."""
+    if "{" not in word:
+        return [word]
     i = 0
     while i < len(word):
         ch = word[i]
