@@ -35,6 +35,7 @@ enable -n {DISABLED_BUILTINS}
 class Ran:
     """What bash did for one command line: the commands it ran (with their folder) and files it made."""
 
+    folder: Path
     commands: list[tuple[str, list[str]]] = field(default_factory=list)
     created: list[str] = field(default_factory=list)
 
@@ -64,12 +65,15 @@ def _records(raw: bytes) -> list[tuple[str, list[str]]]:
 
 
 def run_all(commands: list[str], root: Path) -> list[Ran]:
-    """Each command in its own empty folder under `root/runs/N` (which holds a file `victim`)."""
+    """Each command in its own folder `root/runs/N`, which holds a file `victim`, folders `home`
+    ($HOME), `sub` and `far/deep`, and `lnk`, a link to `far/deep` (so `lnk/..` is `far`)."""
     stubs = _stubs(root)
     results = []
     for n, command in enumerate(commands):
         folder = root / "runs" / str(n)
-        (folder / "home").mkdir(parents=True)
+        for name in ("home", "sub", "far/deep"):
+            (folder / name).mkdir(parents=True)
+        (folder / "lnk").symlink_to(folder / "far" / "deep")
         (folder / "victim").write_text("v\n")
         log = root / f"log{n}"
         log.touch()
@@ -77,12 +81,12 @@ def run_all(commands: list[str], root: Path) -> list[Ran]:
                "BASH_ENV": str(root / "init.sh"), "PWD": str(folder)}  # fmt: skip
         subprocess.run(["/bin/bash", "-c", command], cwd=folder, env=env, stdin=subprocess.DEVNULL,
                        capture_output=True, timeout=10, check=False)  # fmt: skip
-        before = {"home", "victim"}
+        before = {"home", "victim", "sub", "far", "far/deep", "lnk"}
         created = sorted(
             os.path.relpath(os.path.join(d, f), folder)
             for d, dirs, files in os.walk(folder)
             for f in files + dirs
             if os.path.relpath(os.path.join(d, f), folder) not in before
         )
-        results.append(Ran(_records(log.read_bytes()), created))
+        results.append(Ran(folder, _records(log.read_bytes()), created))
     return results

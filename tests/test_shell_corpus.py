@@ -1,8 +1,10 @@
 """The parser's reading held against real bash's, over a corpus of tricky command lines.
 
 Each entry of tests/data/shell_corpus.txt runs in real bash (tests/bash_oracle.py); every command
-bash ran and every file it made must be among the parts and writes arnes judged, unless arnes
-gives up on the command (then it asks, and in bypass with Bash deny rules it denies). A new
+bash ran and every file it made must be among the parts and writes arnes judged, every folder a
+command ran in among the folders arnes judged its paths from, and every file `cat` was given among
+the real paths arnes judged, unless arnes gives up on the command (then it asks, and in bypass
+with Bash deny rules it denies). A new
 disagreement between tree-sitter-bash and bash makes this fail; add the line that showed it.
 """
 
@@ -14,6 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from arnes.permissions.commands import directories, path_target
+from arnes.permissions.engine import RuleEngine
+from arnes.permissions.paths import real_path
+from arnes.permissions.readonly import is_read_only, path_arguments
 from arnes.permissions.shell import ShellAnalysis, SimpleCommand, analyse
 from tests.bash_oracle import Ran, run_all
 
@@ -51,9 +57,33 @@ def _seen(part: SimpleCommand, words: list[str]) -> bool:
     return name in part.wrappers and any(_fits(part.words, words[i:]) for i in range(1, len(words)))
 
 
-def _problems(analysis: ShellAnalysis, ran: Ran, folder: str) -> list[str]:
+def _places(analysis: ShellAnalysis, ran: Ran) -> list[str]:
+    """Where bash ran each command and which files `cat` was given, against the folders and the
+    real paths arnes judged (`..` after a link, `~+`, a bare `cd`, `cd -P`)."""
+    engine = RuleEngine(ran.folder, home=ran.folder / "home")
+    folders = directories(engine, analysis)
+    if folders is None:
+        return []  # a cd somewhere unknown: arnes asks about every path
+    problems = [f"bash ran {words} in {cwd}, not a folder arnes judged" for cwd, words in ran.commands
+                if Path(cwd).resolve() not in folders]  # fmt: skip
+    arguments = [a for part in analysis.commands if is_read_only(part) for a in path_arguments(part)]
+    if any("$" in a for a in arguments):
+        return problems  # a path only known when it runs: arnes asks
+    targets = [path_target(engine, f, a, "read") for a in arguments for f in folders]
+    if any(t is None for t in targets):
+        return problems  # `~-`: arnes asks
+    judged = {str(t.real) if t.real else real_path(str(t.path), str(ran.folder)) for t in targets if t}
+    for cwd, words in ran.commands:
+        if words[0] == "cat":
+            problems += [f"cat opened {os.path.realpath(os.path.join(cwd, a))}, arnes judged {sorted(judged)}"
+                         for a in words[1:] if os.path.realpath(os.path.join(cwd, a)) not in judged]  # fmt: skip
+    return problems
+
+
+def _problems(analysis: ShellAnalysis, ran: Ran) -> list[str]:
     problems = [f"bash ran {words} (in {cwd}), arnes did not see it" for cwd, words in ran.commands
                 if not any(_seen(p, words) for p in analysis.commands)]  # fmt: skip
+    problems += _places(analysis, ran)
     if not analysis.changes_directory:  # after a cd, arnes asks about the paths anyway
         written = {os.path.normpath(w.replace("~", "home", 1) if w.startswith("~") else w) for w in analysis.writes}
         problems += [f"bash made {f}, arnes saw no write to it" for f in ran.created
@@ -76,7 +106,7 @@ def test_arnes_sees_every_command_bash_runs_or_asks(oracle: list[tuple[str, str,
     for expect, command, ran in oracle:
         analysis = analyse(command)
         gives_up = bool(analysis.error or analysis.opaque)
-        problems = [] if gives_up else _problems(analysis, ran, "")
+        problems = [] if gives_up else _problems(analysis, ran)
         if expect == "judged" and gives_up:
             problems.append(f"arnes gave up ({analysis.error or analysis.opaque[0]}) on a line it should read")
         if expect == "asks" and not gives_up:

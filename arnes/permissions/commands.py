@@ -140,7 +140,7 @@ def directories(engine: RuleEngine, analysis: ShellAnalysis) -> list[Path] | Non
             return None
         reached = []
         for folder in folders:
-            path = _expand(target, folder, engine.home)
+            path = expand_tilde(target, folder, engine.home)
             if path is None:
                 return None
             joined = os.path.join(folder, path)
@@ -152,7 +152,7 @@ def directories(engine: RuleEngine, analysis: ShellAnalysis) -> list[Path] | Non
     return folders
 
 
-def _expand(word: str, cwd: Path, home: Path) -> str | None:
+def expand_tilde(word: str, cwd: Path, home: Path) -> str | None:
     """Tilde expansion as bash does it: `~` $HOME, `~+` $PWD, `~user` that user's home; `~-`
     ($OLDPWD) is unknown here."""
     if not word.startswith("~"):
@@ -198,8 +198,9 @@ def _paths(
     return [d for d in decisions if d.kind != "allow"]
 
 
-def _target(engine: RuleEngine, folder: Path, arg: str, access: Access) -> Target | None:
-    expanded = _expand(arg, folder, engine.home)
+def path_target(engine: RuleEngine, folder: Path, arg: str, access: Access) -> Target | None:
+    """The path a command's word names, from `folder`, as the kernel will open it (None: unknown)."""
+    expanded = expand_tilde(arg, folder, engine.home)
     if expanded is None:
         return None
     joined = os.path.join(folder, expanded)
@@ -210,7 +211,7 @@ def _target(engine: RuleEngine, folder: Path, arg: str, access: Access) -> Targe
 
 
 def _judge(engine: RuleEngine, folder: Path, arg: str, access: Access) -> Decision:
-    target = _target(engine, folder, arg, access)
+    target = path_target(engine, folder, arg, access)
     if target is None:
         return Decision("ask", f"{arg!r} names a folder only known when it runs", "mode")
     return engine.target("Bash", target)
