@@ -1,12 +1,12 @@
 """Ask real bash which simple commands a command line runs, to hold the parser's reading against it.
 
-Every command runs as `bash -c COMMAND` (as the Bash tool runs it) with `env -i`, in a fresh empty
-folder, with PATH naming only a folder of logging stubs: each stub records its name, arguments and
-working folder and does nothing else, and `command_not_found_handle` records any other name. The
-common builtins are disabled (`enable -n`), so `echo` or `test` are recorded too. Stubs are /bin/sh
-scripts (which ignore BASH_ENV); the shells are stubs that record and then run the real bash, so
-`bash -c '...'` is followed inside. Nothing real
-runs but bash itself, in a folder that is thrown away.
+Every command runs as bash parses `bash -c COMMAND` (as the Bash tool runs it), from an empty
+environment, in a fresh folder, with PATH naming only a folder of logging stubs: each stub
+records its name, arguments and working folder and does nothing else, and
+`command_not_found_handle` records any other name. The common builtins are disabled
+(`enable -n`), so `echo` or `test` are recorded too. Stubs are /bin/sh scripts (which ignore
+BASH_ENV); the shells are stubs that record and then run the real bash, so `bash -c '...'` is
+followed inside. Nothing real runs but bash itself, in a folder that is thrown away.
 """
 
 from __future__ import annotations
@@ -64,29 +64,47 @@ def _records(raw: bytes) -> list[tuple[str, list[str]]]:
     return out
 
 
+_DRIVER = """
+__oracle_n=0
+while IFS= read -r -d '' __oracle_line; do
+  cd "$ORACLE_ROOT/runs/$__oracle_n" || exit 3
+  unset OLDPWD
+  export HOME="$PWD/home" ORACLE_LOG="$ORACLE_ROOT/log$__oracle_n"
+  ( eval "$__oracle_line" ) </dev/null >/dev/null 2>&1
+  __oracle_n=$((__oracle_n + 1))
+done < "$ORACLE_ROOT/lines"
+"""
+
+
 def run_all(commands: list[str], root: Path) -> list[Ran]:
     """Each command in its own folder `root/runs/N`, which holds a file `victim`, folders `home`
-    ($HOME), `sub` and `far/deep`, and `lnk`, a link to `far/deep` (so `lnk/..` is `far`)."""
+    ($HOME), `sub` and `far/deep`, and `lnk`, a link to `far/deep` (so `lnk/..` is `far`).
+
+    One bash runs them all, each in a subshell through `eval`, which parses a string as `bash -c`
+    does (one command at a time, so an alias or a shopt takes effect on the next line); OLDPWD
+    is unset for each, as in a fresh `bash -c`."""
     stubs = _stubs(root)
-    results = []
-    for n, command in enumerate(commands):
+    before = {"home", "victim", "sub", "far", "far/deep", "lnk"}
+    for n in range(len(commands)):
         folder = root / "runs" / str(n)
         for name in ("home", "sub", "far/deep"):
             (folder / name).mkdir(parents=True)
         (folder / "lnk").symlink_to(folder / "far" / "deep")
         (folder / "victim").write_text("v\n")
-        log = root / f"log{n}"
-        log.touch()
-        env = {"PATH": str(stubs), "HOME": str(folder / "home"), "ORACLE_LOG": str(log),
-               "BASH_ENV": str(root / "init.sh"), "PWD": str(folder)}  # fmt: skip
-        subprocess.run(["/bin/bash", "-c", command], cwd=folder, env=env, stdin=subprocess.DEVNULL,
-                       capture_output=True, timeout=10, check=False)  # fmt: skip
-        before = {"home", "victim", "sub", "far", "far/deep", "lnk"}
+        (root / f"log{n}").touch()
+    (root / "lines").write_bytes(b"".join(c.encode() + b"\0" for c in commands))
+    (root / "driver.sh").write_text(_INIT + _DRIVER)
+    env = {"PATH": str(stubs), "ORACLE_ROOT": str(root), "BASH_ENV": str(root / "init.sh")}
+    subprocess.run(["/bin/bash", str(root / "driver.sh")], cwd=root, env=env, stdin=subprocess.DEVNULL,
+                   capture_output=True, timeout=120, check=True)  # fmt: skip
+    results = []
+    for n in range(len(commands)):
+        folder = root / "runs" / str(n)
         created = sorted(
             os.path.relpath(os.path.join(d, f), folder)
             for d, dirs, files in os.walk(folder)
             for f in files + dirs
             if os.path.relpath(os.path.join(d, f), folder) not in before
         )
-        results.append(Ran(folder, _records(log.read_bytes()), created))
+        results.append(Ran(folder, _records((root / f"log{n}").read_bytes()), created))
     return results

@@ -292,6 +292,9 @@ PARSER_DISAGREEMENTS = [
     "echo hi > /dev/null rm victim; rm >/dev/null victim",
     "bash -xc 'rm victim'",
     "bash -c -- 'rm victim'",
+    "echo a\n\\rm victim",
+    "cat <<-EOF\n\t$(rm victim)\n\tEOF",
+    "sh -c \"$'\\162m' victim\"",
 ]
 
 

@@ -26,6 +26,36 @@ from tests.bash_oracle import Ran, run_all
 CORPUS = Path(__file__).parent / "data" / "shell_corpus.txt"
 
 
+# Every way of hiding a command in another, times every way of spelling it: the systematic part.
+CONTEXTS = [
+    "X", "(X)", "{ X; }", "echo $(X)", "echo `X`", 'echo "$(X)"', "if X; then :; fi", "while X; do break; done",
+    "case a in a) X;; esac", "X &", "! X", "true && X", "false || X", "true | X", "X | true", "bash -c 'X'",
+    "sh -c \"X\"", "eval 'X'", "time X", "exec X", "command X", "env A=1 X", "nice X", "timeout 5 X",
+    "cat <<EOF\n$(X)\nEOF", 'cat <<<"$(X)"', ": <(X)", "echo ${v:-$(X)}", "a=$(X)", "f() { X; }; f",
+    "for i in 1; do X; done", "{ X; } 2>/dev/null", "X 2>&1 | cat", ">/dev/null X", "X >/dev/null",
+    "exec 3>&1; X", "[[ $(X) ]]", "(( $(X) ))", "echo $(( $(X) ))", "xargs X </dev/null", "find . -exec X \\;",
+    "git -c alias.a='!X' a", "awk 'BEGIN{system(\"X\")}'", "sed '1e X' victim", "X # comment", "X;",
+    "until X; do break; done", "if :; then X; fi", "if false; then :; else X; fi", "case a in b) ;; *) X;; esac",
+    "function f { X; }; f", "f() ( X ); f", "{ X; } &", "X <<<x", "exec {fd}>/dev/null X", "echo x > >(X)",
+    "cat <<-EOF\n\t$(X)\n\tEOF", "cat <<EOF\n${v:-$(X)}\nEOF", "nohup X", "stdbuf -o0 X", "setsid X", "time -p X",
+    "env -i X", "env -- X", "command -- X", "sudo X", "xargs -I{} X {} </dev/null", "echo a\nX", "echo a;X",
+    "echo a &&\\\nX", "[ -n x ] && X", "coproc X", "trap 'X' EXIT", "x=1 X", "declare v=$(X)",
+]  # fmt: skip
+CORES = ["rm victim", "r\\\nm victim", "'r'm victim", "\\rm victim", "$'\\162m' victim", "rm vic\\\ntim",
+         '"rm" victim', "r\\m victim"]  # fmt: skip
+
+
+def generated() -> list[tuple[str, str]]:
+    quoted = {"'X'", "'!X'", "'BEGIN"}  # contexts whose X sits in single quotes: no ' in the core
+    out = []
+    for context in CONTEXTS:
+        for core in CORES:
+            if "'" in core and any(q in context for q in quoted):
+                continue
+            out.append(("any", context.replace("X", core)))
+    return out
+
+
 def entries() -> list[tuple[str, str]]:
     found: list[tuple[str, list[str]]] = []
     for line in CORPUS.read_text().split("\n"):
@@ -95,7 +125,7 @@ def _problems(analysis: ShellAnalysis, ran: Ran) -> list[str]:
 def oracle(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str, Ran]]:
     if not shutil.which("bash") or not Path("/bin/bash").exists():
         pytest.skip("needs /bin/bash")
-    found = entries()
+    found = entries() + generated()
     root = tmp_path_factory.mktemp("oracle")
     results = run_all([command for _, command in found], root)
     return [(expect, command, ran) for (expect, command), ran in zip(found, results, strict=True)]

@@ -105,7 +105,7 @@ def _analyse_into(source: str, result: ShellAnalysis, *, nested: bool, depth: in
         return
     if CODE_ENV.search(joined):
         result.opaque.append("sets a variable that makes a later bash run code (BASH_ENV, ENV, PS4, ...)")
-    _Walker(result, nested, depth).visit(tree.root_node)
+    _Walker(result, nested, depth, joined.encode()).visit(tree.root_node)
 
 
 def _text(node: Node) -> str:
@@ -113,12 +113,16 @@ def _text(node: Node) -> str:
 
 
 class _Walker:
-    def __init__(self, result: ShellAnalysis, nested: bool, depth: int):
-        self.result, self.nested, self.depth = result, nested, depth
+    def __init__(self, result: ShellAnalysis, nested: bool, depth: int, source: bytes):
+        self.result, self.nested, self.depth, self.source = result, nested, depth, source
 
     def visit(self, node: Node, nested: bool | None = None) -> None:
         inner = self.nested if nested is None else nested
         kind = node.type
+        if kind == "word" and b"\n" in (node.text or b""):
+            # tree-sitter glues a newline to a word that follows with an escape (`a<newline>\rm`);
+            # bash ends the command there
+            self.result.opaque.append("a line break inside a word, which bash reads as the end of a command")
         if kind == "command":
             self._command(node, inner)
         elif kind == "redirected_statement":
@@ -201,7 +205,22 @@ class _Walker:
                     continue
                 if "`" in _text(child):
                     self.result.opaque.append("backticks in a here-document")
+                if any(c.type == "<<-" for c in node.children) and end is not None:
+                    self._dash_body(child, end, nested)
             self.visit(child, nested)
+
+    def _dash_body(self, body: Node, end: Node, nested: bool) -> None:
+        """tree-sitter does not look into a `<<-` body whose lines start with tabs; bash strips
+        the tabs and expands the rest: the stripped body is read again as a plain here-document."""
+        start = self.source.rfind(b"\n", 0, body.start_byte) + 1
+        text = self.source[start : end.start_byte].decode(errors="replace")
+        stripped = "\n".join(line.lstrip("\t") for line in text.split("\n"))
+        if "$" not in stripped:
+            return
+        delimiter = "ARNES_END"
+        while delimiter in stripped:
+            delimiter += "_"
+        _analyse_into(f"cat <<{delimiter}\n{stripped}\n{delimiter}\n", self.result, nested=nested, depth=self.depth + 1)
 
     def _command(self, node: Node, nested: bool, extra: list[str | None] | None = None) -> None:
         env: list[str] = []

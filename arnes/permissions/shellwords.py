@@ -58,10 +58,14 @@ def _marked(node: Node) -> str | None:
         return None if decoded is None else _escape(decoded)
     if kind == "string":
         parts = []
-        for child in node.named_children:
-            if child.type != "string_content":
+        for child in node.children[1:-1]:  # between the quotes; a lone `$` is a token of its own
+            piece = child.text.decode(errors="replace") if child.text else ""
+            if child.type == "string_content":
+                parts.append(_escape(_unquote_double(piece)))
+            elif not child.is_named and child.type == "$":
+                parts.append(_escape(piece))
+            else:
                 return None
-            parts.append(_escape(_unquote_double(child.text.decode(errors="replace") if child.text else "")))
         return "".join(parts)
     if kind == "concatenation":
         pieces = [_marked(c) for c in node.named_children]
