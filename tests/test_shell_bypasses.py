@@ -295,6 +295,7 @@ PARSER_DISAGREEMENTS = [
     "echo a\n\\rm victim",
     "cat <<-EOF\n\t$(rm victim)\n\tEOF",
     "sh -c \"$'\\162m' victim\"",
+    'sh -c ":\n\\rm victim"',
 ]
 
 

@@ -42,7 +42,8 @@ CONTEXTS = [
     "echo a &&\\\nX", "[ -n x ] && X", "coproc X", "trap 'X' EXIT", "x=1 X", "declare v=$(X)",
 ]  # fmt: skip
 CORES = ["rm victim", "r\\\nm victim", "'r'm victim", "\\rm victim", "$'\\162m' victim", "rm vic\\\ntim",
-         '"rm" victim', "r\\m victim"]  # fmt: skip
+         '"rm" victim', "r\\m victim", "r''m victim", 'r""m victim', "\\r\\m victim", "r$'m' victim",
+         "rm\tvictim", ":\n\\rm victim", ":\n'r'm victim", ": \\\n\\rm victim"]  # fmt: skip
 
 
 def generated() -> list[tuple[str, str]]:

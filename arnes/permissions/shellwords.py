@@ -57,16 +57,11 @@ def _marked(node: Node) -> str | None:
         decoded = _ansi_c(text[2:-1])
         return None if decoded is None else _escape(decoded)
     if kind == "string":
-        parts = []
-        for child in node.children[1:-1]:  # between the quotes; a lone `$` is a token of its own
-            piece = child.text.decode(errors="replace") if child.text else ""
-            if child.type == "string_content":
-                parts.append(_escape(_unquote_double(piece)))
-            elif not child.is_named and child.type == "$":
-                parts.append(_escape(piece))
-            else:
-                return None
-        return "".join(parts)
+        # the text between the quotes, not the children: tree-sitter leaves line breaks between
+        # its string_content pieces out of all of them
+        if any(c.is_named and c.type != "string_content" for c in node.children):
+            return None
+        return _escape(_unquote_double(text[1:-1]))
     if kind == "concatenation":
         pieces = [_marked(c) for c in node.named_children]
         return None if any(p is None for p in pieces) else "".join(p for p in pieces if p is not None)
