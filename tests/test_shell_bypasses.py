@@ -112,6 +112,12 @@ def test_paths_after_a_cd_inside_are_judged_from_both_folders(ws: Path) -> None:
         "$'rm' -rf x",
         "/usr/bin/env rm x",
         "watch -n 1 rm x",
+        "watch 'rm x'",
+        "watch -x rm x",
+        "su -c 'rm x'",
+        "sg users 'rm x'",
+        "fakeroot rm x",
+        "pkexec rm x",
     ],
 )
 def test_deny_rules_hold_in_bypass(ws: Path, command: str) -> None:

@@ -41,6 +41,8 @@ def inner_programs(words: list[str], env: list[str]) -> Inner:
         _tar(words, inner)
     elif name == "find":
         inner.commands += find_actions(words)
+    elif name == "watch":
+        _watch(words, inner)
     elif name == "rg":
         for option in ("--pre", "--hostname-bin"):
             for value in option_values(words, option):
@@ -327,6 +329,31 @@ def _tar(words: list[str], inner: Inner) -> None:
             inner.opaque.append("tar runs a program whose name is computed")
         else:
             inner.scripts.append(value)
+
+
+# -- watch -----------------------------------------------------------------------------------
+_WATCH_VALUE = frozenset({"-n", "--interval", "-d", "--differences", "-q", "--equexit"})
+
+
+def _watch(words: list[str], inner: Inner) -> None:
+    """`watch CMD ARGS`: the words joined are a line for `sh -c`; with -x they are the command."""
+    i, direct = 1, False
+    while i < len(words) and words[i].startswith("-"):
+        direct = direct or words[i] in ("-x", "--exec") or (_short_has(words[i], "x"))
+        i += 2 if words[i] in _WATCH_VALUE else 1
+    rest = words[i:]
+    if not rest:
+        return
+    if direct:
+        inner.commands.append(rest)
+    elif any(COMPUTED in w for w in rest):
+        inner.opaque.append("watch runs a command line computed at run time")
+    else:
+        inner.scripts.append(" ".join(rest))
+
+
+def _short_has(word: str, letter: str) -> bool:
+    return not word.startswith("--") and letter in word[1:]
 
 
 # -- find --------------------------------------------------------------------------------------

@@ -299,6 +299,8 @@ class _Walker:
             cmd.nested = True
         elif name in ("source", "."):
             self.result.opaque.append(f"{name} runs a script nobody can read here")
+        elif name in ("su", "sg", "login", "machinectl"):
+            self.result.opaque.append(f"{name} runs a shell as another user or group")
         elif name == "tee":
             self.result.writes += [w for w in cmd.words[1:] if not w.startswith("-") and w != "/dev/null"]
         self.result.commands.append(cmd)

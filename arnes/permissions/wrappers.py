@@ -31,7 +31,10 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "chrt": (frozenset(), 1),
     "taskset": (frozenset(), 1),
     "unbuffer": (frozenset(), 0),
-    "watch": (frozenset({"-n", "--interval", "-d", "--differences"}), 0),
+    "fakeroot": (frozenset({"-l", "--lib", "--faked", "-s", "-i"}), 0),
+    "pkexec": (frozenset({"--user"}), 0),
+    "catchsegv": (frozenset(), 0),
+    "dbus-run-session": (frozenset({"--config-file", "--dbus-daemon"}), 0),
     "unshare": (
         frozenset({"--propagation", "--setgroups", "-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd"}),
         0,
