@@ -2,11 +2,11 @@
 
 Every command runs as bash parses `bash -c COMMAND` (as the Bash tool runs it), from an empty
 environment, in a fresh folder, with PATH naming only a folder of logging stubs: each stub
-records its name, arguments and working folder and does nothing else, and
-`command_not_found_handle` records any other name. The common builtins are disabled
-(`enable -n`), so `echo` or `test` are recorded too. Stubs are /bin/sh scripts (which ignore
-BASH_ENV); the shells are stubs that record and then run the real bash, so `bash -c '...'` is
-followed inside. Nothing real runs but bash itself, in a folder that is thrown away.
+records its name, arguments and working folder and does nothing else, a function of the same
+name does the same without starting a process, and `command_not_found_handle` records any other
+name; common builtins (`echo`, `test`, ...) are recorded by functions that shadow them. Stubs
+are /bin/sh scripts (which ignore BASH_ENV); the shells are stubs that record and then run the
+real bash, so `bash -c '...'` is followed inside. Nothing real runs but bash itself, in a folder that is thrown away.
 """
 
 from __future__ import annotations
@@ -20,15 +20,17 @@ STUBBED = """rm touch cat ls curl git sed awk gawk tar find xargs timeout nice e
     chmod wc sort id whoami hostname printenv date python3 make npm victim stdbuf ionice setsid flock watch
     strace busybox sudo doas command_stub rg jq du tree diff strings""".split()
 SHELLS = ("bash", "sh")
-DISABLED_BUILTINS = "echo printf test [ pwd kill type"
+RECORDED_BUILTINS = "echo printf test [ pwd kill type".split()
 _STUB = """#!/bin/sh
 { printf '%s\\0' "$PWD" "$#" "${0##*/}" "$@"; } >> "$ORACLE_LOG"
 """
 _SHELL_STUB = _STUB + 'exec /bin/bash "$@"\n'
-_INIT = f"""
-command_not_found_handle() {{ {{ /usr/bin/printf '%s\\0' "$PWD" "$(($# - 1))" "$@"; }} >> "$ORACLE_LOG"; return 0; }}
-enable -n {DISABLED_BUILTINS}
+# Functions record without starting a process; the stubs on PATH catch what bypasses functions
+# (`exec rm`, `command rm`, a program started by another program).
+_RECORD = """__oracle_record() { { builtin printf '%s\\0' "$PWD" "$(($# - 1))" "$@"; } >> "$ORACLE_LOG"; return 0; }
+command_not_found_handle() { __oracle_record "$@"; }
 """
+_INIT = _RECORD + "".join(f'{name}() {{ __oracle_record {name} "$@"; }}\n' for name in STUBBED + RECORDED_BUILTINS)
 
 
 @dataclass
@@ -85,13 +87,14 @@ def run_all(commands: list[str], root: Path) -> list[Ran]:
     is unset for each, as in a fresh `bash -c`."""
     stubs = _stubs(root)
     before = {"home", "victim", "sub", "far", "far/deep", "lnk"}
+    os.mkdir(root / "runs")
     for n in range(len(commands)):
-        folder = root / "runs" / str(n)
-        for name in ("home", "sub", "far/deep"):
-            (folder / name).mkdir(parents=True)
-        (folder / "lnk").symlink_to(folder / "far" / "deep")
-        (folder / "victim").write_text("v\n")
-        (root / f"log{n}").touch()
+        folder = f"{root}/runs/{n}"
+        for name in ("", "/home", "/sub", "/far", "/far/deep"):
+            os.mkdir(folder + name)
+        os.symlink(folder + "/far/deep", folder + "/lnk")
+        with open(folder + "/victim", "w") as f:
+            f.write("v\n")
     (root / "lines").write_bytes(b"".join(c.encode() + b"\0" for c in commands))
     (root / "driver.sh").write_text(_INIT + _DRIVER)
     env = {"PATH": str(stubs), "ORACLE_ROOT": str(root), "BASH_ENV": str(root / "init.sh")}
@@ -106,5 +109,6 @@ def run_all(commands: list[str], root: Path) -> list[Ran]:
             for f in files + dirs
             if os.path.relpath(os.path.join(d, f), folder) not in before
         )
-        results.append(Ran(folder, _records((root / f"log{n}").read_bytes()), created))
+        log = root / f"log{n}"
+        results.append(Ran(folder, _records(log.read_bytes() if log.exists() else b""), created))
     return results

@@ -35,8 +35,10 @@ SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 # allowed by a rule written for the bare command (every GIT_* variable counts too).
 RISKY_ENV = {"PATH", "BASH_ENV", "ENV", "IFS", "PROMPT_COMMAND", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS",
              "PERL5OPT", "RUBYOPT", "EDITOR", "PAGER", "SHELLOPTS", "BASHOPTS", "PS4", "CDPATH", "HOME"}  # fmt: skip
-# Variables that make any bash started later run code: set anywhere in a command, it is opaque.
-CODE_ENV = re.compile(r"(^|[\s;&|(])(BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|BASH_FUNC_\w+)\+?=")
+# Variables that make any bash started later run code: assigned anywhere in a command, it is opaque.
+CODE_ENV = re.compile(r"^(BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|BASH_FUNC_\S+)\+?=")
+_CODE_ENV_WORD = re.compile(r"(^|\s)(BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|BASH_FUNC_\S+)\+?=|\s-\w*n\b")
+_CODE_ENV_REASON = "sets a variable that makes a later bash run code (BASH_ENV, ENV, PS4, ...) or a name reference"
 # Words tree-sitter takes as a command name where bash reads a reserved word (`time { ...; }`).
 RESERVED = frozenset("{ } ( ) [[ ]] ! then else elif fi do done esac in function coproc select".split())
 _NAMED_FD = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
@@ -103,8 +105,6 @@ def _analyse_into(source: str, result: ShellAnalysis, *, nested: bool, depth: in
     if tree.root_node.has_error:
         result.error = "the command could not be parsed"
         return
-    if CODE_ENV.search(joined):
-        result.opaque.append("sets a variable that makes a later bash run code (BASH_ENV, ENV, PS4, ...)")
     _Walker(result, nested, depth, joined.encode()).visit(tree.root_node)
 
 
@@ -147,6 +147,8 @@ class _Walker:
             # what later commands do: never read-only, never allowed by a rule.
             text = _text(node)
             word = text.split(maxsplit=1)[0] if kind == "declaration_command" else f"({kind})"
+            if kind in ("variable_assignment", "declaration_command") and _CODE_ENV_WORD.search(text):
+                self.result.opaque.append(_CODE_ENV_REASON)
             self.result.commands.append(SimpleCommand([word], nested=inner))
             reason = _runs_code(kind, text)
             if reason:
@@ -266,6 +268,8 @@ class _Walker:
         problem = unwrap(cmd)
         if problem:
             self.result.opaque.append(problem)
+        if any(CODE_ENV.match(v) for v in cmd.env):
+            self.result.opaque.append(_CODE_ENV_REASON)
         if not cmd.words:  # a bare `env` or `nice`: it still runs (and `env` prints the environment)
             if cmd.wrappers and not problem:
                 self.result.commands.append(cmd)
