@@ -17,11 +17,12 @@ from pathlib import Path
 _INERT = re.compile(
     r"^(core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|precomposeunicode|symlinks|"
     r"autocrlf|safecrlf|eol|quotepath|abbrev|compression|loosecompression|checkstat|trustctime|untrackedcache|"
-    r"splitindex|commitgraph|multipackindex|sharedrepository|whitespace|longpaths|preloadindex|fscache)"
+    r"splitindex|commitgraph|multipackindex|sharedrepository|whitespace|longpaths|preloadindex|fscache|"
+    r"sparsecheckout|sparsecheckoutcone)"
     r"|remote\.\*\.(url|fetch|pushurl|tagopt|mirror|prune|prunetags|skipdefaultupdate|skipfetchall|promisor|"
     r"partialclonefilter|push)"
-    r"|branch\.\*\.(remote|merge|rebase|pushremote|description)"
-    r"|(user|author|committer|color|pull|fetch|extensions|index|pack|feature|advice|i18n|gui|rerere|"
+    r"|branch\.\*\.[a-z0-9-]+"
+    r"|(user|author|committer|color|pull|fetch|extensions|index|pack|feature|advice|i18n|gui|rerere|gc|"
     r"maintenance|init|column)\.[a-z0-9.*-]+"
     r"|push\.(default|autosetupremote|followtags)|lfs\.[a-z0-9.*-]+|submodule\.\*\.(url|active|path|branch))$"
 )

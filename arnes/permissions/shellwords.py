@@ -100,12 +100,41 @@ def _unescape(text: str) -> str:
     return "".join(out)
 
 
+_C_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+              "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+_C_NUMBER = re.compile(r"([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(.)", re.DOTALL)
+
+
 def _ansi_c(body: str) -> str | None:
-    """$'...': the escapes bash decodes, so `$'rm'` is seen as `rm`."""
-    try:
-        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    except (UnicodeDecodeError, UnicodeEncodeError):
-        return None
+    """$'...' decoded as bash decodes it (`$'\\162m'` is `rm`; an unknown escape keeps its
+    backslash), or None where the value is not one string (a NUL ends it in bash)."""
+    out, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 >= len(body):
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in _C_ESCAPES:
+            out.append(_C_ESCAPES[nxt])
+            i += 2
+            continue
+        match = _C_NUMBER.match(body, i + 1)
+        if match is None:
+            out.append("\\" + nxt)
+            i += 2
+            continue
+        octal, hexa, short, long, control = match.groups()
+        if control is not None:
+            value = 0x7F if control == "?" else ord(control.upper()) & 0x1F
+        else:
+            value = int(octal, 8) if octal else int(hexa or short or long, 16)
+        if value == 0 or value > 0x10FFFF:
+            return None
+        out.append(chr(value & 0xFF if octal else value))
+        i = match.end()
+    return "".join(out)
 
 
 def _braces(word: str) -> list[str] | None:
