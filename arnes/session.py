@@ -131,6 +131,7 @@ class Session:
             read_only_sandbox=read_only_box,
             changes=self.shared.changes,
             hidden=self.engine.hidden,
+            listable=self.engine.listable,
             sandbox=self.sandbox,
             jobs=self.shared.jobs,
             max_output_chars=self.output_cap,
