@@ -155,7 +155,7 @@ def _open_folder(folder: Path) -> int:
     try:
         return open_folder(folder, create=True)
     except LinkRefused as exc:
-        raise OSError(exc.errno, f"{folder} changed while writing (a link appeared); read it again") from exc
+        raise LinkRefused(exc.errno, f"{folder} changed while writing (a link appeared); read it again") from exc
 
 
 def _default_mode() -> int:
