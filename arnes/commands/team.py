@@ -76,7 +76,7 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
     cfg = resolve_config(args, ws)
     ensure_arnes_dir(ws)  # before the first snapshot: arnes's own .gitignore is no node's write
     run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + team.name
-    timeline = Timeline(ws / ".arnes" / "teams" / "runs", run_id, console)
+    timeline = Timeline(ws, run_id, console)
     opened = []
     first: list[Session] = []
 
@@ -89,7 +89,8 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
         if not interactive:  # parallel branches: nobody can answer two prompts at once
             session.approver = NoTerminalApprover()
             session.gate.approver = session.approver
-        context = subscribe(args, session, cfg, ws / ".arnes" / "teams" / "runs" / f"{run_id}-{session.id}.jsonl")
+        trace = ws / ".arnes" / "teams" / "runs" / f"{run_id}-{session.id}.jsonl"
+        context = subscribe(args, session, cfg, trace, root=ws)
         context.__enter__()
         opened.append(context)
         return session
