@@ -24,6 +24,7 @@ _RESOLVE_NO_SYMLINKS = 0x04
 _RESOLVE_BENEATH = 0x08
 # openat2 has the same number on every architecture of the unified syscall table.
 _SYS_OPENAT2 = 437
+_AT_FDCWD = -100
 _ARCHES = frozenset({"x86_64", "amd64", "aarch64", "arm64", "riscv64", "ppc64le", "s390x", "loongarch64"})
 # ENOTDIR: O_NOFOLLOW|O_DIRECTORY on a link; EXDEV: RESOLVE_BENEATH refused a way out.
 LINK_ERRORS = frozenset({errno.ELOOP, errno.ENOTDIR, errno.EXDEV})
@@ -50,7 +51,7 @@ def _openat2() -> Any | None:
         return None
     syscall.restype = ctypes.c_long
     probe = OpenHow(os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, 0, _RESOLVE_NO_SYMLINKS)
-    fd = syscall(_SYS_OPENAT2, -100, b"/", ctypes.byref(probe), ctypes.sizeof(probe))  # AT_FDCWD
+    fd = syscall(_SYS_OPENAT2, _AT_FDCWD, b"/", ctypes.byref(probe), ctypes.sizeof(probe))
     if fd < 0:
         return None  # ENOSYS (old kernel) or a seccomp filter: walk instead
     os.close(fd)
@@ -63,17 +64,9 @@ def open_beneath(dirfd: int, relative: str, flags: int, mode: int = 0o666) -> in
     if not parts or ".." in parts:
         raise LinkRefused(errno.EXDEV, f"{relative!r} is not a path below the folder")
     flags |= os.O_CLOEXEC | os.O_NOFOLLOW
-    fast = _openat2()
-    if fast is not None:
-        ctypes, syscall, how_type = fast
-        how = how_type(flags, mode if flags & os.O_CREAT else 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)
-        path = "/".join(parts).encode()
-        fd = int(syscall(_SYS_OPENAT2, dirfd, path, ctypes.byref(how), ctypes.sizeof(how)))
-        if fd >= 0:
-            return fd
-        code = ctypes.get_errno()
-        if code != errno.EINTR:
-            raise _error(code, relative)
+    fd = _fast_open(dirfd, "/".join(parts), flags, mode, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS, relative)
+    if fd is not None:
+        return fd
     current = dirfd
     try:
         for part in parts[:-1]:
@@ -93,8 +86,28 @@ def open_beneath(dirfd: int, relative: str, flags: int, mode: int = 0o666) -> in
             os.close(current)
 
 
+def _fast_open(dirfd: int, path: str, flags: int, mode: int, resolve: int, shown: str) -> int | None:
+    """openat2, or None where it is missing (or interrupted): the caller walks instead."""
+    fast = _openat2()
+    if fast is None:
+        return None
+    ctypes, syscall, how_type = fast
+    how = how_type(flags, mode if flags & os.O_CREAT else 0, resolve | _RESOLVE_NO_MAGICLINKS)
+    fd = int(syscall(_SYS_OPENAT2, dirfd, path.encode(), ctypes.byref(how), ctypes.sizeof(how)))
+    if fd >= 0:
+        return fd
+    code = ctypes.get_errno()
+    if code == errno.EINTR:
+        return None
+    raise _error(code, shown)
+
+
 def open_real(real: Path, flags: int = os.O_RDONLY) -> int:
     """Open an absolute real path (one with no link in it) exactly, or fail."""
+    if real.is_absolute():  # one system call where openat2 exists
+        fd = _fast_open(_AT_FDCWD, str(real), flags | os.O_CLOEXEC | os.O_NOFOLLOW, 0, _RESOLVE_NO_SYMLINKS, str(real))
+        if fd is not None:
+            return fd
     root = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         if str(real) == "/":
