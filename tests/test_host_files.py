@@ -205,3 +205,20 @@ def test_host_files_refuse_what_the_rules_or_the_perimeter_refuse(ws: Path, home
     files.write("new/notes.md", b"ok\n")
     assert (ws / "new" / "notes.md").read_text() == "ok\n"
     assert not HostFiles(ws).is_file("link.md") and HostFiles(ws).is_file("app.py")
+
+
+def test_undo_puts_back_the_recorded_file_not_what_a_link_says_now(tmp_path: Path, home: Path) -> None:
+    from arnes.tools.filestate import ChangeLog
+
+    ws = tmp_path / "undo"
+    ws.mkdir()
+    (ws / "a.txt").write_text("before\n")
+    changes = ChangeLog()
+    changes.new_turn()
+    changes.before_write(ws / "a.txt")
+    (ws / "a.txt").unlink()
+    (ws / "a.txt").symlink_to(home / ".bashrc")  # a command swapped the file for a link
+    assert changes.changed() == [ws / "a.txt"]  # a link is not the file it was
+    assert changes.undo_last_turn() == [ws / "a.txt"]
+    assert (home / ".bashrc").read_text() == BASHRC
+    assert not (ws / "a.txt").is_symlink() and (ws / "a.txt").read_text() == "before\n"
