@@ -117,5 +117,6 @@ def write_timeline_page(timeline: Timeline) -> Path:
     from arnes.ui.html.team_timeline import render
 
     page = timeline.jsonl.with_suffix(".html")
-    atomic_write(page, render(timeline.jsonl.stem, list(timeline.events)).encode("utf-8"))
+    # On the name itself (a link planted there is replaced), through real folders only.
+    atomic_write(page, render(timeline.jsonl.stem, list(timeline.events)).encode("utf-8"), real=page)
     return page
