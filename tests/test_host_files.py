@@ -156,6 +156,8 @@ def test_a_team_timeline_and_bring_back_stay_in_the_workspace(ws: Path, home: Pa
     (ws / ".arnes" / "teams" / "runs").symlink_to(outside)
     with pytest.raises(Refused, match="a link stands on its way"):
         Timeline(ws, "run-1")
+    run = run_arnes("-w", str(ws), "team", "run", "maker-checker", "task")
+    assert run.code == 2 and "cannot write the team timeline" in run.err and "Traceback" not in run.err
     assert list(outside.iterdir()) == []
     # A branch wrote out.txt in its copy; in the workspace out.txt is a link to ~/.bashrc.
     (ws / ".arnes" / "teams" / "runs").unlink()
