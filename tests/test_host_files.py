@@ -224,3 +224,18 @@ def test_undo_puts_back_the_recorded_file_not_what_a_link_says_now(tmp_path: Pat
     assert changes.undo_last_turn() == [ws / "a.txt"]
     assert (home / ".bashrc").read_text() == BASHRC
     assert not (ws / "a.txt").is_symlink() and (ws / "a.txt").read_text() == "before\n"
+
+
+def test_the_prompt_history_is_not_appended_through_a_link(ws: Path, home: Path) -> None:
+    from arnes.ui.history import WorkspaceHistory
+
+    (ws / ".arnes").mkdir()
+    history = WorkspaceHistory(HostFiles(ws))
+    history.store_string("first\nsecond line")
+    history.store_string("again")
+    assert list(history.load_history_strings()) == ["again", "first\nsecond line"]
+    (ws / ".arnes" / "history").unlink()
+    (ws / ".arnes" / "history").symlink_to(home / ".bashrc")
+    linked = WorkspaceHistory(HostFiles(ws))
+    linked.store_string("rm -rf ~")
+    assert (home / ".bashrc").read_text() == BASHRC and list(linked.load_history_strings()) == []
