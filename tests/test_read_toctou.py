@@ -133,7 +133,7 @@ def test_a_search_hit_with_a_link_on_its_way_now_is_dropped(world: tuple[Path, P
     """ripgrep walks by name; a folder turned into a link mid-walk leaves its hits out."""
     ws, outside = world
     session = Session(workspace=ws, provider=ScriptProvider.from_turns([]))
-    assert session.ctx.listable("Grep", ws / "sub" / "notes.txt")
+    assert session.ctx.listable("Grep", str(ws / "sub" / "notes.txt"))
     replace_with_link(ws / "sub", outside)()
-    assert not session.ctx.listable("Grep", ws / "sub" / "notes.txt")
-    assert not session.ctx.listable("Grep", ws / "sub" / "secret.txt")
+    assert not session.ctx.listable("Grep", str(ws / "sub" / "notes.txt"))
+    assert not session.ctx.listable("Grep", str(ws / "sub" / "secret.txt"))

@@ -241,7 +241,7 @@ class RuleEngine:
         with self._lock:
             return any(self._first(kind, tools, forms, every=False) for kind in ("deny", "ask"))
 
-    def listable(self, tool: str, path: Path) -> bool:
+    def listable(self, tool: str, path: str | Path) -> bool:
         """Whether a search hit at `path` (reached through no link) may be shown.
 
         ripgrep never follows links, so a hit whose path has a link in it now had one appear

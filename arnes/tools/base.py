@@ -43,7 +43,7 @@ class ToolContext:
     # Set by the session from the permission policy: searches leave out what a rule hides.
     hidden: Callable[[str, Path], bool] = field(default=lambda tool, path: False)
     # A search hit that may be shown: no link on its way now, no rule hiding it (see RuleEngine).
-    listable: Callable[[str, Path], bool] = field(default=lambda tool, path: real_path(str(path)) == str(path))
+    listable: Callable[[str, str], bool] = field(default=lambda tool, path: real_path(path) == path)
     sandbox: Sandbox = field(default_factory=NoSandbox)
     jobs: BackgroundJobs = field(default_factory=BackgroundJobs)
     # Set by the agent loop: runs a sub-agent on (task, read_only) and returns its conclusion.

@@ -118,22 +118,27 @@ def _listed(where: _Root) -> set[str]:
     return set(out.split("\n"))
 
 
-def _shown_under(ctx: ToolContext, root: Path, real_root: Path, tool: str) -> Callable[[str], str | None]:
-    """rg's path (relative to the root it ran in) -> the path shown, or None when it must not show.
+def _shown_under(ctx: ToolContext, root: Path, real_root: Path, tool: str) -> Callable[[str], tuple[str, str] | None]:
+    """rg's path (relative to the root it ran in) -> (the name shown, the real path), or None when
+    it must not show.
 
     A hit is shown when no link stands on its way now and no rule hides it, judged on the real
-    path and, when the root was reached through a link, on the path as written too.
+    path and, when the root was reached through a link, on the path as written too. Strings, not
+    Paths: this runs once per file listed.
     """
+    base, shown_root = str(real_root), ctx.display(root)
+    prefix = "" if shown_root == "." else shown_root.rstrip("/") + "/"
 
-    def shown(printed: str) -> str | None:
+    def shown(printed: str) -> tuple[str, str] | None:
         rel = printed[2:] if printed.startswith("./") else printed
         if rel in ("<stdin>", "-", ""):
-            return ctx.display(root) if ctx.listable(tool, real_root) else None
-        if not ctx.listable(tool, real_root / rel):
+            return (shown_root, base) if ctx.listable(tool, base) else None
+        real = f"{base.rstrip('/')}/{rel}"
+        if not ctx.listable(tool, real):
             return None
         if root != real_root and ctx.hidden(tool, root / rel):
             return None
-        return ctx.display(root / rel)
+        return prefix + rel, real
 
     return shown
 
@@ -174,20 +179,19 @@ class Glob(BaseTool[GlobArgs]):
                 listed = _listed(where)
                 found = [line for line in found if line in listed]
         name_of = _shown_under(ctx, root, real_root, self.name)
-        names = [name for name in map(name_of, found) if name is not None]
-        paths = [ctx.path(name) for name in names]
-        if not paths:
+        hits = [hit for hit in map(name_of, found) if hit is not None]
+        if not hits:
             return f"No files match {args.pattern!r} in {_where(shown)}."
-        paths.sort(key=_mtime, reverse=True)
-        lines = [ctx.display(p) for p in paths[:GLOB_LIMIT]]
-        if len(paths) > GLOB_LIMIT:
-            lines.append(f"... ({len(paths) - GLOB_LIMIT} more; use a narrower pattern or path)")
+        hits.sort(key=lambda hit: _mtime(hit[1]), reverse=True)
+        lines = [name for name, _ in hits[:GLOB_LIMIT]]
+        if len(hits) > GLOB_LIMIT:
+            lines.append(f"... ({len(hits) - GLOB_LIMIT} more; use a narrower pattern or path)")
         return "\n".join(lines)
 
 
-def _mtime(path: Path) -> float:
+def _mtime(path: Path | str) -> float:
     try:
-        return path.stat().st_mtime
+        return os.stat(path).st_mtime
     except OSError:
         return 0.0
 
@@ -246,21 +250,23 @@ class Grep(BaseTool[GrepArgs]):
             lines = [line for line in out.split("\n") if line]
             listed = _listed(where) if leaky and lines and where.stdin is None else None
         shown = _shown_under(ctx, root, real_root, self.name)
-        names: dict[str, str | None] = {}
+        names: dict[str, tuple[str, str] | None] = {}
 
         def keep(path: str) -> str | None:
             """The name to show, when not ignored by .gitignore nor covered by a Read deny or ask rule."""
             if path not in names:
                 visible = listed is None or path in listed
                 names[path] = shown(path) if visible else None
-            return names[path]
+            hit = names[path]
+            return None if hit is None else hit[0]
 
         lines = _filter_output(lines, args.output_mode, keep)
         lines = [line.replace("\0", "") for line in lines]
         if not lines:
             return f"No matches for {args.pattern!r} in {_where(where_shown)}."
         if args.output_mode == "files_with_matches":
-            lines.sort(key=lambda p: _mtime(ctx.path(p)), reverse=True)
+            where_is: dict[str, str] = {hit[0]: hit[1] for hit in names.values() if hit is not None}
+            lines.sort(key=lambda name: _mtime(where_is.get(name) or name), reverse=True)
         limit = args.head_limit or GREP_LINE_LIMIT
         body = "\n".join(lines[:limit])
         if len(lines) > limit:
