@@ -17,6 +17,7 @@ from arnes.agent.trace import JsonlTrace
 from arnes.cli import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, workspace_of
 from arnes.config import EffectiveConfig, ModelSettings, load_config
 from arnes.errors import ConfigError
+from arnes.host.files import HostFiles, Refused, open_log
 from arnes.llm.base import PROFILES, Provider, ProviderSettings, make_provider
 from arnes.llm.pricing import Price, price_for
 from arnes.llm.retry import RetryingProvider
@@ -124,7 +125,7 @@ def build_session(
 
 
 def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = None) -> int:
-    from arnes.agent.resume import find_trace, load_history
+    from arnes.agent.resume import find_trace, read_history
 
     ws = workspace_of(args, workspace)
     cfg = resolve_config(args, ws)
@@ -132,10 +133,11 @@ def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = No
     session_id = None
     trace_path = Path(args.trace) if args.trace else None
     if args.resume is not None:
-        trace_path = find_trace(ws, args.resume or None)
+        trace_path = find_trace(HostFiles(ws), args.resume or None)
         session_id = trace_path.stem
-        history = load_history(trace_path)
     session = build_session(args, ws, cfg, session_id)
+    if args.resume is not None and trace_path is not None:
+        history = read_history(session.host, trace_path)
     if args.verify is not None:
         session.verifier = make_verifier(
             session, None if args.verify == "auto" else args.verify, args.verify_rounds, cfg
@@ -195,11 +197,15 @@ def execute(
             session.bus.emit(Notice("info", f"resuming session {session.id} ({len(history)} messages)"))
         result = Agent(session, history).run(task)
     changed = session.ctx.changes.changed()
-    if cfg.progress or (session.workspace / progress.FILE).is_file():
+    # Plan mode changes nothing in the workspace, the harness's own notes included.
+    if session.mode != "plan" and (cfg.progress or session.host.is_file(progress.FILE)):
         names = [session.ctx.display(p) for p in changed]
-        progress.record(
-            session.workspace, task, result.stop_reason, result.limit or result.error or "", names, session.id
-        )
+        try:
+            progress.record(
+                session.host, task, result.stop_reason, result.limit or result.error or "", names, session.id
+            )
+        except Refused as exc:
+            print(f"arnes: {progress.FILE} not updated: {exc.strerror}", file=sys.stderr)
     if renderer:
         _print_changes(renderer, session, changed)
         if result.stop_reason == "error" and result.error:
@@ -225,8 +231,12 @@ def subscribe(
     cfg: EffectiveConfig,
     trace_path: Path | None = None,
     renderer: TerminalRenderer | None = None,
+    root: Path | None = None,
 ) -> Iterator[Path]:
-    """The terminal renderer and the JSONL trace, listening to the session for the block's length."""
+    """The terminal renderer and the JSONL trace, listening to the session for the block's length.
+
+    A trace inside `root` (default: the session's workspace) is opened through no link there.
+    """
     if renderer is None and args.output_format == "text":
         renderer = TerminalRenderer()
     if renderer:
@@ -242,7 +252,7 @@ def subscribe(
 
         ensure_arnes_dir(session.workspace)
     try:
-        trace = JsonlTrace(path)
+        trace = JsonlTrace(path, open_log(path, root or session.workspace))
     except OSError as exc:
         raise ConfigError(f"cannot write the trace to {path}: {exc.strerror or exc}") from exc
     session.bus.subscribe(trace)

@@ -12,8 +12,9 @@ from typing import Literal
 
 from arnes.agent.budget import Budget
 from arnes.agent.context import SUMMARY_PROMPT
-from arnes.agent.events import Event, EventBus, Nested
+from arnes.agent.events import Event, EventBus, Nested, Notice
 from arnes.agent.prompt import system_prompt
+from arnes.host.files import HostFiles
 from arnes.llm.base import Provider
 from arnes.messages import Message
 from arnes.permissions.approvers import Approver, NoTerminalApprover
@@ -101,6 +102,8 @@ class Session:
     sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)
     gate: PermissionGate = field(init=False)
+    host: HostFiles = field(init=False)  # the workspace's files as arnes itself reads and writes them
+    _noted: set[str] = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
@@ -121,6 +124,7 @@ class Session:
             engine.sandboxed = sandbox.name == "bubblewrap"
             self.shared = Shared(engine, spec, sandbox)
         self.engine, self.sandbox = self.shared.engine, self.shared.sandbox
+        self.host = HostFiles(self.workspace, self.engine)
         read_only_box = None
         if self.sandbox.name == "bubblewrap":
             read_only_box = choose_sandbox(
@@ -131,6 +135,7 @@ class Session:
             read_only_sandbox=read_only_box,
             changes=self.shared.changes,
             hidden=self.engine.hidden,
+            listable=self.engine.listable,
             sandbox=self.sandbox,
             jobs=self.shared.jobs,
             max_output_chars=self.output_cap,
@@ -216,7 +221,13 @@ class Session:
         self.ctx.jobs.close()
 
     def system_prompt(self) -> str:
-        return system_prompt(self.workspace, self.tools.names(), read_only="Write" not in self.tools.names())
+        notes: list[str] = []
+        text = system_prompt(self.host, self.tools.names(), read_only="Write" not in self.tools.names(), notes=notes)
+        for note in notes:
+            if note not in self._noted:  # once per session, not on every turn
+                self._noted.add(note)
+                self.bus.emit(Notice("warning", f"warning: {note}"))
+        return text
 
 
 def _forward(parent: EventBus, call_id: str) -> Callable[[Event], None]:

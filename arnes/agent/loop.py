@@ -6,6 +6,7 @@ exceptions; a tool's failure, a bad argument or a denial goes back to the model 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -258,17 +259,21 @@ class Agent:
         if not outcome.allowed:
             self.result.denials.append({"tool": call.name, "reason": d.reason, "source": d.source})
             return self._finish(call, outcome.message or f"Permission denied: {d.reason}", True, 0)
-        pins = {t.path: t.real for t in targets if t.access == "write" and t.real is not None}
+        # Reads and writes both open exactly the real path that was judged, never a link swapped in.
+        pins = {t.path: t.real for t in targets if t.real is not None}
         return _Admitted(tool, args, tool.read_only, pins, d.confine)
 
     def _run_tool(self, call: ToolCall, admitted: _Admitted) -> ToolResultBlock:
         started = time.perf_counter()
         self._current_call = call.id
+        ctx = self.s.ctx
         if not admitted.read_only:  # writes run one at a time, so the pins are this call's
-            self.s.ctx.pinned = admitted.pins
-            self.s.ctx.confined = admitted.confine
+            ctx.pinned = admitted.pins
+            ctx.confined = admitted.confine
+        elif admitted.pins:  # reads run in parallel: each gets its own pins
+            ctx = dataclasses.replace(ctx, pinned=admitted.pins)
         try:
-            output, is_error = admitted.tool.run(admitted.args, self.s.ctx), False
+            output, is_error = admitted.tool.run(admitted.args, ctx), False
         except ToolError as exc:
             output, is_error = str(exc), True
         except OSError as exc:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from pathlib import Path
 
-from arnes.tools.filestate import atomic_write
+from arnes.host.files import HostFiles
 
 FILE = "PROGRESS.md"
 SECTIONS = ("Done", "In progress", "Blocked", "Next")
@@ -18,11 +17,9 @@ PROMPT_CAP = 4000
 _HEADING = re.compile(r"^##\s+(.+?)\s*$")
 
 
-def load(workspace: Path) -> str:
-    path = workspace / FILE
-    if not path.is_file():
-        return ""
-    text = path.read_text(encoding="utf-8", errors="replace").strip()
+def load(files: HostFiles) -> str:
+    """The file for the prompt; Refused when it is a link out or a rule keeps it from Read."""
+    text = (files.read_text(FILE, limit=PROMPT_CAP * 4 + 1) or "").strip()
     return text[:PROMPT_CAP] + ("\n[PROGRESS.md cut here; Read it for the rest]" if len(text) > PROMPT_CAP else "")
 
 
@@ -50,19 +47,21 @@ def render(sections: dict[str, list[str]]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def record(workspace: Path, task: str, stop_reason: str, detail: str, changed: list[str], session: str) -> None:
-    """Move the task to the section its ending puts it in; the other sections are kept as they are."""
-    path = workspace / FILE
-    sections = parse(path.read_text(encoding="utf-8", errors="replace")) if path.is_file() else parse("")
+def record(files: HostFiles, task: str, stop_reason: str, detail: str, changed: list[str], session: str) -> None:
+    """Move the task to the section its ending puts it in; the other sections are kept as they are.
+
+    Refused (nothing written) when PROGRESS.md is a link out or a rule covers reading or writing it.
+    """
+    sections = parse(files.read_text(FILE) or "")
     title = " ".join(task.split())[:120]
     for name in sections:
         sections[name] = [line for line in sections[name] if title not in line and line != "- (none)"]
-    files = f"; changed {', '.join(changed[:8])}" if changed else ""
+    touched = f"; changed {', '.join(changed[:8])}" if changed else ""
     stamp = f"{date.today().isoformat()}, session {session}"
     if stop_reason == "end_turn":
-        sections["Done"].append(f"- {title} ({stamp}{files})")
+        sections["Done"].append(f"- {title} ({stamp}{touched})")
     elif stop_reason in ("error",):
         sections["Blocked"].append(f"- {title} ({stamp}): {detail or stop_reason}")
     else:
-        sections["In progress"].append(f"- {title} ({stamp}): stopped by {detail or stop_reason}{files}")
-    atomic_write(path, render(sections).encode("utf-8"))
+        sections["In progress"].append(f"- {title} ({stamp}): stopped by {detail or stop_reason}{touched}")
+    files.write(FILE, render(sections).encode("utf-8"))

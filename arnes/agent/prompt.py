@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from arnes.agent.progress import load as load_progress
+from arnes.host.files import HostFiles, Refused
+from arnes.tools.docs import topics
 
 AGENTS_MD_CAP = 8000
 
@@ -25,21 +25,37 @@ READ_ONLY = (
 )
 
 
-def system_prompt(workspace: Path, tool_names: list[str], *, read_only: bool = False) -> str:
+def system_prompt(
+    files: HostFiles, tool_names: list[str], *, read_only: bool = False, notes: list[str] | None = None
+) -> str:
+    """The prompt; what was left out (a link out of the workspace, a file a rule hides) goes to `notes`."""
+    workspace = files.root
     parts = [BASE.format(workspace=workspace)]
     if read_only:
         parts.append(READ_ONLY)
-    agents = workspace / "AGENTS.md"
-    if agents.is_file():
-        text = agents.read_text(encoding="utf-8", errors="replace").strip()
+    try:
+        text = (files.read_text("AGENTS.md", limit=AGENTS_MD_CAP * 4 + 1) or "").strip()
+    except Refused as exc:
+        text = ""
+        _note(notes, f"AGENTS.md left out of the prompt: {exc.strerror}")
+    if text:
         if len(text) > AGENTS_MD_CAP:
             text = text[:AGENTS_MD_CAP] + "\n[AGENTS.md cut here; Read it for the rest]"
         parts.append(f"The project's AGENTS.md (its own rules; follow them):\n{text}")
-    progress = load_progress(workspace)
+    try:
+        progress = load_progress(files)
+    except Refused as exc:
+        progress = ""
+        _note(notes, f"PROGRESS.md left out of the prompt: {exc.strerror}")
     if progress:
         parts.append(f"The project's PROGRESS.md (where earlier sessions left off):\n{progress}")
-    if "ReadDoc" in tool_names and (workspace / "docs").is_dir():
-        topics = sorted(p.stem for p in (workspace / "docs").glob("*.md"))
-        if topics:
-            parts.append(f"Documents you can load with ReadDoc: {', '.join(topics)}.")
+    if "ReadDoc" in tool_names:
+        names = topics(workspace)
+        if names:
+            parts.append(f"Documents you can load with ReadDoc: {', '.join(names)}.")
     return "\n\n".join(parts)
+
+
+def _note(notes: list[str] | None, line: str) -> None:
+    if notes is not None:
+        notes.append(line)

@@ -7,33 +7,52 @@ import re
 from pathlib import Path
 
 from arnes.errors import ConfigError
+from arnes.host.files import HostFiles, Refused
 from arnes.messages import Message, ToolResultBlock
 
 SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 UNRECORDED = "No result was recorded for this call (the session stopped); check before relying on it."
 
 
+TRACES = ".arnes/traces"
+
+
 def traces_dir(workspace: Path) -> Path:
-    return workspace / ".arnes" / "traces"
+    return workspace / TRACES
 
 
-def find_trace(workspace: Path, session: str | None) -> Path:
-    folder = traces_dir(workspace)
+def find_trace(files: HostFiles, session: str | None) -> Path:
+    """The session's trace (or the newest): a regular file in a real .arnes/traces, never a link."""
+    folder = traces_dir(files.root)
+    traces = files.entries(TRACES, ".jsonl")
     if session:
-        path = folder / f"{session}.jsonl"
-        if not path.is_file():
+        if not any(name == f"{session}.jsonl" for name, _ in traces):
             raise ConfigError(f"no session {session} in {folder}")
-        return path
-    traces = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
+        return folder / f"{session}.jsonl"
     if not traces:
         raise ConfigError(f"no session to resume in {folder}")
-    return traces[-1]
+    return folder / max(traces, key=lambda entry: entry[1].st_mtime_ns)[0]
+
+
+def read_history(files: HostFiles, trace: Path) -> list[Message]:
+    """The conversation in a trace under the workspace, read through no link and past the rules."""
+    try:
+        text = files.read_text(str(trace.relative_to(files.root)))
+    except (Refused, ValueError) as exc:
+        raise ConfigError(f"cannot resume from {trace}: {exc}") from exc
+    if text is None:
+        raise ConfigError(f"cannot resume from {trace}: it is gone")
+    return parse_history(text)
 
 
 def load_history(trace: Path) -> list[Message]:
+    return parse_history(trace.read_text(encoding="utf-8"))
+
+
+def parse_history(text: str) -> list[Message]:
     """Replay the top-level `message` and `compaction` events into the conversation."""
     messages: list[Message] = []
-    for line in trace.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         if not line.strip():
             continue
         try:

@@ -13,10 +13,13 @@ OUTPUT_CAP = 4000
 
 
 class JsonlTrace:
-    def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, handle: IO[str] | None = None):
+        """`handle`: the file already opened (arnes/host/files.py opens logs in the workspace)."""
         self.path = path
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        if handle is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = path.open("a", encoding="utf-8")
+        self._file: IO[str] = handle
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:

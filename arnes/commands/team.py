@@ -67,6 +67,7 @@ def outline(team: Team) -> str:
 def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console: Console) -> int:
     from arnes.cli import EXIT_OK, EXIT_RED
     from arnes.dotdir import ensure_arnes_dir
+    from arnes.errors import ConfigError
     from arnes.permissions.approvers import NoTerminalApprover
     from arnes.runner import build_session, resolve_config, subscribe
     from arnes.session import Session
@@ -76,7 +77,10 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
     cfg = resolve_config(args, ws)
     ensure_arnes_dir(ws)  # before the first snapshot: arnes's own .gitignore is no node's write
     run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + team.name
-    timeline = Timeline(ws / ".arnes" / "teams" / "runs", run_id, console)
+    try:
+        timeline = Timeline(ws, run_id, console)
+    except OSError as exc:  # .arnes/teams/runs is a link, or cannot be written
+        raise ConfigError(f"cannot write the team timeline: {exc.strerror or exc}") from exc
     opened = []
     first: list[Session] = []
 
@@ -89,7 +93,8 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
         if not interactive:  # parallel branches: nobody can answer two prompts at once
             session.approver = NoTerminalApprover()
             session.gate.approver = session.approver
-        context = subscribe(args, session, cfg, ws / ".arnes" / "teams" / "runs" / f"{run_id}-{session.id}.jsonl")
+        trace = ws / ".arnes" / "teams" / "runs" / f"{run_id}-{session.id}.jsonl"
+        context = subscribe(args, session, cfg, trace, root=ws)
         context.__enter__()
         opened.append(context)
         return session
@@ -116,5 +121,6 @@ def write_timeline_page(timeline: Timeline) -> Path:
     from arnes.ui.html.team_timeline import render
 
     page = timeline.jsonl.with_suffix(".html")
-    atomic_write(page, render(timeline.jsonl.stem, list(timeline.events)).encode("utf-8"))
+    # On the name itself (a link planted there is replaced), through real folders only.
+    atomic_write(page, render(timeline.jsonl.stem, list(timeline.events)).encode("utf-8"), real=page)
     return page

@@ -261,6 +261,19 @@ class RuleEngine:
         with self._lock:
             return any(self._first(kind, tools, forms, every=False) for kind in ("deny", "ask"))
 
+    def listable(self, tool: str, path: str | Path) -> bool:
+        """Whether a search hit at `path` (reached through no link) may be shown.
+
+        ripgrep never follows links, so a hit whose path has a link in it now had one appear
+        mid-search: left out. Otherwise one path form is enough, and the rules decide as for Read.
+        """
+        written = str(path)
+        if real_path(written, self._root) != written:
+            return False
+        tools = rule_tools(tool, "read")
+        with self._lock:
+            return not any(self._first(kind, tools, (written,), every=False) for kind in ("deny", "ask"))
+
     def write_covered(self, path: Path) -> bool:
         """True when a deny or ask rule covers writing `path` (the sandbox then keeps it read-only)."""
         written = str(path)

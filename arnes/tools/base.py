@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from arnes.errors import validation_summary
 from arnes.messages import ToolSpec
-from arnes.permissions.paths import absolute
+from arnes.permissions.paths import absolute, real_path
 from arnes.permissions.types import Target
 from arnes.sandbox.base import NoSandbox, Sandbox
 from arnes.tools.filestate import ChangeLog, FileStateCache
@@ -42,6 +42,8 @@ class ToolContext:
     max_output_chars: int = 30_000
     # Set by the session from the permission policy: searches leave out what a rule hides.
     hidden: Callable[[str, Path], bool] = field(default=lambda tool, path: False)
+    # A search hit that may be shown: no link on its way now, no rule hiding it (see RuleEngine).
+    listable: Callable[[str, str], bool] = field(default=lambda tool, path: real_path(path) == path)
     sandbox: Sandbox = field(default_factory=NoSandbox)
     jobs: BackgroundJobs = field(default_factory=BackgroundJobs)
     # Set by the agent loop: runs a sub-agent on (task, read_only) and returns its conclusion.

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import os
 import re
-import stat
 from pathlib import Path
 
 from pydantic import Field
 
+from arnes.host.nofollow import LinkRefused, NotRegularFile, read_regular
+from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.filestate import atomic_write, newline_of
@@ -36,22 +38,42 @@ class EditArgs(ToolArgs):
     replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one.")
 
 
-def read_text(path: Path, shown: str) -> str:
+def read_text(path: Path, shown: str, real: Path | None = None) -> str:
     """A file's text, or a ToolError that tells the model what to do instead."""
-    if not path.exists():
+    return read_checked(path, shown, real or resolve_real(path))[0]
+
+
+def read_checked(path: Path, shown: str, real: Path) -> tuple[str, bytes, os.stat_result]:
+    """The text at `real`, the real path that was judged, opened through no link (a link swapped
+    in since the decision makes the read fail), with the bytes and stat it came from."""
+    try:
+        data, st = read_regular(real)
+    except FileNotFoundError:
         hint = _similar_names(path)
-        raise ToolError(f"File does not exist: {shown}.{hint} Use Glob to find the right path.")
-    if path.is_dir():
-        raise ToolError(f"{shown} is a folder, not a file. Use Glob with path={shown!r} to list it.")
-    if not stat.S_ISREG(path.stat().st_mode):
-        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device); it cannot be read.")
-    data = path.read_bytes()
+        raise ToolError(f"File does not exist: {shown}.{hint} Use Glob to find the right path.") from None
+    except IsADirectoryError:
+        raise ToolError(f"{shown} is a folder, not a file. Use Glob with path={shown!r} to list it.") from None
+    except NotRegularFile:
+        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device); it cannot be read.") from None
+    except LinkRefused:
+        raise ToolError(
+            f"{shown} changed after it was judged: a link now stands where a real file or folder was, "
+            "so it was not read. Read it again; if it keeps changing, ask the user."
+        ) from None
     if b"\0" in data[:8192]:
         raise ToolError(f"{shown} is a binary file; it cannot be read as text.")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), data, st
     except UnicodeDecodeError as exc:
         raise ToolError(f"{shown} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
+
+
+def _bytes(real: Path) -> bytes | None:
+    """The bytes of the file at a real path, read through no link; None when it is not a file."""
+    try:
+        return read_regular(real)[0]
+    except OSError:
+        return None
 
 
 def split_lines(text: str) -> list[str]:
@@ -88,7 +110,8 @@ def session_diffs(ctx: ToolContext) -> list[tuple[str, str]]:
     for path in ctx.changes.changed():
         before = ctx.changes.originals[path]
         old = before.decode("utf-8", "replace") if before is not None else ""
-        new = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        after = _bytes(path)
+        new = after.decode("utf-8", "replace") if after is not None else ""
         shown = ctx.display(path)
         out.append((shown, unified_diff(old, new, shown)))
     return out
@@ -109,8 +132,9 @@ class Read(BaseTool[ReadArgs]):
     def run(self, args: ReadArgs, ctx: ToolContext) -> str:
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
-        text = read_text(path, shown)
-        ctx.files.record(path)
+        real = ctx.real_of(path) or resolve_real(path)
+        text, data, st = read_checked(path, shown, real)
+        ctx.files.record_read(real, data, st)
         lines = split_lines(text)
         if not lines:
             return f"({shown} is empty)"
@@ -135,9 +159,10 @@ class Write(BaseTool[WriteArgs]):
     def targets(self, args: WriteArgs, ctx: ToolContext) -> list[Target]:
         return [Target(ctx.path(args.file_path), "write")]
 
-    def _new_text(self, args: WriteArgs, path: Path) -> tuple[str, str]:
+    def _new_text(self, args: WriteArgs, path: Path, real: Path | None = None) -> tuple[str, str]:
         # Bytes, not read_text: its universal newlines would hide the CRLF this keeps.
-        before = path.read_bytes().decode("utf-8", errors="replace") if path.is_file() else ""
+        old = _bytes(real or resolve_real(path))
+        before = old.decode("utf-8", errors="replace") if old is not None else ""
         content = args.content
         if before and newline_of(before) == "\r\n" and "\r\n" not in content:
             content = content.replace("\n", "\r\n")
@@ -158,8 +183,8 @@ class Write(BaseTool[WriteArgs]):
             problem = ctx.files.check_writable(path, shown)
             if problem:
                 raise ToolError(problem)
-        _, content = self._new_text(args, path)
-        ctx.changes.before_write(path)
+        _, content = self._new_text(args, path, ctx.real_of(path))
+        ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, content.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
@@ -178,8 +203,8 @@ class Edit(BaseTool[EditArgs]):
     def targets(self, args: EditArgs, ctx: ToolContext) -> list[Target]:
         return [Target(ctx.path(args.file_path), "write")]
 
-    def _apply(self, args: EditArgs, path: Path, shown: str) -> tuple[str, str]:
-        original = read_text(path, shown)
+    def _apply(self, args: EditArgs, path: Path, shown: str, real: Path | None = None) -> tuple[str, str]:
+        original = read_text(path, shown, real)
         newline = newline_of(original)
         text = original.replace("\r\n", "\n") if newline == "\r\n" else original
         old = args.old_string.replace("\r\n", "\n")
@@ -218,8 +243,8 @@ class Edit(BaseTool[EditArgs]):
         problem = ctx.files.check_writable(path, shown)
         if problem:
             raise ToolError(problem)
-        before, after = self._apply(args, path, shown)
-        ctx.changes.before_write(path)
+        before, after = self._apply(args, path, shown, ctx.real_of(path))
+        ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
         replaced = before.replace("\r\n", "\n").count(args.old_string.replace("\r\n", "\n"))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
 import stat
@@ -11,6 +10,8 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from arnes.host.nofollow import LinkRefused, open_folder, read_regular
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,12 @@ class FileStateCache:
         with self._lock:
             self._snaps[Path(os.path.realpath(path))] = snap
 
+    def record_read(self, real: Path, data: bytes, st: os.stat_result) -> None:
+        """What a Read returned, from the bytes it returned: no second open that could differ."""
+        snap = Snapshot(st.st_size, st.st_mtime_ns, hashlib.sha256(data).hexdigest())
+        with self._lock:
+            self._snaps[real] = snap
+
     def check_writable(self, path: Path, shown: str) -> str | None:
         """None when the write may go ahead; otherwise the message for the model."""
         with self._lock:
@@ -70,9 +77,9 @@ class ChangeLog:
     def new_turn(self) -> None:
         self.turns.append({})
 
-    def before_write(self, path: Path) -> None:
-        real = Path(os.path.realpath(path))
-        current = real.read_bytes() if real.is_file() else None
+    def before_write(self, path: Path, real: Path | None = None) -> None:
+        real = real or Path(os.path.realpath(path))
+        current = _content(real)
         if real not in self.originals:
             self.originals[real] = current
         if self.turns and real not in self.turns[-1]:
@@ -89,16 +96,24 @@ class ChangeLog:
             if before is None:
                 path.unlink(missing_ok=True)
             else:
-                atomic_write(path, before)
+                atomic_write(path, before, real=path)  # the recorded real path, not what a link says now
         return sorted(checkpoint)
 
     def changed(self) -> list[Path]:
         out = []
         for path, before in self.originals.items():
-            after = path.read_bytes() if path.is_file() else None
+            after = _content(path)
             if after != before:
                 out.append(path)
         return out
+
+
+def _content(real: Path) -> bytes | None:
+    """A file's bytes read through no link; None when it is gone (or a link or folder took its place)."""
+    try:
+        return read_regular(real)[0]
+    except OSError:
+        return None
 
 
 def atomic_write(path: Path, data: bytes, real: Path | None = None) -> None:
@@ -137,27 +152,10 @@ def atomic_write(path: Path, data: bytes, real: Path | None = None) -> None:
 
 def _open_folder(folder: Path) -> int:
     """Open `folder` component by component, never through a link; create what is missing."""
-    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for part in folder.parts[1:]:
-            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-            try:
-                child = os.open(part, flags, dir_fd=fd)
-            except FileNotFoundError:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o777, dir_fd=fd)
-                child = os.open(part, flags, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    message = f"{folder} changed while writing (a link appeared); read it again"
-                    raise OSError(exc.errno, message) from exc
-                raise
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        return open_folder(folder, create=True)
+    except LinkRefused as exc:
+        raise LinkRefused(exc.errno, f"{folder} changed while writing (a link appeared); read it again") from exc
 
 
 def _default_mode() -> int:

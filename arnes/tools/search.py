@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from arnes.permissions.paths import is_inside
+from arnes.host.nofollow import LinkRefused, open_real
+from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 
@@ -37,12 +41,48 @@ def ripgrep() -> str:
     raise ToolError("ripgrep (rg) is not installed; reinstall arnes (`pip install .`), which brings it.")
 
 
-def _run_rg(args: list[str], cwd: Path, paths: list[str] | None = None) -> tuple[int, str, str]:
-    command = [ripgrep(), *_BASE, *args, *_NO_GIT, "--", *(paths or [])]
-    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, errors="replace", check=False)
+def _run_rg(args: list[str], where: _Root, paths: list[str] | None = None) -> tuple[int, str, str]:
+    command = [ripgrep(), *_BASE, *args, *_NO_GIT, "--", *(paths or [where.target])]
+    stdin = subprocess.DEVNULL if where.stdin is None else where.stdin
+    proc = subprocess.run(
+        command, cwd=where.cwd, stdin=stdin, pass_fds=where.keep, capture_output=True, text=True, errors="replace",
+        check=False,
+    )  # fmt: skip
     return proc.returncode, proc.stdout, proc.stderr
 
 
+@dataclass(frozen=True)
+class _Root:
+    """Where ripgrep searches: the judged real folder, opened through no link, as its working
+    folder (`/proc/self/fd/N`), or the judged real file fed on stdin. ripgrep follows a link
+    given as an argument, so it is never given a path that a swap could turn into one."""
+
+    cwd: str
+    target: str  # "." or "-" (stdin)
+    stdin: int | None = None
+    keep: tuple[int, ...] = ()
+
+
+@contextmanager
+def _opened(ctx: ToolContext, root: Path) -> Iterator[_Root]:
+    real = ctx.real_of(root) or resolve_real(root)
+    try:
+        fd = open_real(real, os.O_RDONLY | os.O_NONBLOCK)
+    except LinkRefused as exc:
+        shown = ctx.display(root)
+        raise ToolError(f"{shown} changed after it was judged (a link appeared); nothing was searched.") from exc
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            yield _Root(".", "-", stdin=fd)
+        elif _PROC_FD.is_dir():
+            yield _Root(f"{_PROC_FD}/{fd}", ".", keep=(fd,))
+        else:  # no /proc (macOS): the real path by name; a link swapped in right now is followed
+            yield _Root(str(real), ".")
+    finally:
+        os.close(fd)
+
+
+_PROC_FD = Path("/proc/self/fd")
 _NAME_TYPE = "arnesglob"
 
 
@@ -72,10 +112,35 @@ def workspace_files(workspace: Path, exclude: tuple[str, ...] = (".git", ".arnes
     return [line for line in done.stdout.split("\n") if line]
 
 
-def _listed(cwd: Path, paths: list[str] | None = None) -> set[str]:
-    """The files ripgrep searches under `paths` (ignore rules applied), as it prints them."""
-    _, out, _ = _run_rg(["--files"], cwd, paths)
+def _listed(where: _Root) -> set[str]:
+    """The files ripgrep searches there (ignore rules applied), as it prints them."""
+    _, out, _ = _run_rg(["--files"], where)
     return set(out.split("\n"))
+
+
+def _shown_under(ctx: ToolContext, root: Path, real_root: Path, tool: str) -> Callable[[str], tuple[str, str] | None]:
+    """rg's path (relative to the root it ran in) -> (the name shown, the real path), or None when
+    it must not show.
+
+    A hit is shown when no link stands on its way now and no rule hides it, judged on the real
+    path and, when the root was reached through a link, on the path as written too. Strings, not
+    Paths: this runs once per file listed.
+    """
+    base, shown_root = str(real_root), ctx.display(root)
+    prefix = "" if shown_root == "." else shown_root.rstrip("/") + "/"
+
+    def shown(printed: str) -> tuple[str, str] | None:
+        rel = printed[2:] if printed.startswith("./") else printed
+        if rel in ("<stdin>", "-", ""):
+            return (shown_root, base) if ctx.listable(tool, base) else None
+        real = f"{base.rstrip('/')}/{rel}"
+        if not ctx.listable(tool, real):
+            return None
+        if root != real_root and ctx.hidden(tool, root / rel):
+            return None
+        return prefix + rel, real
+
+    return shown
 
 
 def _search_root(ctx: ToolContext, path: str | None) -> tuple[Path, str]:
@@ -104,27 +169,29 @@ class Glob(BaseTool[GlobArgs]):
         if root.is_file():
             raise ToolError(f"{shown} is a file; Glob needs a folder as path.")
         select, leaky = _glob_flags(args.pattern)
-        code, out, err = _run_rg(["--files", *select], root)
-        if code == 2 and not out:
-            raise ToolError(f"Glob failed: {err.strip() or 'bad pattern'}. Check the pattern syntax.")
-        found = [line for line in out.split("\n") if line]
-        if leaky and found:
-            listed = _listed(root)
-            found = [line for line in found if line in listed]
-        paths = [root / line for line in found]
-        paths = [p for p in paths if not ctx.hidden(self.name, p)]
-        if not paths:
+        real_root = ctx.real_of(root) or resolve_real(root)
+        with _opened(ctx, root) as where:
+            code, out, err = _run_rg(["--files", *select], where)
+            if code == 2 and not out:
+                raise ToolError(f"Glob failed: {err.strip() or 'bad pattern'}. Check the pattern syntax.")
+            found = [line for line in out.split("\n") if line]
+            if leaky and found:
+                listed = _listed(where)
+                found = [line for line in found if line in listed]
+        name_of = _shown_under(ctx, root, real_root, self.name)
+        hits = [hit for hit in map(name_of, found) if hit is not None]
+        if not hits:
             return f"No files match {args.pattern!r} in {_where(shown)}."
-        paths.sort(key=_mtime, reverse=True)
-        lines = [ctx.display(p) for p in paths[:GLOB_LIMIT]]
-        if len(paths) > GLOB_LIMIT:
-            lines.append(f"... ({len(paths) - GLOB_LIMIT} more; use a narrower pattern or path)")
+        hits.sort(key=lambda hit: _mtime(hit[1]), reverse=True)
+        lines = [name for name, _ in hits[:GLOB_LIMIT]]
+        if len(hits) > GLOB_LIMIT:
+            lines.append(f"... ({len(hits) - GLOB_LIMIT} more; use a narrower pattern or path)")
         return "\n".join(lines)
 
 
-def _mtime(path: Path) -> float:
+def _mtime(path: Path | str) -> float:
     try:
-        return path.stat().st_mtime
+        return os.stat(path).st_mtime
     except OSError:
         return 0.0
 
@@ -154,7 +221,7 @@ class Grep(BaseTool[GrepArgs]):
         return [Target(ctx.path(args.path or "."), "read")]
 
     def run(self, args: GrepArgs, ctx: ToolContext) -> str:
-        root, shown = _search_root(ctx, args.path)
+        root, where_shown = _search_root(ctx, args.path)
         flags: list[str] = []
         if args.case_insensitive:
             flags.append("-i")
@@ -172,31 +239,34 @@ class Grep(BaseTool[GrepArgs]):
             flags += ["--field-match-separator", r"\x00:", "--field-context-separator", r"\x00-"]
             if args.context:
                 flags += ["--context", str(args.context)]
-        if args.output_mode != "files_with_matches" or root.is_dir():
-            flags.append("--with-filename")
-        target = os.path.relpath(root, ctx.workspace) if is_inside(ctx.workspace, root) else str(root)
-        code, out, err = _run_rg([*flags, "--regexp", args.pattern], ctx.workspace, [target])
-        if code == 2 and not out:
-            raise ToolError(f"Grep failed: {err.strip() or 'bad pattern'}. Check the regular expression.")
-        # Split on newlines only: splitlines() also breaks at \f, \v, \x1c.. and would cut a hidden
-        # file's line into pieces that no longer carry its name.
-        lines = [line for line in out.split("\n") if line]
-        listed = _listed(ctx.workspace, [target]) if leaky and lines else None
-        verdicts: dict[str, bool] = {}
+        flags.append("--with-filename")
+        real_root = ctx.real_of(root) or resolve_real(root)
+        with _opened(ctx, root) as where:
+            code, out, err = _run_rg([*flags, "--regexp", args.pattern], where)
+            if code == 2 and not out:
+                raise ToolError(f"Grep failed: {err.strip() or 'bad pattern'}. Check the regular expression.")
+            # Split on newlines only: splitlines() also breaks at \f, \v, \x1c.. and would cut a hidden
+            # file's line into pieces that no longer carry its name.
+            lines = [line for line in out.split("\n") if line]
+            listed = _listed(where) if leaky and lines and where.stdin is None else None
+        shown = _shown_under(ctx, root, real_root, self.name)
+        names: dict[str, tuple[str, str] | None] = {}
 
-        def keep(path: str) -> bool:
-            """Not ignored by .gitignore, and not covered by a Read deny or ask rule."""
-            if path not in verdicts:
+        def keep(path: str) -> str | None:
+            """The name to show, when not ignored by .gitignore nor covered by a Read deny or ask rule."""
+            if path not in names:
                 visible = listed is None or path in listed
-                verdicts[path] = visible and not ctx.hidden(self.name, ctx.path(path))
-            return verdicts[path]
+                names[path] = shown(path) if visible else None
+            hit = names[path]
+            return None if hit is None else hit[0]
 
         lines = _filter_output(lines, args.output_mode, keep)
-        lines = [_strip_dot(line.replace("\0", "")) for line in lines]
+        lines = [line.replace("\0", "") for line in lines]
         if not lines:
-            return f"No matches for {args.pattern!r} in {_where(shown)}."
+            return f"No matches for {args.pattern!r} in {_where(where_shown)}."
         if args.output_mode == "files_with_matches":
-            lines.sort(key=lambda p: _mtime(ctx.workspace / p), reverse=True)
+            where_is: dict[str, str] = {hit[0]: hit[1] for hit in names.values() if hit is not None}
+            lines.sort(key=lambda name: _mtime(where_is.get(name) or name), reverse=True)
         limit = args.head_limit or GREP_LINE_LIMIT
         body = "\n".join(lines[:limit])
         if len(lines) > limit:
@@ -204,31 +274,30 @@ class Grep(BaseTool[GrepArgs]):
         return body
 
 
-def _filter_output(lines: list[str], mode: str, keep: Callable[[str], bool]) -> list[str]:
-    """Keep the output of files that `keep` accepts; tidy the `--` separators between groups."""
+def _filter_output(lines: list[str], mode: str, keep: Callable[[str], str | None]) -> list[str]:
+    """The output of files `keep` names, each under that name; tidy the `--` between groups."""
     kept: list[str] = []
     for line in lines:
         if mode == "files_with_matches":
-            path = line
+            path, rest = line, ""
         elif mode == "count":
-            path = line.rpartition(":")[0]
+            path, _, count = line.rpartition(":")
+            rest = ":" + count
         elif "\0" in line:
-            path = line.partition("\0")[0]
+            path, nul, rest = line.partition("\0")
+            rest = nul + rest
         elif line == "--":  # the separator between context groups
             if kept and kept[-1] != "--":
                 kept.append(line)
             continue
         else:
             continue  # a line without a file name: nothing to vouch for it
-        if keep(path):
-            kept.append(line)
+        name = keep(path)
+        if name is not None:
+            kept.append(name + rest)
     while kept and kept[-1] == "--":
         kept.pop()
     return kept
-
-
-def _strip_dot(line: str) -> str:
-    return line[2:] if line.startswith("./") else line
 
 
 def _where(shown: str) -> str:

@@ -87,19 +87,19 @@ class Repl:
 
     def _prompt_toolkit(self) -> Callable[[], str]:
         from prompt_toolkit import PromptSession
-        from prompt_toolkit.history import FileHistory
         from prompt_toolkit.key_binding import KeyBindings
 
         from arnes.dotdir import ensure_arnes_dir
+        from arnes.ui.history import WorkspaceHistory
 
-        history = ensure_arnes_dir(self.session.workspace) / "history"
+        ensure_arnes_dir(self.session.workspace)
         keys = KeyBindings()
 
         @keys.add("escape", "enter")
         def _newline(event):  # type: ignore[no-untyped-def]  # prompt_toolkit's handler signature
             event.current_buffer.insert_text("\n")
 
-        prompt: PromptSession[str] = PromptSession(history=FileHistory(str(history)), key_bindings=keys)
+        prompt: PromptSession[str] = PromptSession(history=WorkspaceHistory(self.session.host), key_bindings=keys)
         return lambda: prompt.prompt("arnes> ")
 
     # -- slash commands ----------------------------------------------------------------------

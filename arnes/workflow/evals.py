@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arnes.errors import ConfigError
+from arnes.host.files import HostFiles
 from arnes.workflow.verify import run_check
 
 
@@ -32,8 +33,7 @@ class EvalTask:
 
     @property
     def script(self) -> Path | None:
-        path = self.folder / "script.json"
-        return path if path.is_file() else None
+        return self.folder / "script.json" if HostFiles(self.folder).is_file("script.json") else None
 
 
 @dataclass(frozen=True)
@@ -62,11 +62,15 @@ def discover(folder: Path) -> list[EvalTask]:
                 what = ", ".join(f"{n} (a {'folder' if n == 'workspace' else 'file'})" for n in missing)
                 raise ConfigError(f"eval task {sub} lacks {what}")
             continue
+        # Through no link out of the task's folder: task.md goes to the model, verify runs.
+        files = HostFiles(sub)
         try:
-            prompt = (sub / "task.md").read_text(encoding="utf-8").strip()
-            verify = (sub / "verify").read_text(encoding="utf-8").strip()
+            prompt = (files.read("task.md") or b"").decode("utf-8").strip()
+            verify = (files.read("verify") or b"").decode("utf-8").strip()
         except UnicodeDecodeError as exc:
             raise ConfigError(f"eval task {sub}: task.md and verify must be UTF-8 text ({exc.reason})") from exc
+        except OSError as exc:
+            raise ConfigError(f"eval task {sub}: {exc.strerror or exc}") from exc
         tasks.append(EvalTask(sub.name, sub, prompt, verify))
     if not tasks:
         raise ConfigError(f"no eval tasks in {folder} (each needs task.md, workspace/ and verify)")
@@ -80,7 +84,8 @@ def run_one(task: EvalTask, attempt: int, agent_argv: AgentArgv, timeout: float)
     """A fresh copy, the agent on it, then the task's own verify command."""
     with tempfile.TemporaryDirectory(prefix=f"arnes-eval-{task.name}-") as tmp:
         copy = Path(tmp) / "workspace"
-        shutil.copytree(task.folder / "workspace", copy)
+        # Links stay links: copied as files, one to ~/.ssh would put the key in the agent's reach.
+        shutil.copytree(task.folder / "workspace", copy, symlinks=True)
         started = time.monotonic()
         try:
             done = subprocess.run(

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from arnes.errors import ConfigError, validation_summary
-from arnes.tools.filestate import atomic_write
+from arnes.host.files import HostFiles, Refused
 
 FILE = "features.json"
 State = Literal["not_started", "active", "blocked", "passing"]
@@ -60,12 +60,17 @@ class FeatureList(BaseModel):
 
 
 def load(workspace: Path) -> FeatureList:
+    """The list, read through no link out of the workspace (its descriptions become the model's task)."""
     path = workspace / FILE
-    if not path.is_file():
+    try:
+        data = HostFiles(workspace).read(FILE)
+    except Refused as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from exc
+    if data is None:
         raise ConfigError(f"no {FILE} in {workspace}: write one like " + '{"features": [{"id": "F01", '
                           '"description": "...", "verify": "pytest -q tests/test_f01.py"}]}')  # fmt: skip
     try:
-        features = FeatureList.from_json(json.loads(path.read_text(encoding="utf-8")))
+        features = FeatureList.from_json(json.loads(data.decode("utf-8")))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
     except (UnicodeDecodeError, OSError) as exc:
@@ -81,7 +86,11 @@ def load(workspace: Path) -> FeatureList:
 
 
 def save(workspace: Path, features: FeatureList) -> None:
-    atomic_write(workspace / FILE, (features.to_json() + "\n").encode("utf-8"))
+    """Written by the harness alone (the model's tools never write it), on its real path inside."""
+    try:
+        HostFiles(workspace).write(FILE, (features.to_json() + "\n").encode("utf-8"), judged=False)
+    except Refused as exc:
+        raise ConfigError(f"{workspace / FILE}: {exc.strerror}") from exc
 
 
 def task_for(feature: Feature) -> str:

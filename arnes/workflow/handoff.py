@@ -7,6 +7,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arnes.host.git import repository, run_git
 from arnes.sandbox.base import Sandbox
 from arnes.tools.search import workspace_files
 from arnes.workflow.verify import run_check
@@ -40,8 +41,8 @@ def inspect(workspace: Path, build: str | None, tests: str | None, sandbox: Sand
     if leftovers:
         report.reasons.append("leftover temporary files: " + ", ".join(leftovers[:10]))
     changes = uncommitted(workspace)
-    if changes is None:
-        report.checks.append(("git", "not a repository (skipped)"))
+    if isinstance(changes, str):
+        report.checks.append(("git", f"{changes} (skipped)"))
     else:
         report.checks.append(("uncommitted changes", f"{len(changes)} paths"))
         if changes:
@@ -57,17 +58,17 @@ def leftover_files(workspace: Path) -> list[str]:
     return sorted(f for f in workspace_files(workspace) if any(fnmatch.fnmatch(Path(f).name, p) for p in LEFTOVERS))
 
 
-def uncommitted(workspace: Path) -> list[str] | None:
-    """Changed or untracked paths (outside .arnes/), or None when this is not a git repository."""
-    done = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def uncommitted(workspace: Path) -> list[str] | str:
+    """Changed or untracked paths (outside .arnes/), or why git was not asked (host/git.py)."""
+    repo = repository(workspace)
+    if isinstance(repo, str):
+        return repo
+    try:
+        done = run_git(repo, ["status", "--porcelain", "--untracked-files=all"])
+    except subprocess.TimeoutExpired:
+        return "git status did not finish"
     if done.returncode != 0:
-        return None
+        return f"git status failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
     paths = [line[3:] for line in done.stdout.splitlines() if line.strip()]
     return [p for p in paths if not p.startswith(".arnes/")]
 

@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from arnes.host.files import HostFiles
 from arnes.sandbox.base import NoSandbox, Sandbox
 from arnes.tools.bash import shell_env
 from arnes.tools.processes import run_foreground
@@ -40,22 +41,21 @@ def detect(workspace: Path) -> str | None:
             return "python -m unittest discover -q -s tests"
         if any(workspace.glob("test*.py")):
             return "python -m unittest -q"
-    package = workspace / "package.json"
-    if package.is_file():
+    files = HostFiles(workspace)  # through no link out of the workspace, like every host-side read
+    package = _text(files, "package.json")
+    if package is not None:
         try:
-            scripts = json.loads(package.read_text(encoding="utf-8")).get("scripts", {})
-        except (json.JSONDecodeError, OSError):
+            scripts = json.loads(package).get("scripts", {})
+        except (json.JSONDecodeError, AttributeError):
             scripts = {}
-        if "test" in scripts:
+        if isinstance(scripts, dict) and "test" in scripts:
             return "npm test"
     if (workspace / "Cargo.toml").is_file():
         return "cargo test"
     if (workspace / "go.mod").is_file():
         return "go test ./..."
-    makefile = workspace / "Makefile"
-    if makefile.is_file() and any(
-        line.startswith("test:") for line in makefile.read_text(errors="replace").splitlines()
-    ):
+    makefile = _text(files, "Makefile")
+    if makefile is not None and any(line.startswith("test:") for line in makefile.splitlines()):
         return "make test"
     if any(workspace.glob("test_*.py")) or any(workspace.glob("*_test.py")):
         return "python -m unittest -q"
@@ -73,6 +73,13 @@ def _has_pytest(workspace: Path) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
+
+
+def _text(files: HostFiles, name: str) -> str | None:
+    try:
+        return files.read_text(name)
+    except OSError:
+        return None
 
 
 def run_check(command: str, workspace: Path, sandbox: Sandbox | None = None, timeout: float = TIMEOUT) -> Verdict:

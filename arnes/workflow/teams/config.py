@@ -10,6 +10,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from arnes.errors import ConfigError, validation_summary
+from arnes.host.files import HostFiles
+
+FOLDER = ".arnes/teams"
 
 AgentName = Literal["arnes", "claude", "codex", "opencode", "gemini"]
 
@@ -71,18 +74,24 @@ def builtin_names() -> list[str]:
 
 
 def project_names(workspace: Path) -> list[str]:
-    folder = workspace / ".arnes" / "teams"
-    return sorted(p.stem for p in folder.glob("*.toml")) if folder.is_dir() else []
+    """Team files in a real .arnes/teams folder (links are not team files: their prompts go to a model)."""
+    return [name.removesuffix(".toml") for name, _ in HostFiles(workspace).entries(FOLDER, ".toml")]
 
 
 def load_team(workspace: Path, name: str) -> Team:
     """A project team (.arnes/teams/NAME.toml) first, else a built-in template of that name."""
-    path = workspace / ".arnes" / "teams" / f"{name}.toml"
-    if path.is_file():
+    path = workspace / FOLDER / f"{name}.toml"
+    data = None
+    if "/" not in name and name in project_names(workspace):
+        try:
+            data = HostFiles(workspace).read(f"{FOLDER}/{name}.toml")
+        except OSError as exc:
+            raise ConfigError(f"{path}: {exc.strerror or exc}") from exc
+    if data is not None:
         where = str(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError) as exc:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise ConfigError(f"{where}: cannot be read as UTF-8 text ({exc})") from exc
     elif name in builtin_names():
         text = (resources.files("arnes.workflow.teams") / f"{name}.toml").read_text(encoding="utf-8")

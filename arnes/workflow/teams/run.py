@@ -14,8 +14,8 @@ from pathlib import Path
 
 from arnes.agent.events import Event, ToolResultEvent
 from arnes.agent.loop import Agent, raise_for
+from arnes.host.files import HostFiles
 from arnes.session import Session
-from arnes.tools.filestate import atomic_write
 from arnes.workflow.teams import snapshot
 from arnes.workflow.teams.clis import command_line
 from arnes.workflow.teams.config import Node, Team
@@ -136,8 +136,23 @@ class TeamRunner:
                     continue  # a read-only node's writes are reported, never brought back
                 for rel in outcome.wrote:
                     if rel not in clashing:
-                        _bring_back(copies[node.id] / rel, self.workspace / rel)
+                        self._bring_back(node, copies[node.id], rel)
         return done
+
+    def _bring_back(self, node: Node, copy: Path, rel: str) -> None:
+        """A branch's file into the workspace: read through no link out of its copy, written on
+        its real path inside the workspace (a link there to ~/.bashrc is refused, not followed)."""
+        try:
+            data = HostFiles(copy).read(rel)
+            if data is not None:
+                HostFiles(self.workspace).write(rel, data, judged=False)
+            elif (self.workspace / rel).exists() or (self.workspace / rel).is_symlink():
+                HostFiles(self.workspace).remove(rel)
+        except OSError as exc:
+            self.timeline.record(
+                "not_brought_back", f"{node.id}: {rel} not brought back: {exc.strerror or exc}", "yellow",
+                node=node.id, file=rel,
+            )  # fmt: skip
 
     def _record_writes(self, node: Node, files: list[str], result: TeamResult) -> None:
         if not files:
@@ -217,10 +232,3 @@ class TeamRunner:
         except subprocess.TimeoutExpired:
             return f"{argv[0]} did not finish in {EXTERNAL_TIMEOUT:g} s", False
         return done.stdout.strip() or done.stderr.strip(), done.returncode == 0
-
-
-def _bring_back(source: Path, target: Path) -> None:
-    if source.is_file():
-        atomic_write(target, source.read_bytes())
-    elif target.exists() and not source.exists():
-        target.unlink()

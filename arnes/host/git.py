@@ -1,0 +1,139 @@
+"""git as arnes itself runs it on the host (handoff, anything that asks the repository's state):
+outside any sandbox, so it must run no repository code.
+
+A repository chooses programs through its config: `core.fsmonitor` runs on every `git status`,
+hooks, pagers, external diffs and textconv, clean/smudge filters, ssh commands for a lazy fetch.
+A clone's `.git/config` is git's own, but a repository can still bring a config of its choosing:
+a tarball with its `.git`, a nested `sub/.git` or submodule a command wrote, a `.git` gitfile
+pointing at a planted folder, or a workspace laid out like a bare repository (HEAD, config,
+objects/ at the top) that git would discover on its own. So here:
+
+- git runs only on the workspace's own `.git` *folder* (not a link, not a gitfile), named
+  explicitly with GIT_DIR and GIT_WORK_TREE: nothing is discovered, an implicit bare
+  repository is never used (and `safe.bareRepository=explicit` refuses one anyway);
+- command-line config, which wins over every file, turns off fsmonitor, hooks, pagers,
+  transports and submodule recursion, and empties every filter driver the repository defines;
+  diffs run with --no-ext-diff --no-textconv;
+- the user's GIT_* variables are dropped (GIT_DIR, GIT_CONFIG_*, ... would redirect it);
+- a `git` on PATH that lies inside the workspace is not run.
+The user's own global config still applies: its programs are the user's choice.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from arnes.permissions.paths import is_inside, resolve_real
+
+SAFE_CONFIG = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.askPass=",
+    "credential.helper=",
+    "core.sshCommand=false",
+    "protocol.allow=never",
+    "safe.bareRepository=explicit",
+    "submodule.recurse=false",
+    "status.submoduleSummary=false",
+    "diff.ignoreSubmodules=all",
+    "gc.auto=0",
+    "maintenance.auto=false",
+)
+# Read-only inspections only; each with the flags that keep repository programs out.
+_DIFFS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all")
+SUBCOMMANDS: dict[str, tuple[str, ...]] = {
+    "status": ("--ignore-submodules=all",),
+    "diff": _DIFFS,
+    "show": _DIFFS,
+    "log": _DIFFS,
+    "ls-files": (),
+    "rev-parse": (),
+}
+TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Repository:
+    """The workspace's own git folder, checked: a real folder directly in the workspace."""
+
+    workspace: Path
+    git_dir: Path
+    git: str
+
+
+def repository(workspace: Path) -> Repository | str:
+    """The repository arnes may run git on, or why not (one line, for a report)."""
+    ws = resolve_real(workspace)
+    git_dir = ws / ".git"
+    try:
+        mode = os.lstat(git_dir).st_mode
+    except FileNotFoundError:
+        return "not a repository (no .git folder in the workspace)"
+    except OSError as exc:
+        return f".git cannot be read ({exc.strerror})"
+    if stat.S_ISLNK(mode):
+        return ".git is a link; arnes runs git only on the workspace's own .git folder"
+    if not stat.S_ISDIR(mode):
+        return ".git is a file pointing elsewhere (a worktree or submodule); arnes runs git only on a .git folder"
+    git = shutil.which("git")
+    if git is None:
+        return "git is not installed"
+    if is_inside(ws, resolve_real(Path(git))):
+        return f"the git on PATH ({git}) is inside the workspace; arnes does not run it"
+    return Repository(ws, git_dir, git)
+
+
+def run_git(repo: Repository, args: list[str], timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    """Run one read-only git subcommand on `repo` with repository code turned off."""
+    sub, rest = args[0], args[1:]
+    if sub not in SUBCOMMANDS:
+        raise ValueError(f"arnes runs only read-only git subcommands on the host, not {sub!r}")
+    env = _environment(repo)
+    overrides = [*SAFE_CONFIG, *_no_filters(repo, env)]
+    argv = [repo.git, "--no-pager", *(a for item in overrides for a in ("-c", item)), sub, *SUBCOMMANDS[sub], *rest]
+    return subprocess.run(
+        argv, cwd=repo.workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        errors="replace", timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def _environment(repo: Repository) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_DIR=str(repo.git_dir),
+        GIT_WORK_TREE=str(repo.workspace),
+        GIT_CEILING_DIRECTORIES=str(repo.workspace.parent),
+        GIT_TERMINAL_PROMPT="0",
+        GIT_OPTIONAL_LOCKS="0",  # status does not write the index: arnes only looks
+        GIT_NO_LAZY_FETCH="1",
+        GIT_PAGER="cat",
+    )
+    return env
+
+
+def _no_filters(repo: Repository, env: dict[str, str]) -> list[str]:
+    """Empty every clean/smudge/process filter the repository's own config defines.
+
+    A filter runs when git re-reads a file whose stat changed (`git status` does), and its
+    driver name is the repository's to choose, so the names are read first (`git config` only
+    parses; it runs nothing).
+    """
+    done = subprocess.run(
+        [repo.git, "-c", "safe.bareRepository=explicit", "config", "--show-scope", "--name-only", "--get-regexp",
+         r"^filter\."],
+        cwd=repo.workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+        timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+    drivers = set()
+    for line in done.stdout.splitlines():
+        scope, _, name = line.partition("\t")
+        if scope in ("global", "system") or not name.startswith("filter."):
+            continue
+        drivers.add(name[len("filter.") :].rpartition(".")[0])
+    return [f"filter.{d}.{key}" for d in sorted(drivers) for key in ("clean=", "smudge=", "process=", "required=false")]
