@@ -275,7 +275,7 @@ def server_info(port: int) -> dict[str, Any]:
     if model is None:
         sys.exit(f"realmodel: nothing answers at http://127.0.0.1:{port}/v1; run `serve` first")
     info["model"] = model
-    info.setdefault("url", f"http://127.0.0.1:{port}/v1")
+    info["url"] = f"http://127.0.0.1:{port}/v1"
     try:
         props = get_json(f"http://127.0.0.1:{port}/props")
         info["ctx"] = props.get("default_generation_settings", {}).get("n_ctx", info.get("ctx"))
@@ -447,8 +447,10 @@ def run_mini(a: argparse.Namespace, info: dict[str, Any], out_dir: Path, config:
 
 def cmd_bench(a: argparse.Namespace) -> None:
     info = server_info(a.port)
+    if a.through:
+        info["url"] = f"http://127.0.0.1:{a.through}/v1"
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    out_dir = CACHE / "results" / f"{stamp}-{a.label}"
+    out_dir = CACHE / "results" / f"{stamp}-{re.sub(r'[^A-Za-z0-9._-]+', '-', a.label)}"
     out_dir.mkdir(parents=True, exist_ok=True)
     log(f"  results and trajectories: {out_dir}")
     rev = git("rev-parse", "--short", "HEAD") + (" (dirty)" if git("status", "--porcelain", "arnes") else "")
@@ -462,6 +464,7 @@ def cmd_bench(a: argparse.Namespace) -> None:
         "ctx": info.get("ctx"),
         "command": "python bench/realmodel/run.py " + " ".join(sys.argv[1:]),
         "agents": [],
+        "load": [round(os.getloadavg()[0], 1)],
     }
     for agent in a.agents:
         m0 = metrics(a.port)
@@ -475,6 +478,7 @@ def cmd_bench(a: argparse.Namespace) -> None:
             m1.get("tokens_predicted_total", 0) - m0.get("tokens_predicted_total", 0)
         )
         entry["agents"].append(result)
+        entry["load"].append(round(os.getloadavg()[0], 1))
         passed = sum(r["passed"] for r in result["runs"])
         log(f"  {result['agent']}: {passed}/{len(result['runs'])} passed in {result['wall']:.0f} s")
     (out_dir / "entry.json").write_text(json.dumps(entry, indent=2) + "\n")
@@ -666,7 +670,9 @@ def main() -> int:
     p.add_argument("--models", nargs="+", default=["1.5b"], choices=sorted(MODELS), help="weights for `setup`")
     p.add_argument("--port", type=int, default=8088)
     p.add_argument("--ctx", type=int, default=8192, help="the server's context size (-c)")
-    p.add_argument("--threads", type=int, help="llama-server -t (default: its own choice)")
+    # On a shared, oversubscribed machine 2 threads generated 0.45 tok/s and 1 thread 6-10 tok/s
+    # (ggml's threads spin at every barrier, waiting for a sibling the scheduler put to sleep).
+    p.add_argument("--threads", type=int, default=1, help="llama-server -t (default 1; 0: the server's choice)")
     p.add_argument("--jobs", type=int, default=2, help="build parallelism")
     p.add_argument("--label", default="run", help="name of this measurement in results.json and the README")
     p.add_argument("--agents", nargs="+", default=["arnes", "mini"], choices=["arnes", "mini", "mini-textbased"])
@@ -674,6 +680,7 @@ def main() -> int:
     p.add_argument("--timeout", type=float, default=600, help="seconds per task for every agent")
     p.add_argument("--arnes-arg", action="append", default=[], help="extra global arnes option (repeatable)")
     p.add_argument("--mini-temperature", type=float, help="default: none sent (mini's own default)")
+    p.add_argument("--through", type=int, help="agents talk to this port (a tap.py in front of the server)")
     p.add_argument("--no-write", action="store_true", help="do not touch results.json or bench/README.md")
     a = p.parse_args()
     if a.step in ("setup", "all"):
