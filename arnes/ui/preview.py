@@ -43,14 +43,16 @@ def label(name: str, args: dict[str, Any]) -> str:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('ch') else 's'}"
 
 
-def _head(lines: list[str], limit: int = LINES) -> list[str]:
-    """The first lines, and how many more there were."""
+def _head(lines: list[str], limit: int = LINES, tail: int = 0) -> list[str]:
+    """The first lines, how many more there were, and the last `tail` (where a test run says OK)."""
     if len(lines) <= limit:
         return lines
-    return [*lines[: limit - 1], f"… {len(lines) - limit + 1} more lines"]
+    first = limit - 1 - tail
+    hidden = len(lines) - first - tail
+    return [*lines[:first], f"… {hidden} more line{'s' if hidden != 1 else ''}", *lines[len(lines) - tail :]]
 
 
 def _bash(args: dict[str, Any], output: str) -> Preview:
@@ -62,7 +64,7 @@ def _bash(args: dict[str, Any], output: str) -> Preview:
     while body and not body[-1].strip():
         body.pop()
     summary = f"exit {match.group(1)}" + (f" · {_plural(len(body), 'line')}" if body else " · no output")
-    return Preview(summary, _head(body))
+    return Preview(summary, _head(body, tail=1))
 
 
 def _read(args: dict[str, Any], output: str) -> Preview:

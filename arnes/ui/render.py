@@ -96,7 +96,7 @@ class TerminalRenderer:
             return
         if isinstance(event, MessageEvent):  # not shown; counts the calls of the coming batch
             if event.role == "assistant":
-                self._batch = sum(1 for block in event.content if block.get("type") == "tool_use")
+                self._batch = sum(1 for block in event.content if block.get("type") == "tool_call")
             return
         if self._streaming:
             c.print()
@@ -163,10 +163,13 @@ class TerminalRenderer:
             return
         shown = preview(name, args, event.output)
         text = Text(f"  {tag}ok · {one_line(shown.summary)} · {event.ms} ms", style="green")
+        room = max(20, c.width - 6)  # a preview line stays one row; the trace has the whole output
         for line in shown.lines:
             coloured = shown.diff and line[:1] in "-+"
+            clean = one_line(line)
+            clean = clean if len(clean) <= room else clean[: room - 1] + "…"
             text.append("\n    │ ", style="dim")
-            text.append(one_line(line), style=("red" if line[0] == "-" else "green") if coloured else "dim")
+            text.append(clean, style=("red" if line[0] == "-" else "green") if coloured else "dim")
         c.print(text)
 
     def _verify(self, event: VerifyEvent) -> None:
