@@ -211,3 +211,17 @@ def test_the_interactive_prompt_shows_hostile_text_escaped(shop: Path, tmp_path:
     for raw in (TITLE, ERASE, "\u202e", "\u200b"):  # the prompt itself draws with escape codes; these are not its
         assert raw not in shown
     assert "\\x1b]0;pwned\\x07" in shown and "[bold red]loud[/bold red]" in shown
+
+
+def test_a_feature_list_and_settings_print_as_text(shop: Path) -> None:
+    # features.json and settings are the repository's text: markup that does not close must not crash rich.
+    feature = {"id": "f1", "description": f"[/bold] {HOSTILE}", "verify": "true"}
+    (shop / "features.json").write_text(json.dumps({"features": [feature]}))
+    listed = run_arnes("-w", str(shop), "features")
+    assert listed.code == 0, listed.err
+    assert "[/bold]" in listed.out and "\\x1b]0;pwned\\x07" in listed.out and "\x1b" not in listed.out
+    (shop / ".arnes").mkdir(exist_ok=True)
+    (shop / ".arnes" / "settings.json").write_text(json.dumps({"permissions": {"deny": [f"Read(x{TITLE}[/b])"]}}))
+    rules = run_arnes("-w", str(shop), "permissions")
+    assert rules.code == 0, rules.err
+    assert "Read(x\\x1b]0;pwned\\x07[/b])" in rules.out.replace("\n", "") and "\x1b" not in rules.out + rules.err

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from arnes.agent.events import (
+    CheckerEvent,
     CompactionEvent,
     Event,
     MessageEvent,
@@ -38,6 +39,7 @@ from arnes.ui.spinner import Spinner
 
 CALL_WIDTH = 110  # a call's arguments past this are cut (a Write's content); a command never is
 DENIED = ("Permission denied", "The user denied")
+REASON_LINES = 12  # of a checker's findings on screen; the trace keeps them all
 
 
 def human_tokens(n: int) -> str:
@@ -128,6 +130,8 @@ class TerminalRenderer:
             c.print(Text(visible(event.message), style={"warning": "yellow", "error": "red"}.get(event.level, "dim")))
         elif isinstance(event, VerifyEvent):
             self._verify(event)
+        elif isinstance(event, CheckerEvent):
+            self._checker(event)
         elif isinstance(event, CompactionEvent):
             self._ctx_shown = 0
             c.print(
@@ -182,6 +186,19 @@ class TerminalRenderer:
         )
         if not event.passed and event.output:
             c.print(Text("  " + "\n  ".join(visible(event.output).splitlines()[-8:]), style="dim"))
+
+    def _checker(self, event: CheckerEvent) -> None:
+        """The checker's verdict and why: its findings are the point, not the word PASS."""
+        passed = event.verdict == "PASS"
+        self.console.print(
+            f"checker round {event.round}: {event.verdict}", style="green" if passed else "red", markup=False
+        )
+        reasons = event.reasons.strip().splitlines()
+        shown = [one_line(r) for r in reasons[-REASON_LINES:]]
+        if len(reasons) > REASON_LINES:
+            shown.insert(0, f"… {len(reasons) - REASON_LINES} earlier lines in the trace")
+        if shown:
+            self.console.print(Text("\n".join(f"  {r}" for r in shown), style="dim"))
 
     def _end(self, event: SessionEnd) -> None:
         c = self.console
