@@ -225,3 +225,24 @@ def test_a_feature_list_and_settings_print_as_text(shop: Path) -> None:
     rules = run_arnes("-w", str(shop), "permissions")
     assert rules.code == 0, rules.err
     assert "Read(x\\x1b]0;pwned\\x07[/b])" in rules.out.replace("\n", "") and "\x1b" not in rules.out + rules.err
+
+
+def test_the_closing_line_has_the_cost_of_a_priced_model_and_the_time(shop: Path) -> None:
+    from tests.fakes.llm_server import FakeLLMServer
+
+    turns = [{"tool_calls": [call("Bash", command="python -m unittest -q")]}, {"text": "ok"}]
+    with FakeLLMServer(turns, input_tokens=100_000) as server:
+        run = run_arnes(
+            "--provider", "anthropic", "--base-url", server.url, "--model", "claude-sonnet-4-5", "-w", str(shop),
+            "--permission-mode", "bypass", "--sandbox", "off", "x", env={"ANTHROPIC_API_KEY": "test"},
+        )  # fmt: skip
+    assert run.code == 0, run.err
+    # The demo's tests are red: the preview says so, with the first lines and the last one.
+    assert re.search(
+        r"failed · exit 1 · \d+ lines · \d+ ms\n    │ =+\n    │ FAIL: .*\n    │ … \d+ more lines\n    │ FAILED", run.out
+    )
+    last = next(line for line in run.out.splitlines() if line.startswith("[end_turn]"))
+    # 2 requests of 100k input tokens at $3 per million: $0.6 and a little for the output.
+    assert re.fullmatch(
+        r"\[end_turn\] 2 turns, 1 calls, 200000 input tokens, \d+ output tokens, \$0\.60\d\d, \d+\.\ds", last
+    )

@@ -160,13 +160,15 @@ class TerminalRenderer:
         name, args = self._calls.pop(event.id, (event.name, {}))
         tag = f"[{one_line(label(name, args))}] " if self._batch > 1 or event.id != self._last_line else ""
         self._last_line = None
-        if event.is_error:
+        failed_command = event.is_error and event.output.startswith("exit code: ")
+        if event.is_error and not failed_command:
             if not event.output.startswith(DENIED):
                 first = event.output.splitlines()[0] if event.output else "error"
                 c.print(Text(f"  {tag}error: {one_line(first)}", style="yellow"))
             return
-        shown = preview(name, args, event.output)
-        text = Text(f"  {tag}ok · {one_line(shown.summary)} · {event.ms} ms", style="green")
+        shown = preview(name, args, event.output)  # a red command's output is what matters most
+        mark, style = ("failed", "yellow") if failed_command else ("ok", "green")
+        text = Text(f"  {tag}{mark} · {one_line(shown.summary)} · {event.ms} ms", style=style)
         room = max(20, c.width - 6)  # a preview line stays one row; the trace has the whole output
         for line in shown.lines:
             coloured = shown.diff and line[:1] in "-+"
