@@ -21,7 +21,7 @@ def test_visible_writes_out_every_control_and_invisible_character() -> None:
     )
     assert visible("naïve ✓ 日本\n\tx") == "naïve ✓ 日本\n\tx"  # printable text, newlines and tabs stay
     assert one_line("a\nb\tc") == "a\\nb\\tc"
-    assert visible("dos\r\nline\rover") == "dos\nline\\rover"  # only a lone CR can overwrite
+    assert visible("dos\r\n") == "dos\\r\n"  # a CRLF line end is shown, as git diff shows ^M
 
 
 def test_previews_say_what_the_tool_returned() -> None:

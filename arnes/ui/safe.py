@@ -40,14 +40,13 @@ def _shown(ch: str) -> str:
 def visible(text: str, *, newlines: bool = True, tabs: bool = True) -> str:
     """`text` with every control or invisible character written out (`\\x1b`, `\\r`, `\\u202e`).
 
-    Newlines (and CRLF line ends, as newlines) and tabs stay as they are unless the caller needs
-    one line (`newlines=False`).
+    Newlines and tabs stay as they are unless the caller needs one line (`newlines=False`). A CR
+    is always written out, even in a CRLF line end (as `git diff` shows `^M`): a file's line
+    ends are part of what changed.
     """
     if text.isascii() and text.isprintable():  # the common case: nothing to do
         return text
     keep = ("\n" if newlines else "") + ("\t" if tabs else "")
-    if newlines:  # a CR right before a LF overwrites nothing: a Windows line end, not a trick
-        text = text.replace("\r\n", "\n")
     return "".join(ch if ch in keep else _shown(ch) for ch in text)
 
 
