@@ -96,7 +96,9 @@ class TerminalApprover:
         for more in lines[1:]:  # a multi-line command: every line, marked as the command's
             c.print(Text.assemble(("  | ", "dim"), more))
         for part in request.parts:
-            c.print(Text.assemble(("  - ", "dim"), one_line(part)))
+            opaque = part.removeprefix("cannot see inside: ")
+            if opaque == part or opaque not in request.reason:  # else the reason line says it already
+                c.print(Text.assemble(("  - ", "dim"), one_line(part)))
         c.print(Text(f"  {one_line(request.reason)}", style="dim"))
         if request.preview:
             show_diff(c, request.preview)

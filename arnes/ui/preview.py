@@ -63,6 +63,8 @@ def _bash(args: dict[str, Any], output: str) -> Preview:
     body = [line for line in lines[1:] if line not in ("[stdout]", "[stderr]")]
     while body and not body[-1].strip():
         body.pop()
+    if body == ["(no output)"]:
+        body = []
     summary = f"exit {match.group(1)}" + (f" · {_plural(len(body), 'line')}" if body else " · no output")
     return Preview(summary, _head(body, tail=1))
 
