@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+from pathlib import Path
 
 from arnes.agent.events import CompactionEvent, MessageEvent, ModelRequest, SessionEnd, ToolCallEvent, ToolResultEvent
 from arnes.messages import Message, ToolCall
@@ -10,6 +12,7 @@ from arnes.ui.preview import preview
 from arnes.ui.render import TerminalRenderer
 from arnes.ui.safe import one_line, terminal_console, visible
 from arnes.ui.spinner import Spinner
+from arnes.workflow.teams.timeline import Timeline
 
 
 def test_visible_writes_out_every_control_and_invisible_character() -> None:
@@ -71,3 +74,16 @@ def test_parallel_results_are_labelled_and_the_closing_line_has_cost_and_time() 
     assert "[Grep 'def'] ok · 1 file" in text and "[Read a.py] ok · 1 line" in text
     last = text.splitlines()[-1]
     assert last.startswith("[end_turn] 1 turns, 2 calls") and ", $0.0123, " in last and last.endswith("s")
+
+
+def test_the_team_timeline_writes_reasons_escaped_under_the_verdict(tmp_path: Path) -> None:
+    out = io.StringIO()
+    timeline = Timeline(tmp_path, "run", terminal_console(out))
+    timeline.record("node_end", "check ends: FAIL", "red", detail="a.py:3 \x1b]0;pwned\x07 wrong\n\nVERDICT: FAIL")
+    readable = (tmp_path / "run.md").read_text()
+    assert (
+        "- " in readable
+        and "check ends: FAIL\n  > a.py:3 \\x1b]0;pwned\\x07 wrong\n  >\n  > VERDICT: FAIL\n" in readable
+    )
+    assert "\x1b" not in out.getvalue() and "       a.py:3 \\x1b]0;pwned\\x07 wrong" in out.getvalue()
+    assert json.loads((tmp_path / "run.jsonl").read_text())["event"] == "node_end"

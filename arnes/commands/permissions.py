@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     engine.sandboxed = cfg.sandbox in ("auto", "bubblewrap") and Bubblewrap.unavailable() is None
     console = Console(highlight=False, soft_wrap=True)
     for warning in cfg.warnings:
-        console.print(f"warning: {warning}", style="yellow", markup=False)
+        console.print(f"warning: {visible(warning)}", style="yellow", markup=False)
     if opts.action == "check":
         return _check(console, engine, opts.tool, opts.target)
     show_rules(console, engine)
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def show_rules(console: Console, engine: RuleEngine) -> None:
-    console.print(f"workspace: {engine.workspace}", markup=False)
+    console.print(f"workspace: {visible(str(engine.workspace))}", markup=False)
     console.print(f"mode: {engine.mode}", markup=False)
     rules = engine.listing()
     if rules:

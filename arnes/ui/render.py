@@ -126,6 +126,7 @@ class TerminalRenderer:
             self._result(event)
         elif isinstance(event, Retry):
             c.print(Text(f"  retry {event.attempt} in {event.delay:.1f}s: {one_line(event.error)}", style="yellow"))
+            self._spin("retrying")
         elif isinstance(event, Notice):
             c.print(Text(visible(event.message), style={"warning": "yellow", "error": "red"}.get(event.level, "dim")))
         elif isinstance(event, VerifyEvent):
@@ -153,6 +154,13 @@ class TerminalRenderer:
             self._spinner.start()
         self.console.print(f"ctx {human_tokens(tokens)}/{human_tokens(event.ctx_window)} ({pct}%)", style=style)
         if self._spinner is not None:
+            self._spinner.show()
+
+    def _spin(self, label: str) -> None:
+        """A spinner on a terminal until the next event (which stops it first)."""
+        if self.console.is_terminal:
+            self._spinner = Spinner(self.console.file, label)
+            self._spinner.start()
             self._spinner.show()
 
     def _result(self, event: ToolResultEvent) -> None:

@@ -36,8 +36,9 @@ class Timeline:
             with self.jsonl.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(entry, ensure_ascii=False) + "\n")
             with self.readable.open("a", encoding="utf-8") as out:
-                out.write(f"- {entry['ts']} {line}\n")
-                out.writelines(f"  > {r}\n" if r.strip() else "  >\n" for r in reasons)
+                # A readable view gets printed with `cat` too: no escape sequence survives into it.
+                out.write(f"- {entry['ts']} {visible(line)}\n")
+                out.writelines(f"  > {visible(r)}\n" if r.strip() else "  >\n" for r in reasons)
             if self.console:
                 self.console.print(Text(f"[team] {visible(line)}", style=style or ""))
                 if reasons:
