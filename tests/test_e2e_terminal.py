@@ -161,7 +161,7 @@ def test_always_for_a_file_in_home_is_that_file_not_the_home_folder(shop: Path, 
     assert f"[a] always adds the session rule Read({home}/.bashrc)" in shown
     child.sendline("a")
     shown = prompt_text(child)  # the key is asked about again, not covered by the answer
-    assert "id_rsa" in shown and "[a] always adds the session rule Read(" in shown
+    assert f"[a] always adds the session rule Read({home}/.ssh/id_rsa)" in shown
     child.sendeof()  # Ctrl-D: a plain no from the person who is there
     shown = prompt_text(child)
     assert ".netrc" in shown

@@ -267,10 +267,12 @@ class RuleEngine:
 
 
 def read_rule(real: Path, is_dir: bool, home: Path) -> str | None:
-    """ "Always" for a read outside: its folder, or the file alone when that folder is the home
-    folder or above it, so one answer never opens ~/.ssh, ~/.aws and the rest."""
+    """The "always" rule for a read outside: its folder, or the file alone when that folder is the
+    home folder, above it, or a hidden folder of it (~/.ssh, ~/.aws, ~/.config hold keys and
+    tokens), so one answer never opens more than the person meant."""
     folder = real if is_dir else real.parent
-    if is_inside(folder, home):  # the home folder itself, or /, /home
+    secrets = folder.parent == home and folder.name.startswith(".")
+    if is_inside(folder, home) or secrets:  # the home folder itself, /, /home, or ~/.something
         return None if is_dir else _read_spec(str(real))
     return _read_spec(str(folder), "/**")
 
