@@ -53,7 +53,7 @@ def test_a_one_shot_run_shows_hostile_text_from_every_source(shop: Path, tmp_pat
         {"tool_calls": [call("Glob", pattern="notes*")]},
         {"tool_calls": [call("Bash", command="cat data.txt")]},  # a command's output
         {"tool_calls": [call("Read", file_path=f"missing{HOSTILE}.py")]},  # an error line
-        {"tool_calls": [call("Read", file_path="data.txt")]},
+        {"tool_calls": [call("Read", file_path="data.txt"), call(f"Read{TITLE}", file_path="data.txt")]},  # a tool name
         {"tool_calls": [call("Edit", file_path="data.txt", old_string="line", new_string=f"LINE {HOSTILE}")]},
         {"text": f"done {HOSTILE}"},
     ]

@@ -59,7 +59,7 @@ def call_line(name: str, args: dict[str, Any], prefix: str = "> ") -> Text:
     if name == "Bash" and isinstance(command, str):
         rest = {k: v for k, v in args.items() if k != "command"}
         lines = visible(command, tabs=False).split("\n")
-        text = Text.assemble((f"{prefix}{name} ", "bold"), lines[0])
+        text = Text.assemble((f"{prefix}{one_line(name)} ", "bold"), lines[0])
         for more in lines[1:]:
             text.append(f"\n{' ' * len(prefix)}| ", style="dim")
             text.append(more)
@@ -118,7 +118,7 @@ class TerminalRenderer:
             c.print(call_line(event.name, event.input))
         elif isinstance(event, PermissionEvent):
             if event.decision == "deny":
-                c.print(Text(f"x {event.name} denied: {one_line(event.reason)}", style="red"))
+                c.print(Text(f"x {one_line(event.name)} denied: {one_line(event.reason)}", style="red"))
                 self._last_line = None
             elif event.source == "user":
                 c.print(Text(f"  {one_line(event.reason)}", style="dim"))
@@ -238,7 +238,7 @@ class TerminalRenderer:
         elif isinstance(inner, ToolCallEvent):
             c.print(call_line(inner.name, inner.input, prefix="  │ > "))
         elif isinstance(inner, PermissionEvent) and inner.decision == "deny":
-            c.print(Text(f"  │ x {inner.name} denied: {one_line(inner.reason)}", style="red"))
+            c.print(Text(f"  │ x {one_line(inner.name)} denied: {one_line(inner.reason)}", style="red"))
         elif isinstance(inner, ToolResultEvent) and inner.is_error and not inner.output.startswith(DENIED):
             first = inner.output.splitlines()[0] if inner.output else "error"
             c.print(Text(f"  │   error: {one_line(first)}", style="yellow"))
