@@ -63,7 +63,8 @@ def test_a_one_shot_run_shows_hostile_text_from_every_source(shop: Path, tmp_pat
     )  # fmt: skip
     assert run.code == 0, run.err
     shown = run.out + run.err
-    assert_honest(shown)
+    assert_honest(shown)  # no CR at all: no spinner either, since this is not a terminal
+    assert "thinking" not in shown
     assert "notes\\x1b]0;pwned\\x07.txt" in shown  # the Glob preview and the file's name
     assert "error: " in shown and "missing\\x1b]0;pwned" in shown
     assert "+LINE \\x1b]0;pwned" in shown  # the closing diff
@@ -137,6 +138,7 @@ def test_always_shows_the_exact_rule_first_and_python_m_is_not_widened(shop: Pat
     turns = [*turns, {"tool_calls": [call("Bash", command="python -c 'print(1)'")]}]
     args = ["--provider", "script", "--script", str(script(tmp_path, turns)), "-w", str(shop), "--sandbox", "off"]
     child = spawn([*args, "go"], tmp_path, columns=160)
+    child.expect("⠋ thinking 0s")  # on a terminal, a spinner while the model thinks (drawn before the request)
     shown = prompt_text(child)
     assert "[a] always adds the session rule Bash(python -m unittest -q)" in shown  # before the choice
     child.sendline("a")

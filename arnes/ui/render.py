@@ -235,6 +235,8 @@ class TerminalRenderer:
         self._last_line = None
         if isinstance(inner, SessionStart):
             c.print("  ┌ sub-agent started", style="dim", markup=False)
+        elif isinstance(inner, ModelRequest):
+            self._spin("sub-agent thinking")
         elif isinstance(inner, ToolCallEvent):
             c.print(call_line(inner.name, inner.input, prefix="  │ > "))
         elif isinstance(inner, PermissionEvent) and inner.decision == "deny":
