@@ -27,6 +27,7 @@ from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.session import Limits, Role, Session, new_session_id
 from arnes.tools.files import session_diffs
 from arnes.ui.render import TerminalRenderer
+from arnes.ui.safe import visible
 from arnes.workflow.verify import Verifier, detect
 
 CONTINUE = "Continue with the task where you left off."
@@ -209,7 +210,7 @@ def execute(
     if renderer:
         _print_changes(renderer, session, changed)
         if result.stop_reason == "error" and result.error:
-            print(provider_help(session, cfg, result.error), file=sys.stderr)
+            print(visible(provider_help(session, cfg, result.error)), file=sys.stderr)
     elif stream:
         summary = _summary(session, result, changed, trace_path)
         usage = {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens}
@@ -278,7 +279,7 @@ def exit_code(result: RunResult) -> int:
 def _print_changes(renderer: TerminalRenderer, session: Session, changed: list[Path]) -> None:
     if not changed:
         return
-    names = ", ".join(session.ctx.display(p) for p in changed)
+    names = visible(", ".join(session.ctx.display(p) for p in changed))
     renderer.console.print(f"files changed: {names}", markup=False)
     for _, diff in session_diffs(session.ctx):
         renderer.show_diff(diff)

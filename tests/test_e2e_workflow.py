@@ -178,6 +178,10 @@ def test_checker_fail_goes_back_to_the_implementer_then_passes(shop: Path, tmp_p
                     "--permission-mode", "acceptEdits", "checker", "change the discount to 15 %")  # fmt: skip
     assert run.code == 0, run.out + run.err
     assert "checker: PASS after 2 round(s)" in run.out
+    # The verdicts say why, on screen: the finding of the FAIL, then the PASS.
+    fail_at, pass_at = run.out.index("checker round 1: FAIL"), run.out.index("checker round 2: PASS")
+    assert fail_at < run.out.index("  pricing.py:3 the comment still says 10 %.") < pass_at
+    assert run.out.index("  All consistent now.") > pass_at
     events = read_trace(trace)
     assert [e["verdict"] for e in events if e["event"] == "checker"] == ["FAIL", "PASS"]
     texts = [

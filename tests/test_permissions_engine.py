@@ -263,3 +263,15 @@ def test_plan_mode_denies_a_write_even_when_an_ask_rule_matches(ws: Path) -> Non
 def test_plan_mode_denies_a_writing_command_even_when_an_ask_rule_matches(ws: Path) -> None:
     e = engine(ws, "plan", ask=["Bash(npm:*)"])
     assert e.decide(ToolRequest("Bash", {}, (), False, "npm install")).kind == "deny"
+
+
+def test_always_for_a_read_outside_never_covers_the_home_folder_or_its_hidden_folders() -> None:
+    from arnes.permissions.engine import read_rule
+
+    home = Path("/home/u")
+    assert read_rule(Path("/opt/lib/a.py"), False, home) == "Read(/opt/lib/**)"
+    assert read_rule(Path("/home/u/src/x/a.py"), False, home) == "Read(/home/u/src/x/**)"
+    assert read_rule(Path("/home/u/.bashrc"), False, home) == "Read(/home/u/.bashrc)"
+    assert read_rule(Path("/home/u/.ssh/config"), False, home) == "Read(/home/u/.ssh/config)"
+    assert read_rule(Path("/home/u"), True, home) is None and read_rule(Path("/home/u/.aws"), True, home) is None
+    assert read_rule(Path("/etc/x[1]/a"), False, home) == "Read(/etc/x\\[1\\]/**)"  # names that folder only

@@ -255,5 +255,12 @@ def test_always_is_offered_for_a_command_prefix(ws: Path) -> None:
     e = engine(ws)
     suggest = e.suggest_rule
     assert suggest(ToolRequest("Bash", {}, (), False, "npm test -- -u")) == "Bash(npm test:*)"
-    assert suggest(ToolRequest("Bash", {}, (), False, "make")) == "Bash(make:*)"
+    # No program-wide prefix: `Bash(python:*)` would allow any code, `Bash(make:*)` any makefile.
+    assert suggest(ToolRequest("Bash", {}, (), False, "make")) == "Bash(make)"
+    assert suggest(ToolRequest("Bash", {}, (), False, "python -m unittest")) == "Bash(python -m unittest)"
+    assert (
+        suggest(ToolRequest("Bash", {}, (), False, "python3 -m pytest -q tests")) == "Bash(python3 -m pytest -q tests)"
+    )
+    assert suggest(ToolRequest("Bash", {}, (), False, "git commit -m x")) == "Bash(git commit:*)"
+    assert suggest(ToolRequest("Bash", {}, (), False, "sudo make install")) is None
     assert suggest(ToolRequest("Bash", {}, (), False, "ls && rm x")) is None

@@ -176,7 +176,11 @@ def test_a_read_only_node_changes_nothing_and_a_writer_is_attributed(shop: Path,
     assert wrote[0]["read_only"] is False
     assert "node write wrote to the tree: pricing.py" in run.out
     (view,) = [p for p in (shop / ".arnes" / "teams" / "runs").glob("*.md")]
-    assert "node write wrote to the tree: pricing.py" in view.read_text()
+    readable = view.read_text()
+    assert "node write wrote to the tree: pricing.py" in readable
+    # The verdict says why, in the Markdown view and on screen: the reviewer's finding under its PASS.
+    assert "review ends: PASS\n  > pricing.py:4 should be 0.15.\n  > VERDICT: PASS\n" in readable
+    assert run.out.index("       pricing.py:4 should be 0.15.") > run.out.index("review ends: PASS")
 
 
 def test_the_retry_edge_runs_and_stops_at_its_limit(shop: Path, tmp_path: Path) -> None:

@@ -113,6 +113,7 @@ class SessionEnd(Event):
     denials: int = 0
     error: str | None = None
     verified: bool | None = None
+    cost: float | None = None  # USD, when the model's price is known
 
 
 @dataclass(frozen=True)

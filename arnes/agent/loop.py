@@ -140,6 +140,7 @@ class Agent:
                 len(r.denials),
                 r.error,
                 r.verified,
+                s.budget.cost if s.provider.model in s.budget.prices else None,
             )
         )
 

@@ -12,9 +12,11 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from arnes.cli import parse_subcommand
 from arnes.errors import ConfigError
+from arnes.ui.safe import visible
 from arnes.workflow import evals
 
 # Global options passed on to each run's own `arnes` process.
@@ -77,7 +79,7 @@ def show(report: dict[str, Any]) -> None:
         table.add_column(column, justify="left" if column == "task" else "right")
     for name, s in report["tasks"].items():
         style = "green" if s["pass_rate"] == 1 else ("red" if s["pass_rate"] == 0 else "yellow")
-        table.add_row(name, f"{s['pass_rate']:.0%}", f"{s['passed']}/{s['runs']}", str(s["turns_mean"]),
+        table.add_row(Text(visible(name)), f"{s['pass_rate']:.0%}", f"{s['passed']}/{s['runs']}", str(s["turns_mean"]),
                       str(s["tokens_mean"]), f"{s['cost']:.4f}", f"{s['seconds_mean']:.2f}", style=style)  # fmt: skip
     o = report["overall"]
     table.add_row("overall", f"{o['pass_rate']:.0%}", f"{o['passed']}/{o['runs']}", str(o["turns_mean"]),
@@ -102,11 +104,11 @@ def run_compare(rest: list[str]) -> int:
         before, after = row["before"], row["after"]
         mark = "improved" if name in diff["improved"] else "regressed" if name in diff["regressed"] else "same"
         text = f"{name}: {_pct(before)} -> {_pct(after)} ({mark})"
-        console.print(text, style={"improved": "green", "regressed": "red"}.get(mark), markup=False)
+        console.print(visible(text), style={"improved": "green", "regressed": "red"}.get(mark), markup=False)
     o = diff["overall"]
     console.print(f"overall: {_pct(o['before'])} -> {_pct(o['after'])}", style="bold", markup=False)
     improved, regressed = ", ".join(diff["improved"]) or "none", ", ".join(diff["regressed"]) or "none"
-    console.print(f"improved: {improved}; regressed: {regressed}", markup=False)
+    console.print(visible(f"improved: {improved}; regressed: {regressed}"), markup=False)
     return 0
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from arnes.cli import parse_subcommand
+from arnes.ui.safe import terminal_console, visible
 from arnes.workflow import features as fl
 
 STYLE = {"passing": "green", "active": "yellow", "blocked": "red", "not_started": "dim"}
@@ -22,8 +23,8 @@ def list_features(args: argparse.Namespace, rest: list[str]) -> int:
     for column in ("id", "state", "description", "verify"):
         table.add_column(column)
     for f in features.features:
-        table.add_row(f.id, f.state, f.description, f.verify, style=STYLE[f.state])
-    Console(highlight=False).print(table)
+        table.add_row(*(Text(visible(cell)) for cell in (f.id, f.state, f.description, f.verify)), style=STYLE[f.state])
+    terminal_console(soft_wrap=False).print(table)  # cells from features.json: text, never markup
     done = sum(f.state == "passing" for f in features.features)
     print(f"{done}/{len(features.features)} passing")
     return 0
@@ -45,7 +46,7 @@ def run_next(args: argparse.Namespace, rest: list[str]) -> int:
     resumed = feature.state == "active"
     feature.state = "active"
     fl.save(ws, features)
-    print(f"{'continuing' if resumed else 'starting'} {feature.id}: {feature.description}")
+    print(visible(f"{'continuing' if resumed else 'starting'} {feature.id}: {feature.description}"))
     cfg = resolve_config(args, ws)
     session = build_session(args, ws, cfg)
     session.verifier = Verifier(feature.verify, ws, session.sandbox, args.verify_rounds)
@@ -56,8 +57,8 @@ def run_next(args: argparse.Namespace, rest: list[str]) -> int:
     if verdict.passed:
         current.state = "passing"
         fl.save(ws, features)
-        print(f"{feature.id} is passing: `{feature.verify}` is green")
+        print(visible(f"{feature.id} is passing: `{feature.verify}` is green"))
         return EXIT_OK
     fl.save(ws, features)
-    print(f"{feature.id} stays active: `{feature.verify}` is red (run `arnes next` again to continue)")
+    print(visible(f"{feature.id} stays active: `{feature.verify}` is red (run `arnes next` again to continue)"))
     return code if code not in (EXIT_OK,) else EXIT_RED

@@ -6,6 +6,7 @@ import argparse
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from arnes.cli import parse_subcommand
 from arnes.permissions.engine import READ_FAMILY, RuleEngine
@@ -13,6 +14,7 @@ from arnes.permissions.paths import absolute
 from arnes.permissions.rules import KNOWN_TOOLS
 from arnes.permissions.types import Access, Target, ToolRequest
 from arnes.sandbox.bubblewrap import Bubblewrap
+from arnes.ui.safe import visible
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
@@ -32,7 +34,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     engine.sandboxed = cfg.sandbox in ("auto", "bubblewrap") and Bubblewrap.unavailable() is None
     console = Console(highlight=False, soft_wrap=True)
     for warning in cfg.warnings:
-        console.print(f"warning: {warning}", style="yellow", markup=False)
+        console.print(f"warning: {visible(warning)}", style="yellow", markup=False)
     if opts.action == "check":
         return _check(console, engine, opts.tool, opts.target)
     show_rules(console, engine)
@@ -40,7 +42,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def show_rules(console: Console, engine: RuleEngine) -> None:
-    console.print(f"workspace: {engine.workspace}", markup=False)
+    console.print(f"workspace: {visible(str(engine.workspace))}", markup=False)
     console.print(f"mode: {engine.mode}", markup=False)
     rules = engine.listing()
     if rules:
@@ -50,7 +52,7 @@ def show_rules(console: Console, engine: RuleEngine) -> None:
         for kind in ("deny", "ask", "allow"):
             for r in rules:
                 if r.kind == kind:
-                    table.add_row(kind, r.rule, r.source)
+                    table.add_row(kind, Text(visible(r.rule)), Text(visible(r.source)))  # a settings file's text
         console.print(table)
     else:
         console.print("no rules: the perimeter and the mode decide", markup=False)

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from arnes.cli import parse_subcommand
+from arnes.ui.safe import visible
 from arnes.workflow.teams.clis import PROFILES, enforcement
 from arnes.workflow.teams.config import Team, builtin_names, load_team, project_names
 from arnes.workflow.teams.timeline import Timeline
@@ -30,13 +31,13 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     console = Console(highlight=False, soft_wrap=True)
     if opts.action == "list":
         for name in project_names(ws):
-            console.print(f"{name}  (.arnes/teams/{name}.toml)", markup=False)
+            console.print(visible(f"{name}  (.arnes/teams/{name}.toml)"), markup=False)
         for name in builtin_names():
             console.print(f"{name}  (built in)", markup=False)
         return 0
     team = load_team(ws, opts.name)
     if opts.action == "show":
-        console.print(outline(team), markup=False)
+        console.print(visible(outline(team)), markup=False)
         return 0
     return run_team(args, ws, team, " ".join(opts.task), console)
 

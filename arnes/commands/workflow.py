@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.console import Console
-
 from arnes.cli import parse_subcommand
 from arnes.errors import ConfigError
+from arnes.ui.safe import terminal_console, visible
 from arnes.workflow.verify import Verdict, detect
 
 
@@ -28,13 +27,14 @@ def run_check_ladder(args: argparse.Namespace, rest: list[str]) -> int:
         if not command:
             raise ConfigError("no ladder: set verify.ladder.unit/integration/e2e (or verify.command) in settings")
         rungs = {"unit": command}
-    console = Console(highlight=False)
+    console = terminal_console()
 
     def show(name: str, verdict: Verdict) -> None:
         state = "green" if verdict.passed else f"red (exit {verdict.exit_code})"
-        console.print(f"{name}: {verdict.command} -> {state}", style="green" if verdict.passed else "red", markup=False)
+        shown = f"{name}: {visible(verdict.command)} -> {state}"
+        console.print(shown, style="green" if verdict.passed else "red", markup=False)
         if not verdict.passed:
-            console.print(verdict.output[-2000:], style="dim", markup=False)
+            console.print(visible(verdict.output[-2000:]), style="dim", markup=False)
 
     result = climb(rungs, ws, None, show)
     if result.passed:
@@ -60,16 +60,16 @@ def print_handoff(ws: Path, build: str | None, tests: str | None, quiet_skips: b
     from arnes.workflow.handoff import SKIPPED, inspect
 
     report = inspect(ws, build, tests)
-    console = Console(highlight=False)
+    console = terminal_console()
     for what, result in report.checks:
         if not (quiet_skips and result == SKIPPED):
-            console.print(f"  {what}: {result}", markup=False)
+            console.print(f"  {what}: {visible(result)}", markup=False)
     if report.clean:
         console.print("handoff: clean", style="green", markup=False)
     else:
         console.print("handoff: not clean", style="red", markup=False)
         for reason in report.reasons:
-            console.print(f"  - {reason}", markup=False)
+            console.print(f"  - {visible(reason)}", markup=False)
     return report.clean
 
 

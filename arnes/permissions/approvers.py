@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, TextIO
 
 from rich.console import Console
-from rich.syntax import Syntax
 from rich.text import Text
+
+from arnes.ui.safe import one_line, terminal_console, visible
 
 AnswerKind = Literal["allow_once", "allow_always", "deny"]
 NO_TTY = "(no terminal to ask)"
@@ -22,6 +23,7 @@ class ApprovalRequest:
     reason: str
     preview: str | None = None  # the diff of a write
     suggested_rule: str | None = None  # offered as "always"
+    parts: tuple[str, ...] = ()  # what a compound command runs, part by part
 
 
 @dataclass(frozen=True)
@@ -75,26 +77,49 @@ class ScriptedApprover:
 
 @dataclass
 class TerminalApprover:
-    """Shows tool, subject, reason and the diff on stderr; reads the answer from the terminal."""
+    """Shows on stderr the whole subject, every part of a compound command, the reason, the diff
+    and the rule "always" would add; reads the answer from the terminal.
 
-    console: Console = field(default_factory=lambda: Console(stderr=True, highlight=False))
+    Everything shown came from the model or the workspace, so it passes `visible()`: an escape
+    sequence in a command cannot redraw this prompt into another command.
+    """
+
+    console: Console = field(default_factory=lambda: terminal_console(stderr=True, soft_wrap=False))
     read_line: Callable[[], str] | None = None
     interactive = True
 
     def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
         c = self.console
         c.print()
-        c.print(Text.assemble(("? ", "bold yellow"), (f"{request.tool} ", "bold"), request.subject))
-        c.print(Text(f"  {request.reason}", style="dim"))
+        lines = visible(request.subject, tabs=False).split("\n")
+        c.print(Text.assemble(("? ", "bold yellow"), (f"{one_line(request.tool)} ", "bold"), lines[0]))
+        for more in lines[1:]:  # a multi-line command: every line, marked as the command's
+            c.print(Text.assemble(("  | ", "dim"), more))
+        for part in request.parts:
+            opaque = part.removeprefix("cannot see inside: ")
+            if opaque == part or opaque not in request.reason:  # else the reason line says it already
+                c.print(Text.assemble(("  - ", "dim"), one_line(part)))
+        c.print(Text(f"  {one_line(request.reason)}", style="dim"))
         if request.preview:
-            c.print(Syntax(request.preview.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
+            show_diff(c, request.preview)
+        if request.suggested_rule:
+            c.print(Text.assemble("  [a] always adds the session rule ", (one_line(request.suggested_rule), "bold")))
         choices = "[y] yes / [a] always / [n] no" if request.suggested_rule else "[y] yes / [n] no"
         c.print(f"  {choices} (or type what to do instead): ", end="", markup=False)
         try:
             raw = self.read_line() if self.read_line else _read_stdin()
-        except EOFError:
-            return ApprovalAnswer("deny", feedback=NO_TTY)
+        except EOFError:  # Ctrl-D at the prompt: a plain no from the person who is there
+            c.print()
+            return ApprovalAnswer("deny")
         return parse_answer(raw, request.suggested_rule)
+
+
+def show_diff(c: Console, diff: str) -> None:
+    """A unified diff, coloured by its line marks; its text is the file's, so made visible first."""
+    from rich.syntax import Syntax
+
+    text = visible(diff.rstrip("\n"))
+    c.print(Syntax(text, "diff", theme="ansi_dark", background_color="default", word_wrap=True))
 
 
 def _read_stdin(stream: TextIO | None = None) -> str:

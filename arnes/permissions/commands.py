@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import glob
 import os
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arnes.permissions.gitrepo import repository_code
 from arnes.permissions.paths import absolute
 from arnes.permissions.readonly import COMPUTED, FILE_ARGS, git_subcommand, is_read_only, path_arguments
-from arnes.permissions.shell import ShellAnalysis, SimpleCommand, analyse
+from arnes.permissions.rules import CommandPattern, RuleError, parse_rule
+from arnes.permissions.shell import SHELLS, ShellAnalysis, SimpleCommand, analyse
 from arnes.permissions.types import Access, Decision, DecisionKind, Target
 
 if TYPE_CHECKING:
@@ -311,12 +313,55 @@ def _rule(kind: DecisionKind, raw: str, origin: str) -> Decision:
 
 
 def suggest_command_rule(command: str) -> str | None:
-    """For "always": `Bash(first two words:*)` of a single plain command."""
+    """For "always": `Bash(npm test:*)` for a program and its subcommand, else the exact command.
+
+    A prefix of the program alone (`Bash(python:*)` for `python -m unittest`) would allow any
+    code at all, so a command whose second word is a flag, or that has one word, is offered as
+    written and nothing more.
+    """
     analysis = analyse(command)
     if analysis.error or analysis.opaque or len(analysis.commands) != 1 or analysis.writes:
         return None
-    words = analysis.commands[0].words
-    if not words or analysis.commands[0].nested:
+    cmd = analysis.commands[0]
+    words = cmd.words
+    if not words or cmd.nested or cmd.privileged or cmd.risky_env or cmd.unknown_args:
         return None
-    head = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
-    return f"Bash({' '.join(head)}:*)"
+    if len(words) > 1 and not words[1].startswith("-") and words[0] not in SHELLS:
+        spec = f"{shlex.join(words[:2])}:*"
+    else:
+        spec = shlex.join(words)
+    rule = f"Bash({spec})"
+    try:
+        parsed = parse_rule(rule)
+    except RuleError:
+        return None
+    assert parsed.specifier is not None
+    pattern = CommandPattern.parse(parsed.specifier)
+    return rule if pattern.allows(words) else None  # the rule must read back as this very command
+
+
+def command_parts(command: str) -> list[str]:
+    """What a compound command really runs, one line per part, for the approval prompt.
+
+    Empty for a single plain command: then the command line says it all.
+    """
+    analysis = analyse(command)
+    if analysis.error:
+        return [f"cannot be parsed: {analysis.error}"]
+    plain = len(analysis.commands) == 1 and not analysis.writes and not analysis.opaque
+    if plain and not analysis.commands[0].nested:
+        return []
+    parts: list[str] = []
+    for cmd in analysis.commands:
+        text = " ".join(_shown_word(w) for w in [*cmd.env, *cmd.wrappers, *cmd.words])
+        parts.append(f"runs {text}" + ("  (as code inside $(...), eval or sh -c)" if cmd.nested else ""))
+    parts += [f"writes {target}" for target in analysis.writes]
+    parts += [f"cannot see inside: {why}" for why in analysis.opaque]
+    return parts
+
+
+def _shown_word(word: str) -> str:
+    """A word as a person reads it: quoted only when spaces or shell characters are in it."""
+    if word and not any(ch.isspace() or ch in "'\"\\;&|<>()`" for ch in word):
+        return word
+    return shlex.quote(word)

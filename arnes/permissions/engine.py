@@ -18,6 +18,7 @@ from arnes.permissions.paths import inside_str, is_inside, real_path, resolve_re
 from arnes.permissions.rules import (
     CommandPattern,
     Rule,
+    RuleError,
     RuleKind,
     SourcedRule,
     parse_rule,
@@ -292,12 +293,33 @@ class RuleEngine:
         real = resolve_real(request.targets[0].path)
         if is_inside(self.workspace, real):
             return None
-        folder = real if real.is_dir() else real.parent
-        return f"Read({folder}/**)"
+        return read_rule(real, real.is_dir(), resolve_real(self.home))
 
     def listing(self) -> list[SourcedRule]:
         with self._lock:
             return list(self.rules)
+
+
+def read_rule(real: Path, is_dir: bool, home: Path) -> str | None:
+    """The "always" rule for a read outside: its folder, or the file alone when that folder is the
+    home folder, above it, or a hidden folder of it (~/.ssh, ~/.aws, ~/.config hold keys and
+    tokens), so one answer never opens more than the person meant."""
+    folder = real if is_dir else real.parent
+    secrets = folder.parent == home and folder.name.startswith(".")
+    if is_inside(folder, home) or secrets:  # the home folder itself, /, /home, or ~/.something
+        return None if is_dir else _read_spec(str(real))
+    return _read_spec(str(folder), "/**")
+
+
+def _read_spec(path: str, tail: str = "") -> str | None:
+    """`Read(path)` with the path's glob characters escaped, so the rule names that path only."""
+    escaped = "".join("\\" + ch if ch in "*?[]{}\\" else ch for ch in path)
+    rule = f"Read({escaped}{tail})"
+    try:
+        parse_rule(rule)
+    except RuleError:  # a name with unbalanced parentheses: no rule can say it, so no "always"
+        return None
+    return rule
 
 
 def by_rule(hit: _Compiled) -> Decision:

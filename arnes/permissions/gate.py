@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from arnes.permissions.approvers import NO_TTY, ApprovalRequest, Approver
+from arnes.permissions.commands import command_parts
 from arnes.permissions.compose import LearnsFromAnswers
 from arnes.permissions.types import Decision, Policy, ToolRequest
 
@@ -45,7 +46,9 @@ class PermissionGate:
                 denied = Decision("deny", f"{decision.reason} {NO_TTY}", "no-tty", decision.rule)
                 return GateOutcome(False, denied, f"Permission denied: {denied.reason}")
             offer = self.suggest(request) if self.on_always else None
-            answer = self.approver.ask(ApprovalRequest(request.tool, subject, decision.reason, preview(), offer))
+            parts = tuple(command_parts(request.command)) if request.command else ()
+            asked = ApprovalRequest(request.tool, subject, decision.reason, preview(), offer, parts)
+            answer = self.approver.ask(asked)
             if answer.kind == "allow_always" and answer.rule and self.on_always:
                 self.on_always(answer.rule)  # inside the lock: the next queued call sees it
             if isinstance(self.policy, LearnsFromAnswers):

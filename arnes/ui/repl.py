@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
+from arnes.agent.events import Notice
 from arnes.agent.loop import Agent
 from arnes.config import EffectiveConfig
 from arnes.permissions.types import MODES, Mode
 from arnes.session import Session
 from arnes.tools.files import session_diffs
 from arnes.ui.render import TerminalRenderer
+from arnes.ui.safe import terminal_console, visible
 
 HELP = {
     "/help": "this list",
@@ -40,7 +42,7 @@ class Repl:
     session: Session
     cfg: EffectiveConfig
     agent: Agent
-    console: Console = field(default_factory=lambda: Console(highlight=False, soft_wrap=True))
+    console: Console = field(default_factory=terminal_console)
     read: Callable[[], str] | None = None  # injectable for tests; default prompt_toolkit
 
     def run(self) -> int:
@@ -62,12 +64,12 @@ class Repl:
                         break
                     continue
                 result = self.agent.turn(text)
-                if result.stop_reason == "interrupted":
-                    self.console.print("turn cancelled (Ctrl-C); the session goes on", style="yellow", markup=False)
+                if result.stop_reason == "interrupted":  # through the renderer: it erases its spinner first
+                    self.session.bus.emit(Notice("warning", "turn cancelled (Ctrl-C); the session goes on"))
                 elif result.stop_reason == "error" and result.error:
                     from arnes.runner import provider_help
 
-                    self.console.print(provider_help(self.session, self.cfg, result.error), style="red", markup=False)
+                    self.session.bus.emit(Notice("error", provider_help(self.session, self.cfg, result.error)))
         finally:
             self.agent.finish()
         self._leave()
@@ -80,7 +82,7 @@ class Repl:
             return
         from arnes.commands.workflow import print_handoff
 
-        names = ", ".join(self.session.ctx.display(p) for p in changed)
+        names = visible(", ".join(self.session.ctx.display(p) for p in changed))
         self.console.print(f"files changed this session: {names}", markup=False)
         self.console.print("handoff check (run `arnes handoff` for the build and the tests too):", markup=False)
         print_handoff(self.session.workspace, None, None, quiet_skips=True)
@@ -117,7 +119,7 @@ class Repl:
             self._diff()
         elif name == "/undo":
             restored = s.ctx.changes.undo_last_turn()
-            names = ", ".join(s.ctx.display(p) for p in restored)
+            names = visible(", ".join(s.ctx.display(p) for p in restored))
             c.print(f"restored: {names}" if restored else "nothing to undo", markup=False)
         elif name == "/cost":
             b = s.budget
@@ -150,12 +152,12 @@ class Repl:
         }
         handler = handlers.get(name)
         if handler is None:
-            self.console.print(f"unknown command {name}; /help lists them", style="yellow", markup=False)
+            self.console.print(f"unknown command {visible(name)}; /help lists them", style="yellow", markup=False)
             return
         try:
             handler()
         except (ArnesError, ValueError) as exc:  # a bad file, a limit, a dead model; shlex on a stray quote
-            self.console.print(f"{name}: {exc}", style="red", markup=False)
+            self.console.print(f"{name}: {visible(str(exc))}", style="red", markup=False)
         except KeyboardInterrupt:
             self.console.print(f"{name} cancelled (Ctrl-C); the session goes on", style="yellow", markup=False)
         except SystemExit:
@@ -187,4 +189,4 @@ class Repl:
 
             provider, _, _ = _provider(ModelSettings(name=rest), self.cfg, self.cfg.stream)
             s.provider = RetryingProvider(provider)
-        self.console.print(f"model: {s.provider.model} ({s.provider.name})", markup=False)
+        self.console.print(f"model: {visible(s.provider.model)} ({s.provider.name})", markup=False)

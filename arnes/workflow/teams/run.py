@@ -186,7 +186,7 @@ class TeamRunner:
         self.reports[node.id] = report
         self.timeline.record(
             "node_end", f"{node.id} ends: {'PASS' if passed else 'FAIL'}", "green" if passed else "red",
-            node=node.id, verdict="pass" if passed else "fail", report=report[-2000:],
+            detail=report, node=node.id, verdict="pass" if passed else "fail", report=report[-2000:],
         )  # fmt: skip
         return NodeResult(node.id, passed, report)
 
