@@ -13,9 +13,9 @@ from typing import Literal
 from arnes.agent.budget import Budget
 from arnes.agent.context import SUMMARY_PROMPT
 from arnes.agent.events import Event, EventBus, Nested
-from arnes.agent.prompt import system_prompt
+from arnes.agent.prompt import session_context, system_prompt
 from arnes.llm.base import Provider
-from arnes.messages import Message
+from arnes.messages import Message, ToolSpec
 from arnes.permissions.approvers import Approver, NoTerminalApprover
 from arnes.permissions.compose import AllowTools, ReadOnly
 from arnes.permissions.engine import RuleEngine
@@ -55,6 +55,10 @@ def _prepare_read_only(workspace: Path) -> None:
     from arnes.dotdir import ensure_arnes_dir
 
     ensure_arnes_dir(workspace)
+
+
+SMALL_WINDOW = 8192  # at or below this many tokens, tools are described briefly (tests/test_budget.py)
+NON_INTERACTIVE_TURNS = 50  # the default --max-turns of a run nobody watches; a loop ends here
 
 
 @dataclass
@@ -215,8 +219,17 @@ class Session:
         """End the session's background work: every background shell is killed."""
         self.ctx.jobs.close()
 
+    def tool_specs(self) -> list[ToolSpec]:
+        """The schemas sent with every request; brief ones when the window is small."""
+        return self.tools.specs(brief=self.context_window <= SMALL_WINDOW)
+
     def system_prompt(self) -> str:
-        return system_prompt(self.workspace, self.tools.names(), read_only="Write" not in self.tools.names())
+        """Fixed across sessions and workspaces, so a server can cache it (see agent/prompt.py)."""
+        return system_prompt(read_only="Write" not in self.tools.names())
+
+    def context(self) -> str:
+        """The per-run part: the workspace and its AGENTS.md, for the head of the first message."""
+        return session_context(self.workspace, self.tools.names())
 
 
 def _forward(parent: EventBus, call_id: str) -> Callable[[Event], None]:

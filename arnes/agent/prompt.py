@@ -1,4 +1,11 @@
-"""The system prompt: short rules, plus the workspace's AGENTS.md (the repository is the memory)."""
+"""The system prompt (fixed) and the session's context (per run), kept apart on purpose.
+
+A local server (llama.cpp, Ollama) reuses the work of a prompt prefix it has already seen; with
+the system prompt and the tool schemas byte-identical across sessions and workspaces, a new
+session's first turn only pays for its own message. So nothing that changes per run (the
+workspace path, AGENTS.md, PROGRESS.md, the docs) is in the system prompt: it leads the first
+user message instead, where the repository's words are data about the task anyway.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,9 @@ from pathlib import Path
 from arnes.agent.progress import load as load_progress
 
 AGENTS_MD_CAP = 8000
+CONTEXT_HEADER = "Context of this session (from arnes):"
 
-BASE = """You are arnes, a coding agent working in the folder {workspace}.
+BASE = """You are arnes, a coding agent working in a folder, the workspace (named in the first message).
 Work with the tools; the user sees every call.
 - Find before you change: Grep or Glob, then Read the file, then Edit (or Write a new file).
 - Paths are relative to the workspace root; never prefix them with the workspace's name.
@@ -25,10 +33,14 @@ READ_ONLY = (
 )
 
 
-def system_prompt(workspace: Path, tool_names: list[str], *, read_only: bool = False) -> str:
-    parts = [BASE.format(workspace=workspace)]
-    if read_only:
-        parts.append(READ_ONLY)
+def system_prompt(*, read_only: bool = False) -> str:
+    """The same bytes for every session with the same tools: nothing here may depend on the run."""
+    return f"{BASE}\n\n{READ_ONLY}" if read_only else BASE
+
+
+def session_context(workspace: Path, tool_names: list[str]) -> str:
+    """What this run knows about its workspace, for the head of the first user message."""
+    parts = [f"{CONTEXT_HEADER}\nThe workspace is {workspace}."]
     agents = workspace / "AGENTS.md"
     if agents.is_file():
         text = agents.read_text(encoding="utf-8", errors="replace").strip()
