@@ -518,7 +518,7 @@ def test_edit_with_line_number_prefixes_that_match_twice_is_refused(ctx: ToolCon
     path = ctx.workspace / "a.py"
     path.write_text("x = 1\nx = 1\n")
     read(ctx, "a.py")
-    with pytest.raises(ToolError, match="matches 2 times in a.py once Read's line-number prefixes are removed"):
+    with pytest.raises(ToolError, match=r"matches 2 times in a\.py once Read's line-number prefixes are removed"):
         edit(ctx, "a.py", "     1\tx = 1", "x = 2")
     assert path.read_text() == "x = 1\nx = 1\n"
 
@@ -545,12 +545,11 @@ def test_edit_whitespace_repair_never_picks_between_two_places_or_guesses_indent
     before = "def f():\n    return 1\n\ndef g():\n  return 1\n"
     path.write_text(before)
     read(ctx, "a.py")
-    with pytest.raises(ToolError, match="old_string not found in a.py"):
+    with pytest.raises(ToolError, match=r"old_string not found in a\.py"):
         edit(ctx, "a.py", "return 1 ", "return 2")  # two lines match up to whitespace
     with pytest.raises(ToolError, match="closest match is at lines 4-5"):
         edit(ctx, "a.py", "def g():\nreturn 1", "def g():\nreturn 2")  # the indentation map is not one shift
     assert path.read_text() == before
-
 
 
 def test_edit_with_line_number_prefixes_that_would_not_match(ctx: ToolContext) -> None:

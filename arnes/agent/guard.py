@@ -20,6 +20,7 @@ NUDGE_AFTER = 2  # turns in a row made only of calls already answered the same w
 STOP_AFTER = 3  # ...and still repeating right after the nudge: stop
 ANNOUNCE_NUDGES = 2  # at most this many "you only announced it" nudges per task
 ANNOUNCE_MAX_CHARS = 400  # a longer answer is a real answer, whatever its last sentence
+POLLING = frozenset({"BashOutput"})  # asking again is the point of these: neither progress nor a repeat
 
 REPEAT_NUDGE = (
     "[arnes] Your last turns repeated calls you had already made ({names}) and got the same results "
@@ -51,13 +52,20 @@ class LoopGuard:
 
     def reset(self) -> None:
         """A new task from the user: what came before is no evidence of a loop."""
+        self.forget()
+        self.announce_nudges, self.stuck = 0, None
+
+    def forget(self) -> None:
+        """After a compaction the model no longer sees its earlier results: reading again is fair."""
         self.seen.clear()
-        self.streak, self.nudged, self.announce_nudges, self.stuck = 0, False, 0, None
+        self.streak, self.nudged = 0, False
 
     def after_tools(self, calls: list[ToolCall], results: list[ToolResultBlock]) -> str | None:
         """The nudge to send with these results, if any; notes `stuck` when nudging did not help."""
-        keys = [_key(c, r) for c, r in zip(calls, results, strict=False)]
-        repeated = bool(keys) and all(k in self.seen for k in keys)
+        keys = [_key(c, r) for c, r in zip(calls, results, strict=False) if c.name not in POLLING]
+        if not keys:
+            return None
+        repeated = all(k in self.seen for k in keys)
         self.seen.update(keys)
         if not repeated:
             self.streak, self.nudged = 0, False

@@ -228,6 +228,7 @@ class Agent:
         self.messages = done.messages
         self._known = None
         self.result.compactions += 1
+        self.guard.forget()
         after = self._measure(fixed)
         s.bus.emit(CompactionEvent(before, after, done.method, done.removed, [m.to_json() for m in self.messages]))
 
