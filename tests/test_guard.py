@@ -77,6 +77,7 @@ def test_a_compaction_forgets_what_was_seen(tmp_path: Path) -> None:
         "Okay, now I'll update fizzbuzz.py:",
         "I have looked at the code. Next I will edit the function to fix the bug.",
         "Let's start by listing the files.",
+        "To fix this, I will edit pricing.py.",
     ],
 )
 def test_announcing_a_step_is_recognised(text: str) -> None:
@@ -89,6 +90,7 @@ def test_announcing_a_step_is_recognised(text: str) -> None:
         "I changed DISCOUNT_RATE to 0.15 in pricing.py.",
         "Done. Let me know if you need anything else.",
         "Should I also update the tests?",
+        "I changed pricing.py. If you want, I will also add a test.",
         "The function returns the sum. I will not change anything.",
         "I will read the file first.\n```python\nprint('x')\n```",
         "Here is what I found: " + "the loop is fine. " * 30 + "I will fix it.",

@@ -101,7 +101,9 @@ def _key(call: ToolCall, result: ToolResultBlock) -> str:
 
 
 _FUTURE = re.compile(
-    r"^(?:(?:ok(?:ay)?|now|next|first|then|so|great|sure|alright)[,!]?\s+)*"
+    # An optional leading clause ("To fix this, ..."), but not a condition ("If you want, I will ...").
+    r"^(?!(?:if|when|unless|should|once|whenever)\b)(?:[^,]{1,60},\s+)?"
+    r"(?:(?:ok(?:ay)?|now|next|first|then|so|great|sure|alright)[,!]?\s+)*"
     r"(?:i\s+will|i'll|i\s+am\s+going\s+to|i'm\s+going\s+to|i\s+need\s+to|i\s+should|i\s+must|"
     r"i\s+have\s+to|let\s+me|let's|let\s+us|we\s+will|we'll|we\s+need\s+to|i\s+can\s+now|i'm\s+now\s+going\s+to)"
     r"\s+(?:(?:now|first|then|next|also|quickly)\s+)?(?P<verb>[a-z]+)",
