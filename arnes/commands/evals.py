@@ -20,7 +20,9 @@ from arnes.tools.filestate import atomic_write
 from arnes.workflow import evals
 
 # Global options each run sets itself; every other global option given is passed on as given.
-NOT_PASSED_ON = frozenset({"help", "version", "task", "workspace", "trace", "output_format", "resume", "script"})
+NOT_PASSED_ON = frozenset(
+    {"help", "version", "task", "workspace", "trace", "output_format", "resume", "continue_", "print", "script"}
+)
 EXIT_ERRORS = 1  # some runs could not reach a model: the report is not a measurement of the agent
 
 
