@@ -42,6 +42,9 @@ def test_every_run_keeps_its_trace_beside_the_report(tmp_path: Path) -> None:
         events = [e["event"] for e in read_trace(out.parent / link)]
         assert events[0] == "session_start" and events[-1] == "session_end" and "tool_call" in events
     assert report["overall"] | {"errors": 0, "failed": 0, "passed": 4} == report["overall"]
+    again = run_arnes("--provider", "script", "eval", str(tasks), "--out", str(out))
+    assert again.code == 0
+    assert [e["event"] for e in read_trace(out.parent / links[0])].count("session_start") == 1  # not appended
 
 
 def test_the_run_options_reach_every_agent(tmp_path: Path) -> None:

@@ -94,6 +94,7 @@ def run_one(
 ) -> RunRecord:
     """A fresh copy, the agent on it, then the task's own verify command; the trace stays in `traces`."""
     trace = traces / trace_name(task, attempt)
+    trace.unlink(missing_ok=True)  # a trace is appended to: an earlier eval's run must not mix in
     with tempfile.TemporaryDirectory(prefix=f"arnes-eval-{task.name}-") as tmp:
         copy = Path(tmp) / "workspace"
         shutil.copytree(task.folder / "workspace", copy)
