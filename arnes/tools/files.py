@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from arnes.permissions.paths import is_inside, resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.editmatch import Replacement, replace
@@ -80,10 +81,14 @@ def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str) -> None:
     problem = ctx.files.unwritable(path)
     if problem is None:
         return
+    plain = ctx.files.check_writable(path, shown) or f"{shown} cannot be written yet; Read it first."
+    # Only what a Read would show without asking: inside the workspace, and no rule hiding it.
+    if not is_inside(resolve_real(ctx.workspace), resolve_real(path)) or ctx.hidden("Read", path):
+        raise ToolError(plain)
     try:
         text = read_text(path, shown)
     except ToolError:
-        raise ToolError(ctx.files.check_writable(path, shown) or f"{shown} cannot be written.") from None
+        raise ToolError(plain) from None
     ctx.files.record(path)
     lines = split_lines(text)
     budget = max(1000, ctx.max_output_chars - 800)
