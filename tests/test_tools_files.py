@@ -827,3 +827,12 @@ def test_tool_flags_and_targets(ctx: ToolContext) -> None:
     (target,) = Read().targets(Read.args_model(file_path="/etc/hosts"), ctx)
     assert target.path == Path("/etc/hosts")
     assert target.access == "read"
+
+
+def test_edit_whitespace_repair_in_a_crlf_file_keeps_crlf(ctx: ToolContext) -> None:
+    path = ctx.workspace / "w.py"
+    path.write_bytes(b"if x:\r\n    y = 1  \r\n    z = 2\r\n")
+    read(ctx, "w.py")
+    out = edit(ctx, "w.py", "  y = 1\n  z = 2", "  y = 10\n  z = 20")
+    assert "only when whitespace is ignored" in out
+    assert path.read_bytes() == b"if x:\r\n    y = 10\r\n    z = 20\r\n"
