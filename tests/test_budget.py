@@ -52,6 +52,12 @@ def test_system_prompt_and_schemas_are_byte_identical_across_workspaces(tmp_path
     assert len(prompts) == 1 and len(schemas) == 1
     assert "alpha" not in prompts.pop()
     assert "alpha rules" in sessions[0].context() and "beta work" in sessions[1].context()
+    # Two copies of one project (eval repeats): their contexts differ only in the last line, the path.
+    copies = [_workspace(tmp_path / f"copy{i}", "same", "# same rules\n") for i in (1, 2)]
+    heads = {
+        Session(workspace=ws, provider=ScriptProvider.from_turns([])).context().rsplit("\n\n", 1)[0] for ws in copies
+    }
+    assert len(heads) == 1 and "same rules" in heads.pop()
 
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])

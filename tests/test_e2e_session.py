@@ -190,7 +190,7 @@ def test_resume_continues_with_the_same_messages(shop: Path, tmp_path: Path) -> 
         sent = server.requests[0][1]["messages"]
     assert second.code == 0, second.err
     assert "resuming session" in second.out
-    assert sent[1]["role"] == "user" and sent[1]["content"].endswith("rate changes.\n\nfirst task")
+    assert sent[1]["role"] == "user" and sent[1]["content"].endswith(f"The workspace is {shop}.\n\nfirst task")
     assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "assistant", "tool", "user"]
     assert "DISCOUNT_RATE" in sent[3]["content"]
     assert sent[-1]["content"] == "Continue with the task where you left off."
@@ -287,7 +287,7 @@ def test_a_sub_agent_starts_from_a_clean_context_with_its_own_turn_limit(shop: P
         bodies = [body for _, body in server.requests]
     child_first = bodies[2]["messages"]
     assert [m["role"] for m in child_first] == ["system", "user"]  # nothing of the parent's conversation
-    assert child_first[1]["content"].endswith("rate changes.\n\nCount the test methods in test_pricing.py.")
+    assert child_first[1]["content"].endswith(f"is {shop}.\n\nCount the test methods in test_pricing.py.")
     assert "Delegate" not in {t["function"]["name"] for t in bodies[2]["tools"]}
     assert run.code == 0, run.err
     outputs = json.loads(run.out)

@@ -39,8 +39,12 @@ def system_prompt(*, read_only: bool = False) -> str:
 
 
 def session_context(workspace: Path, tool_names: list[str]) -> str:
-    """What this run knows about its workspace, for the head of the first user message."""
-    parts = [f"{CONTEXT_HEADER}\nThe workspace is {workspace}."]
+    """What this run knows about its workspace, for the head of the first user message.
+
+    The path comes last: what several runs share (a project's AGENTS.md across eval repeats in
+    fresh copies) stays in the prefix a server can reuse.
+    """
+    parts = [CONTEXT_HEADER]
     agents = workspace / "AGENTS.md"
     if agents.is_file():
         text = agents.read_text(encoding="utf-8", errors="replace").strip()
@@ -54,4 +58,5 @@ def session_context(workspace: Path, tool_names: list[str]) -> str:
         topics = sorted(p.stem for p in (workspace / "docs").glob("*.md"))
         if topics:
             parts.append(f"Documents you can load with ReadDoc: {', '.join(topics)}.")
+    parts.append(f"The workspace is {workspace}.")
     return "\n\n".join(parts)
