@@ -836,3 +836,22 @@ def test_edit_whitespace_repair_in_a_crlf_file_keeps_crlf(ctx: ToolContext) -> N
     out = edit(ctx, "w.py", "  y = 1\n  z = 2", "  y = 10\n  z = 20")
     assert "only when whitespace is ignored" in out
     assert path.read_bytes() == b"if x:\r\n    y = 10\r\n    z = 20\r\n"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    body=st.lists(st.sampled_from(["x = 1", "if x:", "    y = 2", "", "return y", "\tz = 3"]), min_size=1, max_size=8),
+    shift=st.integers(min_value=1, max_value=4),
+)
+def test_edit_whitespace_repair_equals_the_exact_edit_when_indentation_is_shifted(body: list[str], shift: int) -> None:
+    from arnes.tools.editmatch import replace
+
+    marker = ["def unique_marker():", "    return 42"]
+    text = "\n".join([*body, *("    " + m for m in marker), *body]) + "\n"
+    exact_old = "\n".join("    " + m for m in marker)
+    exact_new = "    def renamed():\n        return 43"
+    expected = replace(text, exact_old, exact_new, False, "f").updated
+    pad = " " * shift  # the model got the indentation wrong by `shift` in old and new alike
+    old = "\n".join(pad + line for line in marker)
+    new = pad + "def renamed():\n" + pad + "    return 43"
+    assert replace(text, old, new, False, "f").updated == expected
