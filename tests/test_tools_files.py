@@ -855,3 +855,16 @@ def test_edit_whitespace_repair_equals_the_exact_edit_when_indentation_is_shifte
     old = "\n".join(pad + line for line in marker)
     new = pad + "def renamed():\n" + pad + "    return 43"
     assert replace(text, old, new, False, "f").updated == expected
+
+
+def test_write_of_a_copied_read_result_drops_the_line_numbers_and_says_so(ctx: ToolContext) -> None:
+    path = ctx.workspace / "a.py"
+    path.write_text("def f():\n    return 1\n")
+    copied = read(ctx, "a.py").replace("return 1", "return 2") + "\n"
+    assert write(ctx, "a.py", copied) == (
+        "Overwrote a.py (2 lines) (every line carried Read's line-number prefix; they were removed)."
+    )
+    assert path.read_text() == "def f():\n    return 2\n"
+    for data in ("1\tone\n2\ttwo\n", "     1\tone\n     3\tthree\n", "     1\tone\nplain\n"):  # not Read's numbering
+        write(ctx, "data.tsv", data)
+        assert (ctx.workspace / "data.tsv").read_text() == data

@@ -55,6 +55,30 @@ def replace(text: str, old: str, new: str, replace_all: bool, shown: str) -> Rep
     raise ToolError(_not_found(text, wanted, shown, given))
 
 
+def without_read_numbers(content: str) -> str | None:
+    """Content whose every line starts exactly as Read numbers it (`%6d\\t`, consecutive), stripped.
+
+    Small models copy a Read result into Write. The test is strict on purpose (the padding, the
+    tab, numbers counting up by one from the first), so a data file with an index column is
+    never taken for one; None when the content is not such a copy.
+    """
+    lines = content.split("\n")
+    ending = lines[-1] == ""
+    if ending:
+        lines.pop()
+    head = re.match(r"^ *(\d+)\t", lines[0]) if lines else None
+    if head is None:
+        return None
+    first = int(head.group(1))
+    stripped = []
+    for n, line in enumerate(lines, start=first):
+        prefix = f"{n:>6}\t"
+        if not line.startswith(prefix):
+            return None
+        stripped.append(line[len(prefix) :])
+    return "\n".join(stripped) + ("\n" if ending else "")
+
+
 def _has_prefixes(text: str) -> bool:
     lines = text.split("\n")
     if lines and lines[-1] == "":

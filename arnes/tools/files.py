@@ -11,7 +11,7 @@ from pydantic import Field
 from arnes.permissions.paths import is_inside, resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
-from arnes.tools.editmatch import Replacement, replace
+from arnes.tools.editmatch import Replacement, replace, without_read_numbers
 from arnes.tools.filestate import atomic_write, newline_of
 
 MAX_LINE_CHARS = 2000
@@ -182,7 +182,7 @@ class Write(BaseTool[WriteArgs]):
     def _new_text(self, args: WriteArgs, path: Path) -> tuple[str, str]:
         # Bytes, not read_text: its universal newlines would hide the CRLF this keeps.
         before = path.read_bytes().decode("utf-8", errors="replace") if path.is_file() else ""
-        content = args.content
+        content = without_read_numbers(args.content) or args.content
         if before and newline_of(before) == "\r\n" and "\r\n" not in content:
             content = content.replace("\n", "\r\n")
         return before, content
@@ -205,7 +205,9 @@ class Write(BaseTool[WriteArgs]):
         atomic_write(path, content.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
-        return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines)."
+        copied = without_read_numbers(args.content) is not None
+        note = " (every line carried Read's line-number prefix; they were removed)" if copied else ""
+        return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines){note}."
 
 
 class Edit(BaseTool[EditArgs]):
