@@ -59,7 +59,7 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--ask", action="append", default=[], metavar="RULE")
     p.add_argument("--deny", action="append", default=[], metavar="RULE")
     p.add_argument("--context-window", type=int, metavar="N")
-    p.add_argument("--max-turns", type=int, metavar="N", help="stop after N model turns (exit 3)")
+    p.add_argument("--max-turns", type=int, metavar="N", help="stop after N model turns (exit 3; one-shot default 50)")
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop after N input+output tokens (exit 3)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="stop after this cost, by the price table (exit 3)")
     p.add_argument("--resume", nargs="?", const="", metavar="ID", help="continue a session (default: the latest here)")

@@ -24,7 +24,7 @@ from arnes.llm.retry import RetryingProvider
 from arnes.messages import Message
 from arnes.permissions.approvers import choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
-from arnes.session import Limits, Role, Session, new_session_id
+from arnes.session import NON_INTERACTIVE_TURNS, Limits, Role, Session, new_session_id
 from arnes.tools.files import session_diffs
 from arnes.ui.render import TerminalRenderer
 from arnes.ui.safe import visible
@@ -76,8 +76,14 @@ def _provider(chosen: ModelSettings, cfg: EffectiveConfig, stream: bool) -> tupl
 
 
 def build_session(
-    args: argparse.Namespace, workspace: Path, cfg: EffectiveConfig, session_id: str | None = None
+    args: argparse.Namespace,
+    workspace: Path,
+    cfg: EffectiveConfig,
+    session_id: str | None = None,
+    *,
+    interactive: bool = False,
 ) -> Session:
+    """The session of a run; one nobody watches gets a turn limit even when none was set."""
     stream = cfg.stream and not args.no_stream
     main, main_name, main_model = _provider(ModelSettings(), cfg, stream)
     roles: dict[Role, Provider] = {}
@@ -105,7 +111,7 @@ def build_session(
         sandbox_mode=cfg.sandbox,
         network=cfg.network,
         approver=choose_approver(sys.stdin, sys.stderr),
-        limits=Limits(max_turns=cfg.max_turns),
+        limits=Limits(max_turns=cfg.max_turns or (None if interactive else NON_INTERACTIVE_TURNS)),
         budget=Budget(max_tokens=cfg.max_tokens, max_cost=cfg.max_cost, prices=prices),
         context_window=cfg.context_window or PROFILES[main_name].default_context_window,
         id=session_id or new_session_id(),
@@ -152,7 +158,7 @@ def run_interactive(args: argparse.Namespace) -> int:
 
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
-    session = build_session(args, ws, cfg)
+    session = build_session(args, ws, cfg, interactive=True)
     if args.verify is not None:
         session.verifier = make_verifier(
             session, None if args.verify == "auto" else args.verify, args.verify_rounds, cfg
@@ -272,6 +278,7 @@ def exit_code(result: RunResult) -> int:
         "end_turn": EXIT_OK,
         "max_turns": EXIT_LIMIT,
         "budget": EXIT_LIMIT,
+        "stuck": EXIT_LIMIT,
         "interrupted": EXIT_INTERRUPTED,
     }.get(result.stop_reason, EXIT_FAIL)
 

@@ -13,10 +13,10 @@ from typing import Literal
 from arnes.agent.budget import Budget
 from arnes.agent.context import SUMMARY_PROMPT
 from arnes.agent.events import Event, EventBus, Nested, Notice
-from arnes.agent.prompt import system_prompt
+from arnes.agent.prompt import session_context, system_prompt
 from arnes.host.files import HostFiles
 from arnes.llm.base import Provider
-from arnes.messages import Message
+from arnes.messages import Message, ToolSpec
 from arnes.permissions.approvers import Approver, NoTerminalApprover
 from arnes.permissions.compose import AllowTools, ReadOnly
 from arnes.permissions.engine import RuleEngine
@@ -56,6 +56,10 @@ def _prepare_read_only(workspace: Path) -> None:
     from arnes.dotdir import ensure_arnes_dir
 
     ensure_arnes_dir(workspace)
+
+
+SMALL_WINDOW = 8192  # at or below this many tokens, tools are described briefly (tests/test_budget.py)
+NON_INTERACTIVE_TURNS = 50  # the default --max-turns of a run nobody watches; a loop ends here
 
 
 @dataclass
@@ -220,11 +224,20 @@ class Session:
         """End the session's background work: every background shell is killed."""
         self.ctx.jobs.close()
 
+    def tool_specs(self) -> list[ToolSpec]:
+        """The schemas sent with every request; brief ones when the window is small."""
+        return self.tools.specs(brief=self.context_window <= SMALL_WINDOW)
+
     def system_prompt(self) -> str:
+        """Fixed across sessions and workspaces, so a server can cache it (see agent/prompt.py)."""
+        return system_prompt(read_only="Write" not in self.tools.names())
+
+    def context(self) -> str:
+        """The per-run part: the workspace and its AGENTS.md, for the head of the first message."""
         notes: list[str] = []
-        text = system_prompt(self.host, self.tools.names(), read_only="Write" not in self.tools.names(), notes=notes)
+        text = session_context(self.host, self.tools.names(), notes)
         for note in notes:
-            if note not in self._noted:  # once per session, not on every turn
+            if note not in self._noted:  # once per session
                 self._noted.add(note)
                 self.bus.emit(Notice("warning", f"warning: {note}"))
         return text

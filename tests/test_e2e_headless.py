@@ -34,7 +34,7 @@ def test_a_task_on_stdin_with_print_runs_once(shop: Path, tmp_path: Path) -> Non
                  "-w", str(shop), "--trace", str(trace))  # fmt: skip
     assert done.returncode == 0, done.stderr
     first_user = next(e for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user")
-    assert first_user["content"][0]["text"] == "fix the discount"
+    assert first_user["content"][-1]["text"] == "fix the discount"
 
 
 def test_piped_text_joins_the_task_given_with_print(shop: Path, tmp_path: Path) -> None:
@@ -44,7 +44,7 @@ def test_piped_text_joins_the_task_given_with_print(shop: Path, tmp_path: Path) 
                  "-w", str(shop), "--trace", str(trace), "explain this log")  # fmt: skip
     assert done.returncode == 0, done.stderr
     first_user = next(e for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user")
-    assert first_user["content"][0]["text"] == "explain this log\n\nTraceback: ZeroDivisionError"
+    assert first_user["content"][-1]["text"] == "explain this log\n\nTraceback: ZeroDivisionError"
 
 
 def test_stream_json_arrives_line_by_line_while_the_run_goes(shop: Path, tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ def test_continue_picks_up_the_latest_session_here(shop: Path, tmp_path: Path) -
                       "-w", str(shop), "-c", "two")  # fmt: skip
     assert again.code == 0, again.err
     assert list((shop / ".arnes" / "traces").glob("*.jsonl")) == [trace]  # the same session, continued
-    users = [e["content"][0]["text"] for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user"]
+    users = [e["content"][-1]["text"] for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user"]
     assert users == ["one", "two"]
 
 
@@ -126,7 +126,7 @@ def test_a_task_that_starts_with_a_subcommand_word_runs_as_a_task(shop: Path, tm
     assert run.code == 0, run.err
     assert 'running "check the failing tests" as a task' in run.err
     first_user = next(e for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user")
-    assert first_user["content"][0]["text"] == "check the failing tests"
+    assert first_user["content"][-1]["text"] == "check the failing tests"
     team = run_arnes("--provider", "script", "--script", script(tmp_path, [{"text": "ok"}], "t.json"),
                      "-w", str(shop), "team", "up", "on", "this")  # fmt: skip
     assert team.code == 0 and 'running "team up on this" as a task' in team.err

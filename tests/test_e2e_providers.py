@@ -144,14 +144,16 @@ def test_context_meter_uses_the_providers_usage(shop: Path) -> None:
     assert "/4.1k (" in meters[1]
 
 
-def test_agents_md_joins_the_system_prompt(shop: Path) -> None:
+def test_agents_md_leads_the_first_message_not_the_system_prompt(shop: Path) -> None:
     (shop / "AGENTS.md").write_text("# rules\nAlways answer in haiku.\n")
     with FakeLLMServer([{"text": "ok"}]) as server:
         run = run_arnes(*provider_args("openai", server), "-w", str(shop), "hi", env=KEYS)
         body = server.requests[0][1]
     assert run.code == 0, run.err
-    system = body["messages"][0]
-    assert system["role"] == "system" and "Always answer in haiku." in system["content"]
+    system, first = body["messages"][:2]
+    assert system["role"] == "system" and "haiku" not in system["content"] and str(shop) not in system["content"]
+    assert first["role"] == "user" and f"The workspace is {shop}." in first["content"]
+    assert "Always answer in haiku." in first["content"] and first["content"].endswith("\n\nhi")
 
 
 def test_json_output_is_one_object(shop: Path) -> None:

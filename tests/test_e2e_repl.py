@@ -130,7 +130,7 @@ def test_ctrl_c_cancels_the_turn_not_the_session(shop: Path, tmp_path: Path) -> 
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    users = [e["content"][0]["text"] for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user"]
+    users = [e["content"][-1]["text"] for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user"]
     assert users == ["slow task", "next task"]
 
 
@@ -144,4 +144,4 @@ def test_alt_enter_makes_a_multi_line_task(shop: Path, tmp_path: Path) -> None:
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     first = next(e for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user")
-    assert first["content"][0]["text"] == "first line\nsecond line"
+    assert first["content"][-1]["text"] == "first line\nsecond line"

@@ -156,3 +156,26 @@ def test_permissions_check_judges_commands_as_a_run_would(shop: Path) -> None:
     off = run_arnes("-w", str(shop), "--sandbox", "off", "--permission-mode", "acceptEdits", "permissions", "check",
                     "Bash", "npm install")  # fmt: skip
     assert off.out.startswith("ask")
+
+
+def test_a_refused_write_shows_only_what_a_read_would_show(shop: Path, tmp_path: Path) -> None:
+    """The content in an unread-file refusal must not become a way around a Read deny or the perimeter."""
+    (shop / ".env").write_text("TOKEN=fake-secret-in-env\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("fake-secret-outside\n")
+    (shop / "notes.txt").symlink_to(outside / "notes.txt")
+    settings(shop, {"permissions": {"deny": ["Read(**/.env*)"]}})  # reading is denied, writing is not
+    turns = [
+        call("Edit", file_path=".env", old_string="TOKEN", new_string="X"),
+        call("Write", file_path="notes.txt", content="x\n"),
+        call("Edit", file_path="pricing.py", old_string="nothing", new_string="x"),
+    ]
+    code, _, trace = run_script(shop, tmp_path, turns, "--permission-mode", "bypass")
+    assert code == 0
+    results = [e["output"] for e in trace if e["event"] == "tool_result"]
+    assert results[0] == "File has not been read yet. Read .env before modifying it."
+    assert results[1].startswith("File has not been read yet.") and "fake-secret" not in results[1]
+    assert "DISCOUNT_RATE" in results[2]  # an ordinary file in the workspace is shown
+    assert "fake-secret" not in (tmp_path / "t.jsonl").read_text()
+    assert (shop / ".env").read_text() == "TOKEN=fake-secret-in-env\n"

@@ -41,8 +41,10 @@ def test_sixty_turns_of_2kb_reads_fit_a_4k_window(tmp_path: Path) -> None:
     ws.mkdir()
     (ws / "data.txt").write_text("".join(f"line {i:04d} " + "x" * 40 + "\n" for i in range(40)))  # ~2 kB
     assert 1900 < len((ws / "data.txt").read_text()) < 2300
-    turns = [{"text": f"read {i}", "tool_calls": [call("Read", file_path="data.txt")]} for i in range(60)]
-    run, trace = scripted(ws, tmp_path, turns, "--context-window", "4096", "--output-format", "json")
+    # Each read asks differently (the limit is past the end anyway), so the loop guard sees no repeat.
+    turns = [{"text": f"read {i}", "tool_calls": [call("Read", file_path="data.txt", limit=99 + i)]} for i in range(60)]
+    flags = ("--context-window", "4096", "--output-format", "json", "--max-turns", "99")
+    run, trace = scripted(ws, tmp_path, turns, *flags)
     assert run.code == 0, run.err
     requests = [e for e in trace if e["event"] == "model_request"]
     responses = [e for e in trace if e["event"] == "model_response"]
@@ -188,7 +190,7 @@ def test_resume_continues_with_the_same_messages(shop: Path, tmp_path: Path) -> 
         sent = server.requests[0][1]["messages"]
     assert second.code == 0, second.err
     assert "resuming session" in second.out
-    assert sent[1] == {"role": "user", "content": "first task"}
+    assert sent[1]["role"] == "user" and sent[1]["content"].endswith(f"The workspace is {shop}.\n\nfirst task")
     assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "assistant", "tool", "user"]
     assert "DISCOUNT_RATE" in sent[3]["content"]
     assert sent[-1]["content"] == "Continue with the task where you left off."
@@ -204,7 +206,7 @@ def test_resume_by_id_and_with_a_new_task(shop: Path, tmp_path: Path) -> None:
     again = run_arnes("--provider", "script", "--script", script2, "-w", str(shop), "--resume", trace.stem, "beta")
     assert again.code == 0
     messages = [e for e in read_trace(trace) if e["event"] == "message"]
-    assert [m["content"][0]["text"] for m in messages if m["role"] == "user"] == ["alpha", "beta"]
+    assert [m["content"][-1]["text"] for m in messages if m["role"] == "user"] == ["alpha", "beta"]
     assert run_arnes("-w", str(shop), "--resume", "20200101-000000-abcdef", "x").code == 2
 
 
@@ -214,9 +216,9 @@ def test_progress_md_is_loaded_and_updated(shop: Path, tmp_path: Path) -> None:
         run = run_arnes(
             "--provider", "openai", "--base-url", server.url + "/v1", "-w", str(shop), "fix the discount", env=KEYS
         )
-        system = server.requests[0][1]["messages"][0]["content"]
+        first = server.requests[0][1]["messages"][1]["content"]
     assert run.code == 0
-    assert "add a coupon code" in system
+    assert "add a coupon code" in first
     text = (shop / "PROGRESS.md").read_text()
     assert "## Done\n- fix the discount (" in text and "## Next\n- add a coupon code" in text
     script = write_script(tmp_path, [{"tool_calls": [call("Glob", pattern="*")]}] * 3)
@@ -256,7 +258,7 @@ def test_compaction_role_gets_the_summary_call(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "data.txt").write_text("z" * 2000 + "\n")
-    reads = [{"tool_calls": [call("Read", file_path="data.txt")]}] * 12
+    reads = [{"tool_calls": [call("Read", file_path="data.txt", limit=10 + i)]} for i in range(12)]
     with FakeLLMServer(reads) as main, FakeLLMServer([{"text": "SUMMARY: read data.txt many times"}] * 20) as cheap:
         (ws / ".arnes").mkdir()
         settings = {
@@ -276,7 +278,7 @@ def test_a_sub_agent_starts_from_a_clean_context_with_its_own_turn_limit(shop: P
     turns = [
         {"text": "parent thinking", "tool_calls": [call("Read", file_path="pricing.py")]},
         {"tool_calls": [call("Delegate", task="Count the test methods in test_pricing.py.")]},
-        *[{"tool_calls": [call("Glob", pattern="*")]}] * 40,  # the sub-agent never stops by itself
+        *[{"tool_calls": [call("Read", file_path="pricing.py", limit=100 + i)]} for i in range(40)],  # never stops
         {"text": "parent done"},
     ]
     with FakeLLMServer(turns) as server:
@@ -285,13 +287,13 @@ def test_a_sub_agent_starts_from_a_clean_context_with_its_own_turn_limit(shop: P
         bodies = [body for _, body in server.requests]
     child_first = bodies[2]["messages"]
     assert [m["role"] for m in child_first] == ["system", "user"]  # nothing of the parent's conversation
-    assert child_first[1]["content"] == "Count the test methods in test_pricing.py."
+    assert child_first[1]["content"].endswith(f"is {shop}.\n\nCount the test methods in test_pricing.py.")
     assert "Delegate" not in {t["function"]["name"] for t in bodies[2]["tools"]}
     assert run.code == 0, run.err
     outputs = json.loads(run.out)
     assert outputs["result"] != ""  # the parent went on after the sub-agent hit its limit
     task = "Count the test methods in test_pricing.py."
-    child_requests = [b for b in bodies if b["messages"][1].get("content") == task]
+    child_requests = [b for b in bodies if b["messages"][1].get("content", "").endswith(task)]
     assert len(child_requests) == 30  # the sub-agent's own turn limit, then back to the parent
 
 

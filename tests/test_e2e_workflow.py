@@ -238,7 +238,7 @@ def test_eval_compare_shows_improvements_and_regressions(tmp_path: Path) -> None
     assert run_arnes("--provider", "script", "eval", str(tasks), "--out", str(after)).code == 0
     assert json.loads(before.read_text())["tasks"]["bad"]["pass_rate"] == 0.0
     compared = run_arnes("eval", "compare", str(before), str(after))
-    assert compared.code == 0
+    assert compared.code == 1  # a task regressed: the second report is worse
     assert "bad: 0% -> 100% (improved)" in compared.out and "good: 100% -> 0% (regressed)" in compared.out
 
 

@@ -93,7 +93,7 @@ def test_a_limit_mid_turn_leaves_a_resumable_trace(tmp_path: Path) -> None:
     calls = {c.id for m in history for c in m.tool_calls}
     answered = {b.tool_call_id for m in history for b in m.content if isinstance(b, ToolResultBlock)}
     assert calls and calls == answered
-    assert history[0].content[0] == TextBlock("go")
+    assert history[0].content[-1] == TextBlock("go")  # after the session's context
 
 
 def test_bad_files_are_clear_errors_with_exit_2(shop: Path, tmp_path: Path) -> None:

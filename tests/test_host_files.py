@@ -67,10 +67,10 @@ def test_links_in_the_prompt_files_never_reach_the_provider(ws: Path, home: Path
             "--deny", "Read(**/.env*)", "-w", str(ws), "go", env=KEYS,
         )  # fmt: skip
         sent = json.dumps(server.requests)
-        system = server.requests[0][1]["messages"][0]["content"]
+        context = json.dumps(server.requests[0][1]["messages"][1])  # the first user message
     assert run.code == 0, run.err
     assert HOME_SECRET not in sent and ENV_SECRET not in sent
-    assert "private-topic" not in system  # the names in a folder outside are not listed either
+    assert "private-topic" not in context  # the names in a folder outside are not listed either
     assert "AGENTS.md left out of the prompt: AGENTS.md is a link out of the workspace" in run.out
     assert "PROGRESS.md left out of the prompt: PROGRESS.md is covered by a deny or ask rule" in run.out
 
@@ -80,7 +80,7 @@ def test_a_link_that_stays_inside_is_followed(ws: Path) -> None:
     (ws / "docs" / "rules.md").write_text("Always answer in haiku.\n")
     (ws / "AGENTS.md").symlink_to(Path("docs") / "rules.md")  # AGENTS.md -> CLAUDE.md and the like
     session = Session(workspace=ws, provider=ScriptProvider.from_turns([]))
-    prompt = session.system_prompt()
+    prompt = session.context()
     assert "Always answer in haiku." in prompt and "Documents you can load with ReadDoc: rules." in prompt
 
 
@@ -187,7 +187,8 @@ def test_eval_task_files_and_workspace_links_stay_links(tmp_path: Path, home: Pa
     from arnes.workflow.evals import discover, run_one
 
     (found,) = discover(evals)
-    record = run_one(found, 1, lambda t, copy: ["true"], timeout=30)
+    finished = ["echo", '{"stop_reason": "end_turn"}']  # an agent that does nothing and says so
+    record = run_one(found, 1, lambda t, copy, trace: finished, timeout=30, traces=tmp_path / "traces")
     assert record.passed
 
 

@@ -205,14 +205,37 @@ def test_write_new_file_gets_default_mode(ctx: ToolContext, umask_022: None) -> 
     assert stat.S_IMODE((ctx.workspace / "new.txt").stat().st_mode) == 0o644
 
 
-def test_write_over_unread_file_is_refused(ctx: ToolContext) -> None:
+def test_write_over_unread_file_is_refused_with_its_content_and_then_allowed(ctx: ToolContext) -> None:
     path = ctx.workspace / "a.txt"
-    path.write_text("original\n")
+    path.write_text("original\nsecond\n")
     with pytest.raises(ToolError) as err:
         write(ctx, "a.txt", "new\n")
-    assert str(err.value) == "File has not been read yet. Read a.txt before modifying it."
-    assert path.read_text() == "original\n"
+    assert str(err.value) == (
+        "a.txt has not been read yet, so this Write was not made. Its current content is below, and it "
+        "now counts as read: call Write again, based on this content.\n     1\toriginal\n     2\tsecond"
+    )
+    assert path.read_text() == "original\nsecond\n"
     assert temp_files(ctx.workspace) == []
+    assert write(ctx, "a.txt", "new\n") == "Overwrote a.txt (1 lines)."  # the refusal counted as a Read
+
+
+def test_a_refused_write_shows_a_long_file_only_up_to_the_cap(tmp_path: Path) -> None:
+    ctx = ToolContext(tmp_path, max_output_chars=2000)
+    (tmp_path / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 1001)))
+    with pytest.raises(ToolError) as err:
+        edit(ctx, "long.txt", "line 999", "x")
+    msg = str(err.value)
+    assert "     1\tline 1\n" in msg and "\tline 999" not in msg and len(msg) < 2000
+    shown = msg.count("\tline ")
+    assert msg.endswith(f"... ({1000 - shown} more lines; Read with offset={shown + 1} to see them)")
+    assert edit(ctx, "long.txt", "line 999", "x") == "Edited long.txt: replaced 1 occurrence."
+
+
+def test_a_refused_write_over_a_binary_file_keeps_the_plain_refusal(ctx: ToolContext) -> None:
+    (ctx.workspace / "b.bin").write_bytes(b"\0\1\2")
+    for _ in range(2):
+        with pytest.raises(ToolError, match=r"^File has not been read yet\. Read b\.bin before modifying it\.$"):
+            write(ctx, "b.bin", "x")
 
 
 def test_write_after_read_overwrites(ctx: ToolContext) -> None:
@@ -229,10 +252,10 @@ def test_write_after_read_overwrites(ctx: ToolContext) -> None:
 def _assert_modified_refused(ctx: ToolContext, path: Path, before: str) -> None:
     with pytest.raises(ToolError) as err:
         write(ctx, path.name, "mine\n")
-    assert str(err.value) == f"File {path.name} was modified since it was last read. Read it again before modifying it."
+    assert str(err.value).startswith(f"{path.name} was modified since it was last read, so this Write was not made.")
+    assert "     1\t" + before.splitlines()[0] in str(err.value)
     assert path.read_text() == before
-    # After a fresh Read, the write goes through.
-    read(ctx, path.name)
+    # The refusal showed the new content, so the next write goes through.
     write(ctx, path.name, "mine\n")
     assert path.read_text() == "mine\n"
 
@@ -415,12 +438,15 @@ def test_write_preview_is_a_diff(ctx: ToolContext) -> None:
 # --------------------------------------------------------------------------------------------- Edit
 
 
-def test_edit_needs_a_prior_read(ctx: ToolContext) -> None:
+def test_edit_needs_a_prior_read_and_the_refusal_shows_the_file(ctx: ToolContext) -> None:
     path = ctx.workspace / "a.py"
     path.write_text("x = 1\n")
-    with pytest.raises(ToolError, match=r"File has not been read yet\. Read a\.py before modifying it\."):
+    with pytest.raises(ToolError, match=r"^a\.py has not been read yet, so this Edit was not made\.") as err:
         edit(ctx, "a.py", "x = 1", "x = 2")
+    assert str(err.value).endswith("call Edit again, based on this content.\n     1\tx = 1")
     assert path.read_text() == "x = 1\n"
+    assert edit(ctx, "a.py", "x = 1", "x = 2") == "Edited a.py: replaced 1 occurrence."
+    assert path.read_text() == "x = 2\n"
 
 
 def test_edit_replaces_a_unique_string(ctx: ToolContext) -> None:
@@ -459,8 +485,8 @@ def test_edit_not_found_shows_the_closest_match(ctx: ToolContext) -> None:
     msg = str(err.value)
     assert msg.startswith("old_string not found in a.py.")
     assert "closest match is at lines 3-4" in msg
-    assert "def add(a, b):\n    return a + b" in msg
-    assert "Copy it exactly" in msg
+    assert "     3\tdef add(a, b):\n     4\t    return a + b\n" in msg
+    assert "Copy those lines exactly" in msg
     assert path.read_text().startswith("import os\n")
 
 
@@ -474,17 +500,56 @@ def test_edit_not_found_without_anything_close(ctx: ToolContext) -> None:
     assert "Read a.py again" in str(err.value)
 
 
-def test_edit_with_line_number_prefixes_that_would_match(ctx: ToolContext) -> None:
+def test_edit_with_line_number_prefixes_that_match_once_removed(ctx: ToolContext) -> None:
     path = ctx.workspace / "a.py"
     path.write_text("alpha\nbeta\ngamma\n")
-    read(ctx, "a.py")
     pasted = "\n".join(read(ctx, "a.py").splitlines()[1:3])  # "     2\tbeta\n     3\tgamma"
-    with pytest.raises(ToolError) as err:
-        edit(ctx, "a.py", pasted, "x")
-    msg = str(err.value)
-    assert "line-number prefixes" in msg
-    assert "Without them it matches." in msg
-    assert path.read_text() == "alpha\nbeta\ngamma\n"
+    out = edit(ctx, "a.py", pasted, "     2\tBETA\n     3\tGAMMA")
+    assert out == (
+        "Edited a.py: replaced 1 occurrence (old_string matched once Read's line-number prefixes were "
+        "removed; check the result)."
+    )
+    assert path.read_text() == "alpha\nBETA\nGAMMA\n"
+    edit(ctx, "a.py", "  1→alpha", "ALPHA")  # the arrow style too; new_string without prefixes stays as is
+    assert path.read_text() == "ALPHA\nBETA\nGAMMA\n"
+
+
+def test_edit_with_line_number_prefixes_that_match_twice_is_refused(ctx: ToolContext) -> None:
+    path = ctx.workspace / "a.py"
+    path.write_text("x = 1\nx = 1\n")
+    read(ctx, "a.py")
+    with pytest.raises(ToolError, match=r"matches 2 times in a\.py once Read's line-number prefixes are removed"):
+        edit(ctx, "a.py", "     1\tx = 1", "x = 2")
+    assert path.read_text() == "x = 1\nx = 1\n"
+
+
+def test_edit_whose_old_string_differs_only_in_whitespace_is_made_and_reindented(ctx: ToolContext) -> None:
+    path = ctx.workspace / "a.py"
+    path.write_text("class A:\n    def f(self):  \n        return 1\n\n    def g(self):\n        return 2\n")
+    read(ctx, "a.py")
+    # The model dropped one level of indentation and a trailing space, in old and new alike.
+    out = edit(ctx, "a.py", "def f(self):\n    return 1\n", "def f(self):\n    x = 1\n    return x\n")
+    assert out == (
+        "Edited a.py: replaced 1 occurrence (old_string matched lines 2-3 only when whitespace is ignored; "
+        "new_string was indented like the file; check the result)."
+    )
+    assert path.read_text() == (
+        "class A:\n    def f(self):\n        x = 1\n        return x\n\n    def g(self):\n        return 2\n"
+    )
+    edit(ctx, "a.py", "return 2   ", "return 3")  # trailing spaces only: the line keeps its indentation
+    assert path.read_text().endswith("    def g(self):\n        return 3\n")
+
+
+def test_edit_whitespace_repair_never_picks_between_two_places_or_guesses_indentation(ctx: ToolContext) -> None:
+    path = ctx.workspace / "a.py"
+    before = "def f():\n    return 1\n\ndef g():\n  return 1\n"
+    path.write_text(before)
+    read(ctx, "a.py")
+    with pytest.raises(ToolError, match=r"old_string not found in a\.py"):
+        edit(ctx, "a.py", "return 1 ", "return 2")  # two lines match up to whitespace
+    with pytest.raises(ToolError, match="closest match is at lines 4-5"):
+        edit(ctx, "a.py", "def g():\nreturn 1", "def g():\nreturn 2")  # the indentation map is not one shift
+    assert path.read_text() == before
 
 
 def test_edit_with_line_number_prefixes_that_would_not_match(ctx: ToolContext) -> None:
@@ -762,3 +827,44 @@ def test_tool_flags_and_targets(ctx: ToolContext) -> None:
     (target,) = Read().targets(Read.args_model(file_path="/etc/hosts"), ctx)
     assert target.path == Path("/etc/hosts")
     assert target.access == "read"
+
+
+def test_edit_whitespace_repair_in_a_crlf_file_keeps_crlf(ctx: ToolContext) -> None:
+    path = ctx.workspace / "w.py"
+    path.write_bytes(b"if x:\r\n    y = 1  \r\n    z = 2\r\n")
+    read(ctx, "w.py")
+    out = edit(ctx, "w.py", "  y = 1\n  z = 2", "  y = 10\n  z = 20")
+    assert "only when whitespace is ignored" in out
+    assert path.read_bytes() == b"if x:\r\n    y = 10\r\n    z = 20\r\n"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    body=st.lists(st.sampled_from(["x = 1", "if x:", "    y = 2", "", "return y", "\tz = 3"]), min_size=1, max_size=8),
+    shift=st.integers(min_value=1, max_value=4),
+)
+def test_edit_whitespace_repair_equals_the_exact_edit_when_indentation_is_shifted(body: list[str], shift: int) -> None:
+    from arnes.tools.editmatch import replace
+
+    marker = ["def unique_marker():", "    return 42"]
+    text = "\n".join([*body, *("    " + m for m in marker), *body]) + "\n"
+    exact_old = "\n".join("    " + m for m in marker)
+    exact_new = "    def renamed():\n        return 43"
+    expected = replace(text, exact_old, exact_new, False, "f").updated
+    pad = " " * shift  # the model got the indentation wrong by `shift` in old and new alike
+    old = "\n".join(pad + line for line in marker)
+    new = pad + "def renamed():\n" + pad + "    return 43"
+    assert replace(text, old, new, False, "f").updated == expected
+
+
+def test_write_of_a_copied_read_result_drops_the_line_numbers_and_says_so(ctx: ToolContext) -> None:
+    path = ctx.workspace / "a.py"
+    path.write_text("def f():\n    return 1\n")
+    copied = read(ctx, "a.py").replace("return 1", "return 2") + "\n"
+    assert write(ctx, "a.py", copied) == (
+        "Overwrote a.py (2 lines) (every line carried Read's line-number prefix; they were removed)."
+    )
+    assert path.read_text() == "def f():\n    return 2\n"
+    for data in ("1\tone\n2\ttwo\n", "     1\tone\n     3\tthree\n", "     1\tone\nplain\n"):  # not Read's numbering
+        write(ctx, "data.tsv", data)
+        assert (ctx.workspace / "data.tsv").read_text() == data

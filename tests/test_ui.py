@@ -80,10 +80,11 @@ def test_the_team_timeline_writes_reasons_escaped_under_the_verdict(tmp_path: Pa
     out = io.StringIO()
     timeline = Timeline(tmp_path, "run", terminal_console(out))
     timeline.record("node_end", "check ends: FAIL", "red", detail="a.py:3 \x1b]0;pwned\x07 wrong\n\nVERDICT: FAIL")
-    readable = (tmp_path / "run.md").read_text()
+    runs = tmp_path / ".arnes" / "teams" / "runs"  # the timeline takes the workspace and keeps its files there
+    readable = (runs / "run.md").read_text()
     assert (
         "- " in readable
         and "check ends: FAIL\n  > a.py:3 \\x1b]0;pwned\\x07 wrong\n  >\n  > VERDICT: FAIL\n" in readable
     )
     assert "\x1b" not in out.getvalue() and "       a.py:3 \\x1b]0;pwned\\x07 wrong" in out.getvalue()
-    assert json.loads((tmp_path / "run.jsonl").read_text())["event"] == "node_end"
+    assert json.loads((runs / "run.jsonl").read_text())["event"] == "node_end"

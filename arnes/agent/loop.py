@@ -19,6 +19,7 @@ from arnes.agent.events import (
     MessageEvent,
     ModelRequest,
     ModelResponseEvent,
+    Notice,
     PermissionEvent,
     SessionEnd,
     SessionStart,
@@ -27,6 +28,7 @@ from arnes.agent.events import (
     ToolResultEvent,
     VerifyEvent,
 )
+from arnes.agent.guard import LoopGuard, Stuck
 from arnes.errors import LimitReached, ProviderError
 from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec, block_to_json
 from arnes.permissions.paths import resolve_real
@@ -40,7 +42,7 @@ MAX_WORKERS = 8
 
 @dataclass
 class RunResult:
-    stop_reason: str  # end_turn | max_turns | budget | interrupted | error
+    stop_reason: str  # end_turn | max_turns | budget | stuck | interrupted | error
     text: str = ""
     turns: int = 0
     tool_calls: int = 0
@@ -64,6 +66,7 @@ class Agent:
         self._known: tuple[int, int] | None = None  # (real tokens of the conversation, its length then)
         self._current_call: str | None = None
         self._pool = ThreadPoolExecutor(max_workers=1)
+        self.guard = LoopGuard()
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, task: str) -> RunResult:
@@ -90,12 +93,15 @@ class Agent:
         s, r = self.s, self.result
         r.stop_reason, r.error, r.limit, r.text = "end_turn", None, None, ""
         s.ctx.changes.new_turn()
-        if self.messages and self.messages[-1].role == "user":  # resumed after results or a task
+        self.guard.reset()
+        if not self.messages:  # the session's context leads its first message: the system prompt stays fixed
+            self._append(Message("user", [TextBlock(s.context()), TextBlock(task)]))
+        elif self.messages[-1].role == "user":  # resumed after results or a task
             self.messages[-1] = Message("user", [*self.messages[-1].content, TextBlock(task)])
             s.bus.emit(MessageEvent("user", [block_to_json(TextBlock(task))]))
         else:
             self._append(Message.user(task))
-        specs = s.tools.specs()
+        specs = s.tool_specs()
         system = s.system_prompt()
         rounds = 0
         try:
@@ -116,6 +122,8 @@ class Agent:
             r.limit = exc.limit
             r.error = str(exc)
             self._answer_pending(f"Not run: {exc}")
+        except Stuck as exc:
+            r.stop_reason, r.limit, r.error = "stuck", "stuck", str(exc)
         except KeyboardInterrupt:
             r.stop_reason = "interrupted"
             self._answer_pending("Interrupted by the user before it ran.")
@@ -177,10 +185,20 @@ class Agent:
         s.budget.charge(s.provider.model, usage)
         calls = response.message.tool_calls
         if not calls:
-            r.text = text
-            r.stop_reason = "end_turn"
-            return False
-        self._append(Message("user", list(self._execute(calls, pool))))
+            nudge = self.guard.after_text(text) if specs else None
+            if nudge is None:
+                r.text = text
+                r.stop_reason = "end_turn"
+                return False
+            s.bus.emit(Notice("info", "the model only announced a step; asked it to take it"))
+            self._append(Message.user(nudge))
+            return True
+        results = self._execute(calls, pool)
+        nudge = self.guard.after_tools(calls, results)
+        self._append(Message("user", [*results, *([TextBlock(nudge)] if nudge else [])]))
+        if nudge:
+            s.bus.emit(Notice("info", "the model is repeating itself; asked it to try something else"))
+        self.guard.raise_if_stuck()
         return True
 
     # -- context -----------------------------------------------------------------------------
@@ -212,12 +230,13 @@ class Agent:
         self.messages = done.messages
         self._known = None
         self.result.compactions += 1
+        self.guard.forget()
         after = self._measure(fixed)
         s.bus.emit(CompactionEvent(before, after, done.method, done.removed, [m.to_json() for m in self.messages]))
 
     def compact_now(self) -> None:
         """/compact: summarise older turns now, whatever the size."""
-        self._fit(fixed_tokens(self.s.system_prompt(), self.s.tools.specs()), force=True)
+        self._fit(fixed_tokens(self.s.system_prompt(), self.s.tool_specs()), force=True)
 
     # -- tools -------------------------------------------------------------------------------
     def _execute(self, calls: list[ToolCall], pool: ThreadPoolExecutor) -> list[ToolResultBlock]:
@@ -313,6 +332,8 @@ def raise_for(result: RunResult) -> None:
     """Turn a run that did not finish into the exception its caller's exit code comes from."""
     if result.stop_reason == "interrupted":
         raise KeyboardInterrupt
+    if result.stop_reason == "stuck":
+        raise Stuck(result.error or "the model kept repeating itself")
     if result.stop_reason in ("budget", "max_turns"):
         raise LimitReached(result.limit or result.stop_reason, result.error or "a limit stopped the run")
     if result.stop_reason == "error":

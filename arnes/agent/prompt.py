@@ -1,4 +1,11 @@
-"""The system prompt: short rules, plus the workspace's AGENTS.md (the repository is the memory)."""
+"""The system prompt (fixed) and the session's context (per run), kept apart on purpose.
+
+A local server (llama.cpp, Ollama) reuses the work of a prompt prefix it has already seen; with
+the system prompt and the tool schemas byte-identical across sessions and workspaces, a new
+session's first turn only pays for its own message. So nothing that changes per run (the
+workspace path, AGENTS.md, PROGRESS.md, the docs) is in the system prompt: it leads the first
+user message instead, where the repository's words are data about the task anyway.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,9 @@ from arnes.host.files import HostFiles, Refused
 from arnes.tools.docs import topics
 
 AGENTS_MD_CAP = 8000
+CONTEXT_HEADER = "Context of this session (from arnes):"
 
-BASE = """You are arnes, a coding agent working in the folder {workspace}.
+BASE = """You are arnes, a coding agent working in a folder, the workspace (named in the first message).
 Work with the tools; the user sees every call.
 - Find before you change: Grep or Glob, then Read the file, then Edit (or Write a new file).
 - Paths are relative to the workspace root; never prefix them with the workspace's name.
@@ -25,14 +33,20 @@ READ_ONLY = (
 )
 
 
-def system_prompt(
-    files: HostFiles, tool_names: list[str], *, read_only: bool = False, notes: list[str] | None = None
-) -> str:
-    """The prompt; what was left out (a link out of the workspace, a file a rule hides) goes to `notes`."""
+def system_prompt(*, read_only: bool = False) -> str:
+    """The same bytes for every session with the same tools: nothing here may depend on the run."""
+    return f"{BASE}\n\n{READ_ONLY}" if read_only else BASE
+
+
+def session_context(files: HostFiles, tool_names: list[str], notes: list[str] | None = None) -> str:
+    """What this run knows about its workspace, for the head of the first user message.
+
+    The path comes last: what several runs share (a project's AGENTS.md across eval repeats in
+    fresh copies) stays in the prefix a server can reuse. What was left out (a link out of the
+    workspace, a file a rule hides) goes to `notes`.
+    """
     workspace = files.root
-    parts = [BASE.format(workspace=workspace)]
-    if read_only:
-        parts.append(READ_ONLY)
+    parts = [CONTEXT_HEADER]
     try:
         text = (files.read_text("AGENTS.md", limit=AGENTS_MD_CAP * 4 + 1) or "").strip()
     except Refused as exc:
@@ -53,6 +67,7 @@ def system_prompt(
         names = topics(workspace)
         if names:
             parts.append(f"Documents you can load with ReadDoc: {', '.join(names)}.")
+    parts.append(f"The workspace is {workspace}.")
     return "\n\n".join(parts)
 
 

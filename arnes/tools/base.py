@@ -116,20 +116,31 @@ class BaseTool(Generic[A]):
         return None
 
 
-def spec_of(tool: Tool[Any]) -> ToolSpec:
-    """The tool's JSON schema, made compact: every token of it is paid on every request."""
+ESSENTIAL: dict[str, Any] = {"essential": True}  # json_schema_extra: keep this field's description when brief
+
+
+def spec_of(tool: Tool[Any], *, brief: bool = False) -> ToolSpec:
+    """The tool's JSON schema, made compact: every token of it is paid on every request.
+
+    `brief` (small context windows) also drops the fields' descriptions, except those marked
+    ESSENTIAL (a unit, a mode whose meaning the name does not give): the tool's own description
+    says what a small model needs, and the saved tokens are left for the work.
+    """
     schema = tool.args_model.model_json_schema()
     schema.pop("title", None)
     schema.pop("additionalProperties", None)  # still enforced: unknown keys fail validation
     properties = schema.get("properties", {})
     for name, prop in list(properties.items()):
-        properties[name] = _compact(prop)
+        properties[name] = _compact(prop, brief)
     return ToolSpec(tool.name, tool.description, schema)
 
 
-def _compact(prop: dict[str, Any]) -> dict[str, Any]:
+def _compact(prop: dict[str, Any], brief: bool = False) -> dict[str, Any]:
     """`anyOf: [X, null]` with `default: null` says no more than X in an optional field."""
-    prop = {k: v for k, v in prop.items() if k != "title"}
+    essential = prop.get("essential", False)
+    prop = {k: v for k, v in prop.items() if k not in ("title", "essential")}
+    if brief and not essential:
+        prop.pop("description", None)
     options = prop.get("anyOf")
     if isinstance(options, list):
         kept = [o for o in options if o != {"type": "null"}]
@@ -161,8 +172,8 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
-    def specs(self) -> list[ToolSpec]:
-        return [spec_of(t) for t in self._tools.values()]
+    def specs(self, *, brief: bool = False) -> list[ToolSpec]:
+        return [spec_of(t, brief=brief) for t in self._tools.values()]
 
     def parse(self, name: str, raw: dict[str, Any]) -> tuple[Tool[Any], ToolArgs]:
         """Find the tool and validate its arguments, or raise ToolError for the model."""

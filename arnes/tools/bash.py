@@ -6,7 +6,7 @@ import os
 
 from pydantic import AliasChoices, Field
 
-from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
+from arnes.tools.base import ESSENTIAL, BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.processes import Job, run_foreground
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -20,7 +20,9 @@ def shell_env() -> dict[str, str]:
 
 class BashArgs(ToolArgs):
     command: str = Field(description="The command line, run with bash in the workspace.")
-    timeout: int | None = Field(None, ge=1, le=MAX_TIMEOUT_MS, description="Milliseconds (default 120000).")
+    timeout: int | None = Field(
+        None, ge=1, le=MAX_TIMEOUT_MS, description="Milliseconds (default 120000).", json_schema_extra=ESSENTIAL
+    )
     run_in_background: bool = Field(False, description="Return an id at once; read it with BashOutput.")
 
 

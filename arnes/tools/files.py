@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from pathlib import Path
 
 from pydantic import Field
 
 from arnes.host.nofollow import LinkRefused, NotRegularFile, read_regular
-from arnes.permissions.paths import resolve_real
+from arnes.permissions.paths import is_inside, resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
+from arnes.tools.editmatch import Replacement, replace, without_read_numbers
 from arnes.tools.filestate import atomic_write, newline_of
 
 MAX_LINE_CHARS = 2000
 DEFAULT_READ_LINES = 2000
-_LINE_PREFIX = re.compile(r"^\s*\d+\t", re.MULTILINE)
 
 
 class ReadArgs(ToolArgs):
@@ -88,6 +87,50 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def numbered(lines: list[str], first: int = 1) -> str:
+    """Lines as Read shows them (`cat -n`: number, tab, text), long lines cut."""
+    return "\n".join(f"{n:>6}\t{line[:MAX_LINE_CHARS]}" for n, line in enumerate(lines, start=first))
+
+
+def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str) -> None:
+    """Refuse a write over a file not read (or changed) since, and show the file instead.
+
+    A refusal alone costs the model a turn and small models often do not find their way back;
+    with the current content in the refusal the next try can succeed, so the file counts as
+    read from here on (it has now been seen, as a Read would have shown it).
+    """
+    problem = ctx.files.unwritable(path)
+    if problem is None:
+        return
+    plain = ctx.files.check_writable(path, shown) or f"{shown} cannot be written yet; Read it first."
+    # Only what a Read would show without asking: inside the workspace, and no rule hiding it.
+    if not is_inside(resolve_real(ctx.workspace), resolve_real(path)) or ctx.hidden("Read", path):
+        raise ToolError(plain)
+    try:
+        text = read_text(path, shown, ctx.real_of(path))
+    except ToolError:
+        raise ToolError(plain) from None
+    ctx.files.record(path)
+    lines = split_lines(text)
+    budget = max(1000, ctx.max_output_chars - 800)
+    shown_lines: list[str] = []
+    used = 0
+    for line in lines:
+        used += min(len(line), MAX_LINE_CHARS) + 8
+        if used > budget:
+            break
+        shown_lines.append(line)
+    body = numbered(shown_lines) if shown_lines else "(the file is empty)"
+    if len(shown_lines) < len(lines):
+        rest = len(shown_lines) + 1
+        body += f"\n... ({len(lines) - len(shown_lines)} more lines; Read with offset={rest} to see them)"
+    why = "has not been read yet" if problem == "unread" else "was modified since it was last read"
+    raise ToolError(
+        f"{shown} {why}, so this {tool} was not made. Its current content is below, and it now counts "
+        f"as read: call {tool} again, based on this content.\n{body}"
+    )
+
+
 def _similar_names(path: Path) -> str:
     parent = path.parent
     if not parent.is_dir():
@@ -143,7 +186,7 @@ class Read(BaseTool[ReadArgs]):
             raise ToolError(f"offset {args.offset} is past the end of {shown}, which has {len(lines)} lines.")
         count = args.limit or DEFAULT_READ_LINES
         chosen = lines[start : start + count]
-        body = "\n".join(f"{n:>6}\t{line[:MAX_LINE_CHARS]}" for n, line in enumerate(chosen, start=start + 1))
+        body = numbered(chosen, start + 1)
         end = start + len(chosen)
         if end < len(lines):
             body += f"\n... ({len(lines) - end} more lines; call Read with offset={end + 1} to continue)"
@@ -163,7 +206,7 @@ class Write(BaseTool[WriteArgs]):
         # Bytes, not read_text: its universal newlines would hide the CRLF this keeps.
         old = _bytes(real or resolve_real(path))
         before = old.decode("utf-8", errors="replace") if old is not None else ""
-        content = args.content
+        content = without_read_numbers(args.content) or args.content
         if before and newline_of(before) == "\r\n" and "\r\n" not in content:
             content = content.replace("\n", "\r\n")
         return before, content
@@ -180,15 +223,15 @@ class Write(BaseTool[WriteArgs]):
             raise ToolError(f"{shown} is a folder; give a file path.")
         existed = path.exists()
         if existed:
-            problem = ctx.files.check_writable(path, shown)
-            if problem:
-                raise ToolError(problem)
+            guard_write(ctx, path, shown, "Write")
         _, content = self._new_text(args, path, ctx.real_of(path))
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, content.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
-        return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines)."
+        copied = without_read_numbers(args.content) is not None
+        note = " (every line carried Read's line-number prefix; they were removed)" if copied else ""
+        return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines){note}."
 
 
 class Edit(BaseTool[EditArgs]):
@@ -203,7 +246,7 @@ class Edit(BaseTool[EditArgs]):
     def targets(self, args: EditArgs, ctx: ToolContext) -> list[Target]:
         return [Target(ctx.path(args.file_path), "write")]
 
-    def _apply(self, args: EditArgs, path: Path, shown: str, real: Path | None = None) -> tuple[str, str]:
+    def _apply(self, args: EditArgs, path: Path, shown: str, real: Path | None = None) -> tuple[str, str, Replacement]:
         original = read_text(path, shown, real)
         newline = newline_of(original)
         text = original.replace("\r\n", "\n") if newline == "\r\n" else original
@@ -213,24 +256,15 @@ class Edit(BaseTool[EditArgs]):
             raise ToolError("old_string and new_string are the same; there is nothing to change.")
         if not old:
             raise ToolError("old_string is empty. To write a whole file, use Write.")
-        count = text.count(old)
-        if count == 0:
-            raise ToolError(_not_found(text, old, shown))
-        if count > 1 and not args.replace_all:
-            raise ToolError(
-                f"old_string matches {count} times in {shown}. Add surrounding context to make it "
-                "unique, or set replace_all to true."
-            )
-        updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
-        if newline == "\r\n":
-            updated = updated.replace("\n", "\r\n")
-        return original, updated
+        done = replace(text, old, new, args.replace_all, shown)
+        updated = done.updated.replace("\n", "\r\n") if newline == "\r\n" else done.updated
+        return original, updated, done
 
     def preview(self, args: EditArgs, ctx: ToolContext) -> str | None:
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
         try:
-            before, after = self._apply(args, path, shown)
+            before, after, _ = self._apply(args, path, shown)
         except ToolError:
             return None
         return unified_diff(before, after, shown)
@@ -240,55 +274,11 @@ class Edit(BaseTool[EditArgs]):
         shown = ctx.display(path)
         if not path.exists():
             raise ToolError(f"File does not exist: {shown}. To create a file, use Write.")
-        problem = ctx.files.check_writable(path, shown)
-        if problem:
-            raise ToolError(problem)
-        before, after = self._apply(args, path, shown, ctx.real_of(path))
+        guard_write(ctx, path, shown, "Edit")
+        _, after, done = self._apply(args, path, shown, ctx.real_of(path))
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
-        replaced = before.replace("\r\n", "\n").count(args.old_string.replace("\r\n", "\n"))
-        what = f"{replaced} occurrence{'s' if replaced != 1 else ''}" if args.replace_all else "1 occurrence"
-        return f"Edited {shown}: replaced {what}."
-
-
-def _not_found(text: str, old: str, shown: str) -> str:
-    message = f"old_string not found in {shown}."
-    if _LINE_PREFIX.search(old):
-        stripped = _LINE_PREFIX.sub("", old)
-        message += " It looks like old_string contains line-number prefixes from Read; remove them."
-        if stripped and stripped in text:
-            return message + " Without them it matches."
-    closest = _closest(text, old)
-    if closest:
-        first, last, snippet = closest
-        message += f" The closest match is at lines {first}-{last}:\n{snippet}\nCopy it exactly."
-    else:
-        message += f" Read {shown} again and copy the text exactly."
-    return message
-
-
-def _closest(text: str, old: str) -> tuple[int, int, str] | None:
-    """The window of lines most like old_string, if any is reasonably close."""
-    lines = text.split("\n")
-    want = old.strip("\n").split("\n")
-    size = len(want)
-    if size > 200 or len(lines) > 20_000:
-        return None
-    target = "\n".join(w.strip() for w in want)
-    best: tuple[float, int] = (0.0, -1)
-    matcher = difflib.SequenceMatcher(autojunk=False)
-    matcher.set_seq2(target)
-    for start in range(0, max(1, len(lines) - size + 1)):
-        window = "\n".join(line.strip() for line in lines[start : start + size])
-        matcher.set_seq1(window)
-        if matcher.real_quick_ratio() <= best[0] or matcher.quick_ratio() <= best[0]:
-            continue
-        ratio = matcher.ratio()
-        if ratio > best[0]:
-            best = (ratio, start)
-    ratio, start = best
-    if ratio < 0.6 or start < 0:
-        return None
-    chosen = lines[start : start + size]
-    return start + 1, start + len(chosen), "\n".join(chosen)
+        what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
+        note = f" ({done.note}; check the result)" if done.note else ""
+        return f"Edited {shown}: replaced {what}{note}."

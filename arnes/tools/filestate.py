@@ -10,6 +10,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from arnes.host.nofollow import LinkRefused, open_folder, read_regular
 
@@ -51,18 +52,26 @@ class FileStateCache:
 
     def check_writable(self, path: Path, shown: str) -> str | None:
         """None when the write may go ahead; otherwise the message for the model."""
+        problem = self.unwritable(path)
+        if problem == "unread":
+            return f"File has not been read yet. Read {shown} before modifying it."
+        if problem == "modified":
+            return f"File {shown} was modified since it was last read. Read it again before modifying it."
+        return None
+
+    def unwritable(self, path: Path) -> Literal["unread", "modified"] | None:
+        """Why a write may not go ahead yet: never read, or changed since the read; None: it may."""
         with self._lock:
             snap = self._snaps.get(Path(os.path.realpath(path)))
         if snap is None:
-            return f"File has not been read yet. Read {shown} before modifying it."
+            return "unread"
         if not path.exists():
             return None  # deleted since the read: recreating it is fine
-        modified = f"File {shown} was modified since it was last read. Read it again before modifying it."
         st = path.stat()
         if st.st_size != snap.size or st.st_mtime_ns != snap.mtime_ns:
-            return modified
+            return "modified"
         if hashlib.sha256(path.read_bytes()).hexdigest() != snap.sha256:
-            return modified
+            return "modified"
         return None
 
 

@@ -19,7 +19,7 @@ from pydantic import ConfigDict, Field
 from arnes.host.nofollow import LinkRefused, open_real
 from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target
-from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
+from arnes.tools.base import ESSENTIAL, BaseTool, ToolArgs, ToolContext, ToolError
 
 GLOB_LIMIT = 100
 GREP_LINE_LIMIT = 250
@@ -203,7 +203,7 @@ class GrepArgs(ToolArgs):
     path: str | None = Field(None, description="File or folder to search; default the workspace.")
     glob: str | None = Field(None, description="Only files matching this glob, e.g. *.py.")
     output_mode: Literal["files_with_matches", "content", "count"] = Field(
-        "files_with_matches", description="content shows matching lines"
+        "files_with_matches", description="content shows matching lines", json_schema_extra=ESSENTIAL
     )
     case_insensitive: bool = Field(False, alias="-i", description="Ignore case.")
     line_numbers: bool = Field(True, alias="-n", description="Line numbers (content mode).")

@@ -3,6 +3,10 @@
 A task is a folder with `task.md` (the prompt), `workspace/` (the starting files) and `verify`
 (a shell command run in the copy). An optional `script.json` is its scripted trajectory, used
 with `--provider script`, so the machinery itself is tested without a model.
+
+A run that never got a model to work (unreachable, refused, a crash of arnes itself) is an
+*error*, counted apart from failures: a pass rate of 0 % must mean the agent failed the tasks,
+not that no model was there. Every run's trace is kept, so a low score can be studied.
 """
 
 from __future__ import annotations
@@ -47,6 +51,11 @@ class RunRecord:
     cost: float
     seconds: float
     exit_code: int
+    error: str | None = None  # set when the run could not reach a model or arnes broke: not a failure
+    trace: str = ""  # the run's JSONL trace, relative to the report when there is one
+
+
+STDERR_TAIL = 600  # characters of a crashed run's stderr kept in the report
 
 
 def discover(folder: Path) -> list[EvalTask]:
@@ -77,11 +86,19 @@ def discover(folder: Path) -> list[EvalTask]:
     return tasks
 
 
-AgentArgv = Callable[[EvalTask, Path], list[str]]
+AgentArgv = Callable[[EvalTask, Path, Path], list[str]]  # (task, workspace copy, trace file) -> argv
 
 
-def run_one(task: EvalTask, attempt: int, agent_argv: AgentArgv, timeout: float) -> RunRecord:
-    """A fresh copy, the agent on it, then the task's own verify command."""
+def trace_name(task: EvalTask, attempt: int) -> str:
+    return f"{task.name}-{attempt}.jsonl"
+
+
+def run_one(
+    task: EvalTask, attempt: int, agent_argv: AgentArgv, timeout: float, traces: Path, link: Path | None = None
+) -> RunRecord:
+    """A fresh copy, the agent on it, then the task's own verify command; the trace stays in `traces`."""
+    trace = traces / trace_name(task, attempt)
+    trace.unlink(missing_ok=True)  # a trace is appended to: an earlier eval's run must not mix in
     with tempfile.TemporaryDirectory(prefix=f"arnes-eval-{task.name}-") as tmp:
         copy = Path(tmp) / "workspace"
         # Links stay links: copied as files, one to ~/.ssh would put the key in the agent's reach.
@@ -89,45 +106,74 @@ def run_one(task: EvalTask, attempt: int, agent_argv: AgentArgv, timeout: float)
         started = time.monotonic()
         try:
             done = subprocess.run(
-                agent_argv(task, copy), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                check=False,
+                agent_argv(task, copy, trace), capture_output=True, text=True, timeout=timeout,
+                stdin=subprocess.DEVNULL, check=False,
             )  # fmt: skip
-            code, out = done.returncode, done.stdout
+            code, out, err = done.returncode, done.stdout, done.stderr
         except subprocess.TimeoutExpired:
-            code, out = 124, ""
+            code, out, err = 124, "", ""
         seconds = time.monotonic() - started
         try:
             data: dict[str, Any] = json.loads(out)
         except json.JSONDecodeError:
             data = {}
-        verdict = run_check(task.verify, copy, timeout=300)
+        stop = str(data.get("stop_reason") or ("timeout" if code == 124 else "crashed"))
+        error = _error_of(stop, data, code, err)
+        passed = error is None and run_check(task.verify, copy, timeout=300).passed
         return RunRecord(
             task.name,
             attempt,
-            verdict.passed,
-            str(data.get("stop_reason", "crashed" if code not in (0, 3, 4) else "unknown")),
+            passed,
+            stop,
             int(data.get("turns", 0)),
             int(data.get("input_tokens", 0)) + int(data.get("output_tokens", 0)),
             float(data.get("cost", 0.0)),
             round(seconds, 3),
             code,
+            error,
+            shown_path(trace, link),
         )
 
 
+def shown_path(path: Path, base: Path | None) -> str:
+    """Relative to the report's folder when inside it, so a report and its traces move together."""
+    return str(path.relative_to(base)) if base is not None and path.is_relative_to(base) else str(path)
+
+
+def _error_of(stop: str, data: dict[str, Any], code: int, stderr: str) -> str | None:
+    """Why a run is an error rather than a result; None when the agent really ran (even badly)."""
+    if stop == "error":
+        return str(data.get("error") or "the model failed")
+    if stop == "crashed":
+        tail = stderr.strip()[-STDERR_TAIL:] or "no output"
+        return f"arnes exited with {code} without a result: {tail}"
+    return None
+
+
 def run_all(
-    tasks: list[EvalTask], repeat: int, workers: int, agent_argv: AgentArgv, timeout: float = 900
+    tasks: list[EvalTask],
+    repeat: int,
+    workers: int,
+    agent_argv: AgentArgv,
+    traces: Path,
+    timeout: float = 900,
+    link: Path | None = None,
 ) -> list[RunRecord]:
+    traces.mkdir(parents=True, exist_ok=True)
     jobs = [(task, attempt) for task in tasks for attempt in range(1, repeat + 1)]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        return list(pool.map(lambda job: run_one(job[0], job[1], agent_argv, timeout), jobs))
+        return list(pool.map(lambda job: run_one(job[0], job[1], agent_argv, timeout, traces, link), jobs))
 
 
 def _stats(records: list[RunRecord]) -> dict[str, Any]:
     runs = len(records)
     passed = sum(r.passed for r in records)
+    errors = sum(r.error is not None for r in records)
     return {
         "runs": runs,
         "passed": passed,
+        "failed": runs - passed - errors,
+        "errors": errors,
         "pass_rate": round(passed / runs, 4) if runs else 0.0,
         "turns_mean": round(statistics.mean(r.turns for r in records), 2) if runs else 0,
         "tokens_mean": round(statistics.mean(r.tokens for r in records), 1) if runs else 0,
@@ -161,21 +207,28 @@ def check_report(report: Any, name: str) -> dict[str, Any]:
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """Per task: the pass rate before and after; which improved, which regressed."""
+    """Per task: the pass rate before and after; which improved, regressed, or is missing from one.
+
+    The second report is `worse` when a task regressed, a task of the first is missing from it,
+    or its overall pass rate is lower: a comparison in CI fails on any of these.
+    """
     rows = {}
     for name in sorted(set(a["tasks"]) | set(b["tasks"])):
         before = a["tasks"].get(name, {}).get("pass_rate")
         after = b["tasks"].get(name, {}).get("pass_rate")
         rows[name] = {"before": before, "after": after}
-    improved = [
-        n for n, r in rows.items() if r["before"] is not None and r["after"] is not None and r["after"] > r["before"]
-    ]
-    regressed = [
-        n for n, r in rows.items() if r["before"] is not None and r["after"] is not None and r["after"] < r["before"]
-    ]
+    both = {n: r for n, r in rows.items() if r["before"] is not None and r["after"] is not None}
+    improved = [n for n, r in both.items() if r["after"] > r["before"]]
+    regressed = [n for n, r in both.items() if r["after"] < r["before"]]
+    missing_after = [n for n, r in rows.items() if r["after"] is None]
+    missing_before = [n for n, r in rows.items() if r["before"] is None]
+    overall = {"before": a["overall"]["pass_rate"], "after": b["overall"]["pass_rate"]}
     return {
         "tasks": rows,
         "improved": improved,
         "regressed": regressed,
-        "overall": {"before": a["overall"]["pass_rate"], "after": b["overall"]["pass_rate"]},
+        "missing_before": missing_before,
+        "missing_after": missing_after,
+        "overall": overall,
+        "worse": bool(regressed or missing_after or overall["after"] < overall["before"]),
     }
