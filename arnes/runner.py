@@ -34,7 +34,9 @@ CONTINUE = "Continue with the task where you left off."
 
 def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = True) -> EffectiveConfig:
     """Settings files first, flags last; bad flags are reported like bad settings."""
-    cfg = trusted_config(workspace, getattr(args, "trust", False), ask and sys.stdin.isatty() and sys.stderr.isatty())
+    # At a terminal the user is asked about trust, except with -p (a print run never asks, as in Claude Code).
+    terminal = ask and not getattr(args, "print", False) and sys.stdin.isatty() and sys.stderr.isatty()
+    cfg = trusted_config(workspace, getattr(args, "trust", False), terminal)
     for kind in ("allow", "ask", "deny"):
         for raw in getattr(args, kind):
             try:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from arnes.config import EffectiveConfig, load_config
 from arnes.llm.base import PROFILES
+from arnes.permissions.grants import describe
 
 
 def trusted_config(workspace: Path, flag: bool, terminal: bool) -> EffectiveConfig:
@@ -37,7 +38,7 @@ def trusted_config(workspace: Path, flag: bool, terminal: bool) -> EffectiveConf
             cfg = load_config(workspace, trusted=True)
     if cfg.ignored:
         print(f"arnes: warning: {untrusted_warning(workspace, cfg)}", file=sys.stderr)
-    cfg.trust_status = "trusted for this run (--trust)" if flag else store.status(workspace)
+    cfg.trust_status = "--trust, for this run" if flag else store.status(workspace)
     return cfg
 
 
@@ -46,7 +47,8 @@ def untrusted_warning(workspace: Path, cfg: EffectiveConfig) -> str:
     parts = []
     for path, grants in cfg.ignored.items():
         where = path.relative_to(workspace) if path.is_relative_to(workspace) else path
-        parts.append(f"{where}: ignored until you trust this folder: {', '.join(grants)}")
+        names = ", ".join(describe(name)[1:-1] for name in grants)  # a pricing key is any string: escaped
+        parts.append(f"{where}: ignored until you trust this folder: {names}")
     return "; ".join(parts) + " (`arnes trust` to apply them, or --trust for one run)"
 
 

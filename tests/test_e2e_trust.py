@@ -166,9 +166,14 @@ def test_the_prompt_asks_once_per_folder_and_again_when_the_settings_change(tmp_
     ws = hostile_repo(tmp_path, marker)
     env = {**os.environ, "COLUMNS": "200", "TERM": "dumb"}
 
-    def spawn() -> pexpect.spawn:
-        return pexpect.spawn(ARNES, ["-w", str(ws), "fix"], env=env, encoding="utf-8", timeout=30)
+    def spawn(*flags: str) -> pexpect.spawn:
+        return pexpect.spawn(ARNES, ["-w", str(ws), *flags, "fix"], env=env, encoding="utf-8", timeout=30)
 
+    printing = spawn("-p")  # a print run never asks, even at a terminal: untrusted
+    assert printing.expect(["Trust this folder", "ignored until you trust this folder"]) == 1
+    printing.expect(pexpect.EOF)
+    printing.close()
+    assert not marker.exists()
     child = spawn()
     child.expect("Trust this folder\\?")
     child.expect('sandbox.mode = "off"')

@@ -48,7 +48,8 @@ def show_trust(console: Console, cfg: EffectiveConfig, workspace: Path) -> None:
     from arnes.ui.trust_prompt import grant_lines
 
     if cfg.trusted:
-        console.print(f"trust: this folder is trusted ({cfg.trust_status}): its project settings apply", markup=False)
+        how = "recorded by you" if cfg.trust_status == "trusted" else cfg.trust_status
+        console.print(f"trust: this folder is trusted ({how}): its project settings apply", markup=False)
         return
     state = {"changed": "untrusted (its settings changed since you trusted it)", "declined": "untrusted (you said no)"}
     console.print(f"trust: {state.get(cfg.trust_status, 'untrusted')}", markup=False)

@@ -17,7 +17,7 @@ def grant_lines(workspace: Path, ignored: Mapping[Path, Mapping[str, object]]) -
     lines = []
     for path, grants in ignored.items():
         lines.append(describe(display(workspace, path))[1:-1])
-        lines += [f"  {name} = {describe(value)}" for name, value in grants.items()]
+        lines += [f"  {describe(name)[1:-1]} = {describe(value)}" for name, value in grants.items()]
     return lines
 
 
