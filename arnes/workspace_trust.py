@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from arnes.config import EffectiveConfig, load_config
+from arnes.errors import ConfigError
 from arnes.llm.base import PROFILES
 from arnes.permissions.grants import describe
 
@@ -25,7 +26,11 @@ def trusted_config(workspace: Path, flag: bool, terminal: bool) -> EffectiveConf
     from arnes.permissions.trust import TrustStore
 
     store = TrustStore.default()
-    status = "trusted" if flag else store.status(workspace)
+    try:
+        status = "trusted" if flag else store.status(workspace)
+    except ConfigError as exc:  # a broken record trusts nothing, but does not stop arnes everywhere
+        print(f"arnes: warning: {exc}", file=sys.stderr)
+        status, terminal = "unknown", False
     cfg = load_config(workspace, trusted=status == "trusted")
     if cfg.ignored and terminal and status in ("unknown", "changed"):
         from arnes.permissions.trust import fingerprint
@@ -33,12 +38,16 @@ def trusted_config(workspace: Path, flag: bool, terminal: bool) -> EffectiveConf
 
         shown = fingerprint(workspace)  # what the user saw is what gets trusted, nothing newer
         yes = ask_trust(workspace, cfg.ignored, status == "changed")
-        store.record(workspace, yes, shown)
+        try:
+            store.record(workspace, yes, shown)
+        except ConfigError as exc:  # the answer still holds for this run
+            print(f"arnes: warning: {exc}", file=sys.stderr)
         if yes and fingerprint(workspace) == shown:
             cfg = load_config(workspace, trusted=True)
+        status = "trusted" if cfg.trusted else "declined"
     if cfg.ignored:
         print(f"arnes: warning: {untrusted_warning(workspace, cfg)}", file=sys.stderr)
-    cfg.trust_status = "--trust, for this run" if flag else store.status(workspace)
+    cfg.trust_status = "--trust, for this run" if flag else status
     return cfg
 
 

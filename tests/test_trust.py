@@ -14,6 +14,7 @@ from arnes.permissions.grants import split_grants
 from arnes.permissions.protected import in_git, protected_part
 from arnes.permissions.trust import TrustStore
 from arnes.permissions.types import Target, ToolRequest
+from tests.conftest import run_arnes
 
 EVERY_KEY = {
     "model": {"provider": "openai", "name": "n", "base_url": "http://x", "context_window": 9, "stream": False,
@@ -83,11 +84,18 @@ def test_the_record_follows_the_granting_files(tmp_path: Path) -> None:
     assert store.revoke(ws) and store.status(ws) == "unknown"
 
 
-def test_a_broken_record_is_one_clear_line(tmp_path: Path) -> None:
-    store = TrustStore(tmp_path / "trust.json")
+def test_a_broken_record_is_one_clear_line_and_trusts_nothing(tmp_path: Path) -> None:
+    store = TrustStore(tmp_path / "cfg" / "arnes" / "trust.json")
+    store.path.parent.mkdir(parents=True)
     store.path.write_text("{broken")
     with pytest.raises(ConfigError, match=r"trust\.json: cannot be read .*delete it"):
         store.status(tmp_path)
+    ws = tmp_path / "ws"
+    (ws / ".arnes").mkdir(parents=True)
+    (ws / ".arnes" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash"]}}))
+    run = run_arnes("-w", str(ws), "permissions", env={"XDG_CONFIG_HOME": str(tmp_path / "cfg")})
+    assert run.code == 0 and "trust: untrusted" in run.out and "Traceback" not in run.err
+    assert "trust.json: cannot be read" in run.err
 
 
 @pytest.mark.parametrize(

@@ -98,8 +98,14 @@ class TrustStore:
         from arnes.tools.filestate import atomic_write
 
         data = {"version": 1, "folders": {k: asdict(r) for k, r in sorted(records.items())}}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+        except OSError as exc:
+            raise ConfigError(
+                f"{self.path}: cannot record trust ({exc.strerror or exc}); make its folder writable, "
+                "or use --trust for one run"
+            ) from exc
 
 
 def key(workspace: Path) -> str:
