@@ -101,8 +101,8 @@ def test_a_broken_record_is_one_clear_line_and_trusts_nothing(tmp_path: Path) ->
 @pytest.mark.parametrize(
     "relative",
     [".git/config", "sub/.git/config", "a/b/.git", ".GIT/config", ".Git/hooks/x", "sub/.git./config",
-     "sub/.git /config", ".git::$INDEX_ALLOCATION/config", "GIT~1/config", ".g\u200cit/config", ".arnes/x",
-     "deep/.ARNES/settings.json", "features.json", "FEATURES.json"],
+     "sub/.git /config", ".git::$INDEX_ALLOCATION/config", "GIT~1/config", "arnes~2/settings.json",
+     ".g\u200cit/config", ".arnes/x", "deep/.ARNES/settings.json", "features.json", "FEATURES.json"],
 )  # fmt: skip
 def test_protected_names_at_any_depth_and_folded(relative: str) -> None:
     assert protected_part(relative) is not None

@@ -8,7 +8,7 @@ that grant permissions, and `features.json` moves only when a verify command is 
 Names are compared the way the disks that fold them do (like git's own `is_ntfs_dotgit` and
 `is_hfs_dotgit`): case-insensitively (macOS, Windows), ignoring trailing dots and spaces and an
 NTFS stream suffix (`.git.`, `.git::$INDEX_ALLOCATION` are `.git` on Windows), the 8.3 short name
-`GIT~1`, and the zero-width code points HFS+ drops (`.g\u200cit` is `.git` on a Mac).
+`GIT~1`, `ARNES~1`, and the zero-width code points HFS+ drops (`.g\u200cit` is `.git` on a Mac).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ SANDBOX_READ_ONLY = (".git", ".arnes", "features.json")
 
 # Code points HFS+ ignores in names (git's list in utf8.c, `next_hfs_char`).
 _IGNORED = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
-_SHORT_GIT = re.compile(r"git~\d+")
+_SHORT = re.compile(r"(git|arnes)~\d+")  # NTFS 8.3 short names: GIT~1 is .git, ARNES~1 is .arnes
 
 
 def fold(name: str) -> str:
@@ -38,8 +38,9 @@ def fold(name: str) -> str:
 def protected_component(name: str) -> str | None:
     """The protected name this component stands for (`.git`, `.arnes`), else None."""
     folded = fold(name)
-    if _SHORT_GIT.fullmatch(folded):
-        return ".git"
+    short = _SHORT.fullmatch(folded)
+    if short:
+        return "." + short.group(1)
     for protected in ANY_DEPTH:
         if folded == protected:
             return protected
