@@ -79,8 +79,8 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
     grants = team_grants(team) if path.is_file() and not cfg.trusted else []
     if grants:
         raise ConfigError(
-            f"{path}: ignored until you trust this folder: {', '.join(grants)} (a team file from the project "
-            "chooses what runs on the host); trust it with `arnes trust` or --trust for one run, or use a built-in team"
+            f"{path}: not run until you trust this folder: {', '.join(grants)} choose what runs on the host; "
+            "trust it with `arnes trust` (or --trust for one run), or use a built-in team"
         )
     ensure_arnes_dir(ws)  # before the first snapshot: arnes's own .gitignore is no node's write
     run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + team.name
