@@ -8,6 +8,7 @@ added to the settings later is a grant until someone decides otherwise ("when in
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,6 +79,4 @@ def _permissions(split: Split, value: Mapping[str, Any], mode: str) -> None:
 
 def describe(value: Any) -> str:
     """A value as the trust prompt shows it: JSON, with every control character escaped."""
-    import json
-
     return json.dumps(value, ensure_ascii=True)
