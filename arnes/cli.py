@@ -16,6 +16,7 @@ from arnes import __version__
 
 SUBCOMMANDS = (
     "demo", "permissions", "features", "next", "check", "handoff", "checker", "eval", "team", "init", "doctor",
+    "trust",
 )  # fmt: skip
 SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_LIMIT, EXIT_RED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -36,6 +37,7 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
         "handoff (is the workspace clean to hand over?); checker TASK (maker-checker); "
         "eval [DIR] (evals; eval compare A.json B.json); team list|show NAME|run NAME TASK; "
         "init (write AGENTS.md and .arnes/); doctor (what arnes found here, and the fixes). "
+        "trust [DIR] (apply the folder's project settings; --list, --revoke). "
         "Use `arnes -- TEXT` for a task that starts like a subcommand. Global options may come "
         "before or after a subcommand.",
         add_help=not after_subcommand,
@@ -72,6 +74,10 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument("--verify-rounds", type=int, default=3, metavar="N", help="red results sent back at most (3)")
     p.add_argument("--sandbox", choices=["auto", "bubblewrap", "landlock", "off"])
+    p.add_argument(
+        "--trust", action="store_true",
+        help="trust this folder for this run: its project settings may grant (allow rules, mode, model, sandbox)",
+    )  # fmt: skip
     p.add_argument("--trace", metavar="FILE", help="JSONL trace (default .arnes/traces/<session>.jsonl)")
     p.add_argument(
         "--output-format", choices=["text", "json", "stream-json"], default="text",
@@ -240,6 +246,7 @@ def dispatch(command: str, args: argparse.Namespace, rest: list[str]) -> int:
         "team": ("team", "run"),
         "init": ("setup", "run_init"),
         "doctor": ("setup", "run_doctor"),
+        "trust": ("trust", "run"),
     }[command]
     handler = getattr(import_module(f"arnes.commands.{module}"), function)
     code: int = handler(args, rest)

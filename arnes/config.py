@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -11,6 +10,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from arnes.errors import ConfigError
+from arnes.permissions.grants import split_grants
+from arnes.permissions.protected import user_config_dir
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 
 ProviderName = Literal["ollama", "openai", "anthropic", "script"]
@@ -107,12 +108,23 @@ class EffectiveConfig:
     rules: list[SourcedRule] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    trusted: bool = False  # whether the project's grants applied (DESIGN §10)
+    ignored: dict[Path, dict[str, object]] = field(default_factory=dict)  # untrusted grants, per file
+    base_url_from: str = "default"  # the layer that chose base_url: a key goes only where the user chose
+    role_from: dict[RoleName, str] = field(default_factory=dict)  # the same, per role
+    trust_status: str = "unknown"  # for `arnes permissions`: trusted, changed, declined, unknown
+
+    def repo_chose_url(self, role: RoleName | None = None) -> bool:
+        """Whether the base URL in use came from a project file rather than from the user."""
+        layer = self.role_from.get(role, "default") if role else self.base_url_from
+        return layer in PROJECT_LAYERS
+
+
+PROJECT_LAYERS = ("project", "local")
 
 
 def user_settings_path(env: dict[str, str] | None = None) -> Path:
-    env = dict(os.environ) if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", "~"), ".config")
-    return Path(os.path.expanduser(base)) / "arnes" / "settings.json"
+    return user_config_dir(env) / "settings.json"
 
 
 def settings_layers(workspace: Path, env: dict[str, str] | None = None) -> list[tuple[str, Path]]:
@@ -146,24 +158,32 @@ def load_file(path: Path) -> Settings:
         raise ConfigError(f"{path}: invalid settings: " + "; ".join(problems)) from exc
 
 
-def load_config(workspace: Path, env: dict[str, str] | None = None) -> EffectiveConfig:
-    """Merge the settings files; scalars from later layers win, rules accumulate with their source."""
-    cfg = EffectiveConfig()
+def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: bool) -> EffectiveConfig:
+    """Merge the settings files; scalars from later layers win, rules accumulate with their source.
+
+    Unless the folder is `trusted`, the project layers keep only their restrictions; the grants
+    they carry are collected in `ignored` for one warning and for the trust prompt.
+    """
+    cfg = EffectiveConfig(trusted=trusted)
     for layer, path in settings_layers(workspace, env):
         if not path.is_file():
             continue
         settings = load_file(path)
         cfg.files.append(path)
+        if layer in PROJECT_LAYERS and not trusted:
+            settings = _restrictions_only(settings, cfg, path)
         m = settings.model
         cfg.provider = m.provider or cfg.provider
         cfg.model = m.name or cfg.model
-        cfg.base_url = m.base_url or cfg.base_url
+        if m.base_url:
+            cfg.base_url, cfg.base_url_from = m.base_url, layer
         cfg.context_window = m.context_window or cfg.context_window
         if m.stream is not None:
             cfg.stream = m.stream
         cfg.script = m.script or cfg.script
         for role, chosen in settings.models.items():
             cfg.roles[role] = chosen
+            cfg.role_from[role] = layer
         cfg.prices.update(settings.pricing)
         lim = settings.limits
         cfg.max_turns = lim.max_turns or cfg.max_turns
@@ -189,3 +209,11 @@ def load_config(workspace: Path, env: dict[str, str] | None = None) -> Effective
         cfg.verify_build = settings.verify.build or cfg.verify_build
         cfg.ladder.update({str(k): v for k, v in settings.verify.ladder.items()})
     return cfg
+
+
+def _restrictions_only(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:
+    limits = {"max_turns": cfg.max_turns, "max_tokens": cfg.max_tokens, "max_cost": cfg.max_cost}
+    split = split_grants(settings.model_dump(exclude_unset=True), cfg.mode, limits)
+    if split.ignored:
+        cfg.ignored[path] = split.ignored
+    return Settings.model_validate(split.kept)

@@ -15,7 +15,7 @@ from arnes.agent.events import Notice, Retry
 from arnes.agent.loop import Agent, RunResult
 from arnes.agent.trace import JsonlTrace
 from arnes.cli import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, workspace_of
-from arnes.config import EffectiveConfig, ModelSettings, load_config
+from arnes.config import EffectiveConfig, ModelSettings, RoleName
 from arnes.errors import ConfigError
 from arnes.host.files import HostFiles, Refused, open_log
 from arnes.llm.base import PROFILES, Provider, ProviderSettings, make_provider
@@ -29,13 +29,16 @@ from arnes.tools.files import session_diffs
 from arnes.ui.render import TerminalRenderer
 from arnes.ui.safe import visible
 from arnes.workflow.verify import Verifier, detect
+from arnes.workspace_trust import trusted_config, warn_withheld_keys
 
 CONTINUE = "Continue with the task where you left off."
 
 
-def resolve_config(args: argparse.Namespace, workspace: Path) -> EffectiveConfig:
+def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = True) -> EffectiveConfig:
     """Settings files first, flags last; bad flags are reported like bad settings."""
-    cfg = load_config(workspace)
+    # At a terminal the user is asked about trust, except with -p (a print run never asks, as in Claude Code).
+    terminal = ask and not getattr(args, "print", False) and sys.stdin.isatty() and sys.stderr.isatty()
+    cfg = trusted_config(workspace, getattr(args, "trust", False), terminal)
     for kind in ("allow", "ask", "deny"):
         for raw in getattr(args, kind):
             try:
@@ -49,7 +52,8 @@ def resolve_config(args: argparse.Namespace, workspace: Path) -> EffectiveConfig
             raise ConfigError(f"--{name.replace('_', '-')} must be a positive number, not {value}")
     cfg.provider = args.provider or cfg.provider
     cfg.model = args.model or cfg.model
-    cfg.base_url = args.base_url or cfg.base_url
+    if args.base_url:
+        cfg.base_url, cfg.base_url_from = args.base_url, "flag"
     cfg.script = args.script or cfg.script
     cfg.context_window = args.context_window or cfg.context_window
     cfg.mode = args.permission_mode or cfg.mode
@@ -58,19 +62,25 @@ def resolve_config(args: argparse.Namespace, workspace: Path) -> EffectiveConfig
     cfg.max_tokens = getattr(args, "max_tokens", None) or cfg.max_tokens
     cfg.max_cost = getattr(args, "max_cost", None) or cfg.max_cost
     cfg.progress = getattr(args, "progress", False) or cfg.progress
+    warn_withheld_keys(cfg)
     return cfg
 
 
-def _provider(chosen: ModelSettings, cfg: EffectiveConfig, stream: bool) -> tuple[Provider, str, str]:
+def _provider(
+    chosen: ModelSettings, cfg: EffectiveConfig, stream: bool, role: RoleName | None = None
+) -> tuple[Provider, str, str]:
     name = chosen.provider or cfg.provider
     profile = PROFILES[name]
     model = chosen.name or (cfg.model if name == cfg.provider else None) or profile.default_model
+    base_url = chosen.base_url or (cfg.base_url if name == cfg.provider else None)
+    repo_url = cfg.repo_chose_url(role) if chosen.base_url else base_url is not None and cfg.repo_chose_url()
     settings = ProviderSettings(
         provider=name,
         model=model,
-        base_url=chosen.base_url or (cfg.base_url if name == cfg.provider else None),
+        base_url=base_url,
         script=chosen.script or cfg.script,
         stream=stream,
+        env_key=not repo_url,  # a key from the environment never goes to a URL a repository chose
     )
     return make_provider(settings), name, model
 
@@ -89,7 +99,7 @@ def build_session(
     roles: dict[Role, Provider] = {}
     in_use = {(main_name, main_model)}
     for role, chosen in cfg.roles.items():
-        provider, name, model = _provider(chosen, cfg, stream)
+        provider, name, model = _provider(chosen, cfg, stream, role)
         roles[role] = provider
         in_use.add((name, model))
     overrides = {model: Price(p.input, p.output) for model, p in cfg.prices.items()}

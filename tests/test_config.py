@@ -38,7 +38,7 @@ def test_later_layers_win_and_rules_accumulate(env: dict[str, str], tmp_path: Pa
         ws / ".arnes" / "settings.local.json",
         {"model": {"context_window": 4096}, "permissions": {"defaultMode": "acceptEdits"}},
     )
-    cfg = load_config(ws, env)
+    cfg = load_config(ws, env, trusted=True)
     assert (cfg.provider, cfg.model, cfg.context_window, cfg.mode) == ("anthropic", "p", 4096, "acceptEdits")
     assert [(r.kind, r.rule, r.source) for r in cfg.rules] == [
         ("deny", "Read(**/.env*)", str(user)),
@@ -50,15 +50,15 @@ def test_later_layers_win_and_rules_accumulate(env: dict[str, str], tmp_path: Pa
 def test_user_settings_may_choose_bypass_but_a_project_may_not(env: dict[str, str], tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     write(ws / ".arnes" / "settings.json", {"permissions": {"defaultMode": "bypass"}})
-    cfg = load_config(ws, env)
+    cfg = load_config(ws, env, trusted=True)
     assert cfg.mode == "default" and "bypass" in cfg.warnings[0]
     write(user_settings_path(env), {"permissions": {"defaultMode": "bypass"}})
-    assert load_config(ws, env).mode == "bypass"  # the user chose it; the project line changes nothing
+    assert load_config(ws, env, trusted=True).mode == "bypass"  # the user chose it; the project line changes nothing
     (ws / ".arnes" / "settings.json").unlink()
-    assert load_config(ws, env).mode == "bypass"
+    assert load_config(ws, env, trusted=True).mode == "bypass"
     write(user_settings_path(env), {})
     write(ws / ".arnes" / "settings.local.json", {"permissions": {"defaultMode": "bypass"}})
-    local = load_config(ws, env)  # local settings live in the project too: a clone could ship them
+    local = load_config(ws, env, trusted=True)  # local settings live in the project too: a clone could ship them
     assert local.mode == "default" and "settings.local.json" in local.warnings[0]
 
 
@@ -83,5 +83,5 @@ def test_invalid_settings_name_the_file_and_the_key(
     ws = tmp_path / "ws"
     path = write(ws / ".arnes" / "settings.local.json", content)
     with pytest.raises(ConfigError) as info:
-        load_config(ws, env)
+        load_config(ws, env, trusted=True)
     assert str(path) in str(info.value) and expected in str(info.value)

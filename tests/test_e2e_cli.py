@@ -180,7 +180,7 @@ def test_project_settings_cannot_turn_on_bypass(shop: Path, tmp_path: Path) -> N
     settings.parent.mkdir()
     settings.write_text(json.dumps({"permissions": {"defaultMode": "bypass"}}))
     s = script(tmp_path, [READ_PRICING, {"tool_calls": [edit("0.10", "0.15")]}])
-    run = run_arnes("--provider", "script", "--script", s, "-w", str(shop), "x")
+    run = run_arnes("--provider", "script", "--script", s, "-w", str(shop), "--trust", "x")  # even trusted
     assert run.code == 0
     assert "mode: default" in run.out and "bypass' ignored" in run.out
     assert "0.10" in (shop / "pricing.py").read_text()

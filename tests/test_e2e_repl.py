@@ -42,7 +42,7 @@ EDIT = [
 
 
 def test_a_task_then_diff_undo_cost_mode_and_exit(shop: Path, tmp_path: Path) -> None:
-    child, _ = spawn(shop, tmp_path, EDIT, "--permission-mode", "acceptEdits")
+    child, _ = spawn(shop, tmp_path, EDIT, "--permission-mode", "acceptEdits", "--trust")  # the command applies
     child.sendline("change the discount")
     child.expect("changed it")
     child.expect(PROMPT)
@@ -88,7 +88,7 @@ def test_a_task_then_diff_undo_cost_mode_and_exit(shop: Path, tmp_path: Path) ->
 def test_leaving_after_changes_runs_the_quick_handoff_not_the_tests(shop: Path, tmp_path: Path) -> None:
     (shop / ".arnes").mkdir()
     (shop / ".arnes" / "settings.json").write_text(json.dumps({"verify": {"command": "touch tests-ran"}}))
-    child, _ = spawn(shop, tmp_path, EDIT, "--permission-mode", "acceptEdits")
+    child, _ = spawn(shop, tmp_path, EDIT, "--permission-mode", "acceptEdits", "--trust")  # the command applies
     child.sendline("change the discount")
     child.expect("changed it")
     child.expect(PROMPT)

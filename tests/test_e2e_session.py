@@ -169,7 +169,7 @@ def test_settings_can_price_a_model(shop: Path) -> None:
     with FakeLLMServer([{"tool_calls": [call("Glob", pattern="*")]}] * 5, input_tokens=100) as server:
         run = run_arnes(
             "--provider", "openai", "--base-url", server.url + "/v1", "--model", "mystery-1", "-w", str(shop),
-            "--output-format", "json", "x", env=KEYS,
+            "--output-format", "json", "--trust", "x", env=KEYS,
         )  # fmt: skip
     assert run.code == 3 and json.loads(run.out)["limit"] == "cost"
 
@@ -246,7 +246,7 @@ def test_roles_route_to_their_own_models(shop: Path, tmp_path: Path) -> None:
             "models": {"subagent": {"provider": "anthropic", "name": "small", "base_url": sub.url}},
         }
         (shop / ".arnes" / "settings.json").write_text(json.dumps(settings))
-        run = run_arnes("-w", str(shop), "--output-format", "json", "go", env=KEYS)
+        run = run_arnes("-w", str(shop), "--trust", "--output-format", "json", "go", env=KEYS)
         main_models = {body["model"] for _, body in main.requests}
         sub_models = {(path, body["model"]) for path, body in sub.requests}
     assert run.code == 0, run.err
@@ -266,7 +266,7 @@ def test_compaction_role_gets_the_summary_call(tmp_path: Path) -> None:
             "models": {"compaction": {"provider": "openai", "name": "cheap", "base_url": cheap.url + "/v1"}},
         }
         (ws / ".arnes" / "settings.json").write_text(json.dumps(settings))
-        run = run_arnes("-w", str(ws), "go", env=KEYS)
+        run = run_arnes("-w", str(ws), "--trust", "go", env=KEYS)
         summary_calls = [body for _, body in cheap.requests]
         later = [body for _, body in main.requests][-1]
     assert run.code == 0, run.err

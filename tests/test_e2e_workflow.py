@@ -100,11 +100,11 @@ def test_next_works_one_feature_and_only_green_promotes_it(shop: Path, tmp_path:
     listing = run_arnes("-w", str(shop), "features")
     assert listing.code == 0 and "F01" in listing.out and "0/2 passing" in listing.out
     first = run_arnes("--provider", "script", "--script", script(tmp_path, [{"text": "done"}]), "-w", str(shop),
-                      "--verify-rounds", "0", "next")  # fmt: skip
+                      "--verify-rounds", "0", "--trust", "next")  # fmt: skip
     assert first.code == 4 and states(shop) == {"F01": "active", "F02": "not_started"}
     second = script(tmp_path, [cheat, READ, FIX, {"text": "ok"}], "s2.json")
     again = run_arnes("--provider", "script", "--script", second,
-                      "-w", str(shop), "--permission-mode", "bypass", "next")  # fmt: skip
+                      "-w", str(shop), "--permission-mode", "bypass", "--trust", "next")  # fmt: skip
     assert again.code == 0, again.out + again.err
     assert "continuing F01" in again.out and "F01 is passing" in again.out
     assert states(shop) == {"F01": "passing", "F02": "not_started"}  # the model's own edit was refused
@@ -124,13 +124,13 @@ def test_check_stops_at_the_first_red_rung(shop: Path) -> None:
     (shop / ".arnes").mkdir()
     ladder = {"unit": "true", "integration": "echo broken; false", "e2e": "touch e2e-ran"}
     (shop / ".arnes" / "settings.json").write_text(json.dumps({"verify": {"ladder": ladder}}))
-    run = run_arnes("-w", str(shop), "check")
+    run = run_arnes("--trust", "-w", str(shop), "check")
     assert run.code == 4
     assert "unit: true -> green" in run.out and "ladder stopped at integration" in run.out
     assert not (shop / "e2e-ran").exists()
     ladder["integration"] = "true"
     (shop / ".arnes" / "settings.json").write_text(json.dumps({"verify": {"ladder": ladder}}))
-    assert run_arnes("-w", str(shop), "check").code == 0 and (shop / "e2e-ran").exists()
+    assert run_arnes("--trust", "-w", str(shop), "check").code == 0 and (shop / "e2e-ran").exists()
 
 
 def git(ws: Path, *args: str) -> None:
@@ -142,7 +142,7 @@ def test_handoff_lists_what_is_not_clean_and_says_clean_when_it_is(shop: Path) -
     git(shop, "-c", "user.email=a@b", "-c", "user.name=a", "add", "-A")
     git(shop, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "start")
     (shop / "pricing.py.orig").write_text("old")
-    run = run_arnes("-w", str(shop), "handoff")
+    run = run_arnes("--trust", "-w", str(shop), "handoff")
     assert run.code == 4 and "handoff: not clean" in run.out
     for reason in ("leftover temporary files: pricing.py.orig", "uncommitted changes", "PROGRESS.md is missing"):
         assert reason in run.out
@@ -152,10 +152,10 @@ def test_handoff_lists_what_is_not_clean_and_says_clean_when_it_is(shop: Path) -
     git(shop, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "progress")
     (shop / ".arnes").mkdir(exist_ok=True)
     (shop / ".arnes" / "settings.json").write_text(json.dumps({"verify": {"command": "python -m unittest -q"}}))
-    red = run_arnes("-w", str(shop), "handoff")
+    red = run_arnes("--trust", "-w", str(shop), "handoff")
     assert "tests is red" in red.out  # the shop's tests want 15 %
     (shop / ".arnes" / "settings.json").write_text(json.dumps({"verify": {"command": "true"}}))
-    clean = run_arnes("-w", str(shop), "handoff")
+    clean = run_arnes("--trust", "-w", str(shop), "handoff")
     assert clean.code == 0 and "handoff: clean" in clean.out
 
 
@@ -267,7 +267,8 @@ def test_verify_auto_takes_the_command_from_settings(shop: Path, tmp_path: Path)
     (shop / ".arnes").mkdir()
     (shop / ".arnes" / "settings.json").write_text(json.dumps({"verify": {"command": "echo settings-verify; false"}}))
     trace = tmp_path / "t.jsonl"
-    run = run_arnes("--provider", "script", "--script", script(tmp_path, [{"text": "done"}]), "-w", str(shop),
+    turns = script(tmp_path, [{"text": "done"}])
+    run = run_arnes("--trust", "--provider", "script", "--script", turns, "-w", str(shop),
                     "--verify", "auto", "--verify-rounds", "0", "--trace", str(trace), "x")  # fmt: skip
     assert run.code == 4
     (verify,) = [e for e in read_trace(trace) if e["event"] == "verify"]
@@ -284,7 +285,7 @@ def test_handoff_runs_the_build_and_notices_a_stale_progress_file(shop: Path) ->
     (shop / ".arnes" / "settings.json").write_text(
         json.dumps({"verify": {"build": "echo building; false", "command": "true"}})
     )
-    run = run_arnes("-w", str(shop), "handoff")
+    run = run_arnes("--trust", "-w", str(shop), "handoff")
     assert run.code == 4
     assert "build is red: `echo building; false`" in run.out
     assert "PROGRESS.md is older than the latest change" in run.out

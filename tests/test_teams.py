@@ -275,7 +275,7 @@ def test_parallel_branches_conflicts_and_read_only_writers_are_caught(tmp_path: 
     ws.mkdir()
     (ws / "shared.txt").write_text("original\n")
     write_team(ws, "par", PARALLEL)
-    run = run_arnes("-w", str(ws), "team", "run", "par", "the task")
+    run = run_arnes("--trust", "-w", str(ws), "team", "run", "par", "the task")
     assert run.code == 4  # a conflict fails the run
     assert (ws / "shared.txt").read_text() == "original\n"  # conflicting writes are not applied
     assert (ws / "docs.txt").read_text() == "documented\n"  # the rest of the writing branches is
@@ -311,7 +311,7 @@ def test_a_read_only_node_alone_cannot_keep_its_writes_and_fails_the_team(tmp_pa
     ws = tmp_path / "ws"
     ws.mkdir()
     write_team(ws, "solo", SOLO_READER)
-    run = run_arnes("-w", str(ws), "team", "run", "solo", "the task")
+    run = run_arnes("--trust", "-w", str(ws), "team", "run", "solo", "the task")
     assert run.code == 4 and not (ws / "notes.txt").exists()
     assert "READ-ONLY NODE look WROTE TO THE TREE: notes.txt" in run.out
 
@@ -345,7 +345,7 @@ def test_a_read_only_branch_never_spoils_a_writers_change(tmp_path: Path, fake_c
     ws.mkdir()
     (ws / "shared.txt").write_text("original\n")
     write_team(ws, "rw2", READER_AND_WRITER)
-    run = run_arnes("-w", str(ws), "team", "run", "rw2", "the task")
+    run = run_arnes("--trust", "-w", str(ws), "team", "run", "rw2", "the task")
     assert (ws / "shared.txt").read_text() == "from the writer\n"
     events = team_timeline(ws)
     assert not [e for e in events if e["event"] == "conflict"]
@@ -380,7 +380,7 @@ def test_a_failed_branch_fails_the_team_even_when_the_last_node_passes(tmp_path:
     ws = tmp_path / "ws"
     ws.mkdir()
     write_team(ws, "shield", SHIELD)
-    run = run_arnes("-w", str(ws), "team", "run", "shield", "the task")
+    run = run_arnes("--trust", "-w", str(ws), "team", "run", "shield", "the task")
     assert run.code == 4
     ends = {e["node"]: e["verdict"] for e in team_timeline(ws) if e["event"] == "node_end"}
     assert ends == {"qa": "fail", "security": "pass", "gate": "pass"}
@@ -421,6 +421,6 @@ def test_a_node_writing_arnes_settings_is_seen(tmp_path: Path, fake_clis: Path) 
     ws = tmp_path / "ws"
     (ws / ".arnes").mkdir(parents=True)
     write_team(ws, "sneak", SETTINGS_WRITER)
-    run_arnes("-w", str(ws), "team", "run", "sneak", "the task")
+    run_arnes("--trust", "-w", str(ws), "team", "run", "sneak", "the task")
     wrote = [e for e in team_timeline(ws) if e["event"] == "node_wrote"]
     assert wrote and wrote[0]["files"] == [".arnes/settings.json"]

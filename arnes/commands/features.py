@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arnes.cli import parse_subcommand
+from arnes.errors import ConfigError
 from arnes.ui.safe import terminal_console, visible
 from arnes.workflow import features as fl
 
@@ -43,12 +44,18 @@ def run_next(args: argparse.Namespace, rest: list[str]) -> int:
     if feature is None:
         print("nothing to do: every feature is passing or blocked")
         return EXIT_OK
+    cfg = resolve_config(args, ws)
+    session = build_session(args, ws, cfg)
+    if not cfg.trusted and session.sandbox.name != "bubblewrap":
+        raise ConfigError(
+            f"{ws / fl.FILE}: its verify commands would run without asking and outside bubblewrap (sandbox: "
+            f"{session.sandbox.name}) in a folder you have not trusted; trust it (`arnes trust`, or --trust for "
+            "one run) or install bubblewrap"
+        )
     resumed = feature.state == "active"
     feature.state = "active"
     fl.save(ws, features)
     print(visible(f"{'continuing' if resumed else 'starting'} {feature.id}: {feature.description}"))
-    cfg = resolve_config(args, ws)
-    session = build_session(args, ws, cfg)
     session.verifier = Verifier(feature.verify, ws, session.sandbox, args.verify_rounds)
     code = execute(args, session, cfg, fl.task_for(feature))
     features = fl.load(ws)

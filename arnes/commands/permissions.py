@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from arnes.cli import parse_subcommand
+from arnes.config import EffectiveConfig
 from arnes.permissions.engine import READ_FAMILY, RuleEngine
 from arnes.permissions.paths import absolute
 from arnes.permissions.rules import KNOWN_TOOLS
@@ -28,7 +30,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     check.add_argument("target", help="a path (file tools) or a command (Bash)")
     opts = parse_subcommand(parser, rest, args)
     ws = workspace_of(args)
-    cfg = resolve_config(args, ws)
+    cfg = resolve_config(args, ws, ask=False)
     engine = RuleEngine(ws, cfg.mode, list(cfg.rules))
     # As a run would: with bubblewrap available, acceptEdits runs shell commands unasked.
     engine.sandboxed = cfg.sandbox in ("auto", "bubblewrap") and Bubblewrap.unavailable() is None
@@ -38,7 +40,26 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     if opts.action == "check":
         return _check(console, engine, opts.tool, opts.target)
     show_rules(console, engine)
+    show_trust(console, cfg, ws)
     return 0
+
+
+def show_trust(console: Console, cfg: EffectiveConfig, workspace: Path) -> None:
+    """Whether the project's settings may grant here, and what they would grant."""
+    from arnes.ui.trust_prompt import grant_lines
+
+    if cfg.trusted:
+        how = "recorded by you" if cfg.trust_status == "trusted" else cfg.trust_status
+        console.print(f"trust: this folder is trusted ({how}): its project settings apply", markup=False)
+        return
+    state = {"changed": "untrusted (its settings changed since you trusted it)", "declined": "untrusted (you said no)"}
+    console.print(f"trust: {state.get(cfg.trust_status, 'untrusted')}", markup=False)
+    if cfg.ignored:
+        console.print("ignored until you trust it (`arnes trust`, or --trust for one run):", markup=False)
+        for line in grant_lines(workspace, cfg.ignored):
+            console.print(Text(f"  {line}"))
+    else:
+        console.print("its project settings grant nothing: only their restrictions, which apply", markup=False)
 
 
 def show_rules(console: Console, engine: RuleEngine) -> None:
@@ -61,7 +82,11 @@ def show_rules(console: Console, engine: RuleEngine) -> None:
         "anything outside asks), then the mode",
         markup=False,
     )
-    console.print("built in: the file tools never write .git/ or .arnes/", markup=False)
+    console.print(
+        "built in: the file tools never write .git (at any depth, a folder or a gitfile), .arnes, "
+        "features.json, or your arnes config folder; names compared case-insensitively",
+        markup=False,
+    )
 
 
 def _check(console: Console, engine: RuleEngine, tool: str, target: str) -> int:

@@ -9,9 +9,10 @@ from pathlib import Path
 from rich.console import Console
 
 from arnes.cli import parse_subcommand
+from arnes.errors import ConfigError
 from arnes.ui.safe import visible
 from arnes.workflow.teams.clis import PROFILES, enforcement
-from arnes.workflow.teams.config import Team, builtin_names, load_team, project_names
+from arnes.workflow.teams.config import Team, builtin_names, load_team, project_names, team_grants
 from arnes.workflow.teams.timeline import Timeline
 
 
@@ -68,7 +69,6 @@ def outline(team: Team) -> str:
 def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console: Console) -> int:
     from arnes.cli import EXIT_OK, EXIT_RED
     from arnes.dotdir import ensure_arnes_dir
-    from arnes.errors import ConfigError
     from arnes.permissions.approvers import NoTerminalApprover
     from arnes.runner import build_session, resolve_config, subscribe
     from arnes.session import Session
@@ -76,6 +76,13 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
     from arnes.workflow.verify import detect
 
     cfg = resolve_config(args, ws)
+    path = ws / ".arnes" / "teams" / f"{team.name}.toml"
+    grants = team_grants(team) if path.is_file() and not cfg.trusted else []
+    if grants:
+        raise ConfigError(
+            f"{path}: not run until you trust this folder: {', '.join(grants)} choose what runs on the host; "
+            "trust it with `arnes trust` (or --trust for one run), or use a built-in team"
+        )
     ensure_arnes_dir(ws)  # before the first snapshot: arnes's own .gitignore is no node's write
     run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + team.name
     try:

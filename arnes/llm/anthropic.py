@@ -31,8 +31,8 @@ class AnthropicProvider:
         self.stream = settings.stream
         key = api_key(settings)
         kwargs: dict[str, Any] = {"timeout": settings.timeout, "max_retries": 0}
-        if key:
-            kwargs["api_key"] = key
+        if key or not settings.env_key:  # an explicit key: the SDK then reads no credential from the environment
+            kwargs["api_key"] = key or "withheld"
         if settings.base_url:
             kwargs["base_url"] = settings.base_url
         self.where = settings.base_url or "api.anthropic.com"

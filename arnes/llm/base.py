@@ -42,6 +42,7 @@ class ProviderSettings:
     max_output_tokens: int = 4096
     stream: bool = True
     timeout: float = 120.0
+    env_key: bool = True  # False: the base URL came from a repository, so no key from the environment
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,13 @@ PROFILES: dict[str, ProviderProfile] = {
 
 
 def api_key(settings: ProviderSettings) -> str | None:
-    """The key given, else the provider's variable in the environment (never a project file)."""
+    """The key given, else the provider's variable in the environment (never a project file).
+
+    Not the environment's key when the base URL is a repository's choice (DESIGN §10): the
+    user's key goes only to the provider's own endpoint or to a URL the user chose.
+    """
     env = PROFILES[settings.provider].api_key_env
-    return settings.api_key or (os.environ.get(env) if env else None)
+    return settings.api_key or (os.environ.get(env) if env and settings.env_key else None)
 
 
 def make_provider(settings: ProviderSettings) -> Provider:

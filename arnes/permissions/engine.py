@@ -15,6 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.permissions.paths import inside_str, is_inside, real_path, resolve_real
+from arnes.permissions.protected import (
+    ANY_DEPTH,
+    TOP_LEVEL_FILES,
+    protected_outside,
+    protected_part,
+    user_config_dir,
+)
 from arnes.permissions.rules import (
     CommandPattern,
     Rule,
@@ -27,9 +34,9 @@ from arnes.permissions.rules import (
 )
 from arnes.permissions.types import Access, Decision, Mode, Target, ToolRequest
 
-PROTECTED_DIRS = (".git", ".arnes")
+PROTECTED_DIRS = ANY_DEPTH  # at every depth, compared as a case-folding disk would (protected.py)
 # The feature list's states move only when a verify command is green, never by the model's hand.
-PROTECTED_FILES = ("features.json",)
+PROTECTED_FILES = TOP_LEVEL_FILES
 READ_FAMILY = frozenset({"Read", "Glob", "Grep", "ReadDoc"})
 WRITE_FAMILY = frozenset({"Write", "Edit"})
 
@@ -87,12 +94,15 @@ class RuleEngine:
     rules: list[SourcedRule] = field(default_factory=list)
     home: Path = field(default_factory=lambda: Path(os.path.expanduser("~")))
     sandboxed: bool = False  # an OS sandbox holds the perimeter for shell commands
+    # The user's arnes folder (settings, the trust record): a write there would grant, so never.
+    config_dir: Path = field(default_factory=user_config_dir)
     _groups: dict[tuple[RuleKind, str], _Group] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __post_init__(self) -> None:
         self.workspace = resolve_real(self.workspace)
         self._root = str(self.workspace)
+        self._config = os.path.realpath(self.config_dir)
         self._compile()
 
     # -- rules ---------------------------------------------------------------------------------
@@ -208,13 +218,15 @@ class RuleEngine:
 
     def _protected(self, forms: Iterable[str]) -> str | None:
         for form in forms:
-            if inside_str(self._root, form) and form != self._root:
-                relative = form[len(self._root) :].lstrip("/")
-                first = relative.split("/", 1)[0]
-                if first in PROTECTED_DIRS:
-                    return first + "/"
-                if relative in PROTECTED_FILES:
-                    return relative
+            found: str | None
+            if inside_str(self._config, form):
+                found = f"{self._config}/ (your arnes settings and trust record)"
+            elif inside_str(self._root, form):
+                found = protected_part(form[len(self._root) :])
+            else:
+                found = protected_outside(form)
+            if found:
+                return found
         return None
 
     def command_rule(self, kind: RuleKind, words: list[str]) -> _Compiled | None:

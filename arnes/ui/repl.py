@@ -133,9 +133,10 @@ class Repl:
         elif name == "/model":
             self._model(rest)
         elif name == "/permissions":
-            from arnes.commands.permissions import show_rules
+            from arnes.commands.permissions import show_rules, show_trust
 
             show_rules(c, s.engine)
+            show_trust(c, self.cfg, s.workspace)
         else:
             self._workflow(name, rest)
         return True

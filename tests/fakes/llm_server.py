@@ -89,6 +89,7 @@ class FakeLLMServer:
         self.responder = responder
         self.input_tokens = input_tokens
         self.requests: list[tuple[str, Json]] = []
+        self.headers: list[dict[str, str]] = []  # each POST's headers, in order (who sent which key)
         self.turn_index = 0  # successful model POSTs so far
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", port), _make_handler(self))
@@ -119,10 +120,11 @@ class FakeLLMServer:
         self.stop()
 
     # -- called from handler threads --
-    def _record(self, path: str, body: Json) -> bool:
+    def _record(self, path: str, body: Json, headers: dict[str, str] | None = None) -> bool:
         """Record a POST; return True if it must fail."""
         with self._lock:
             self.requests.append((path, body))
+            self.headers.append({k.lower(): v for k, v in (headers or {}).items()})
             return len(self.requests) <= self.fail_first
 
     def _next_turn(self, api: str, body: Json) -> Json:
@@ -308,7 +310,7 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 body: Json = json.loads(raw or b"{}")
             except ValueError:
                 body = {"_raw": raw.decode(errors="replace")}
-            fail = server._record(self.path, body)
+            fail = server._record(self.path, body, dict(self.headers.items()))
             if not path.endswith(("/messages", "/chat/completions")):
                 self._not_found()
                 return

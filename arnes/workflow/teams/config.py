@@ -107,3 +107,14 @@ def load_team(workspace: Path, name: str) -> Team:
         problems = validation_summary(exc, "team")
         raise ConfigError(f"{where}: invalid team: {problems}") from exc
     return team
+
+
+def team_grants(team: Team) -> list[str]:
+    """What a team file decides beyond the session's permissions: other CLIs on the host, their
+    flags, commands run as verify, a model. A project team with any of these needs trust."""
+    grants = []
+    for node in team.nodes:
+        if node.agent != "arnes":
+            grants.append(f"{node.id}.agent")
+        grants += [f"{node.id}.{key}" for key in ("args", "verify", "model") if getattr(node, key)]
+    return grants

@@ -1,0 +1,83 @@
+"""The names arnes protects from the file tools (and the sandbox keeps read-only): one definition.
+
+`.git` is protected at every depth: a nested repository's `sub/.git/config` runs its fsmonitor
+and hooks on the next `git status` just like the top-level one, and a FILE named `.git` (the
+gitfile of a submodule or a worktree) can point git at a planted folder. `.arnes` holds settings
+that grant permissions, and `features.json` moves only when a verify command is green.
+
+Names are compared the way the disks that fold them do (like git's own `is_ntfs_dotgit` and
+`is_hfs_dotgit`): case-insensitively (macOS, Windows), ignoring trailing dots and spaces and an
+NTFS stream suffix (`.git.`, `.git::$INDEX_ALLOCATION` are `.git` on Windows), the 8.3 short name
+`GIT~1`, `ARNES~1`, and the zero-width code points HFS+ drops (`.g\u200cit` is `.git` on a Mac).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+# Folders protected at every depth (a path component with this name, folder or file).
+ANY_DEPTH = (".git", ".arnes")
+# Files protected at the top of the workspace only.
+TOP_LEVEL_FILES = ("features.json",)
+# What the sandbox keeps read-only at the top of the workspace (nested `.git`: see `in_git`).
+SANDBOX_READ_ONLY = (".git", ".arnes", "features.json")
+
+# Code points HFS+ ignores in names (git's list in utf8.c, `next_hfs_char`).
+_IGNORED = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+_SHORT = re.compile(r"(git|arnes)~\d+")  # NTFS 8.3 short names: GIT~1 is .git, ARNES~1 is .arnes
+
+
+def fold(name: str) -> str:
+    """A path component as a case-folding disk sees it, for comparing with protected names."""
+    name = _IGNORED.sub("", name).split(":", 1)[0].rstrip(" .")
+    return name.casefold()
+
+
+def protected_component(name: str) -> str | None:
+    """The protected name this component stands for (`.git`, `.arnes`), else None."""
+    folded = fold(name)
+    short = _SHORT.fullmatch(folded)
+    if short:
+        return "." + short.group(1)
+    for protected in ANY_DEPTH:
+        if folded == protected:
+            return protected
+    return None
+
+
+def protected_part(relative: str) -> str | None:
+    """Why a path relative to the workspace is protected (`sub/.git/`, `features.json`), else None."""
+    parts = [p for p in relative.split("/") if p]
+    for i, part in enumerate(parts):
+        name = protected_component(part)
+        if name is not None:
+            shown = "/".join(parts[: i + 1]) + "/"
+            return shown if part == name else f"{shown} (that is {name} on a disk that folds names)"
+    if len(parts) == 1:
+        folded = fold(parts[0])
+        for name in TOP_LEVEL_FILES:
+            if folded == name:
+                return parts[0] if parts[0] == name else f"{parts[0]} (that is {name} on a disk that folds names)"
+    return None
+
+
+def protected_outside(path: str) -> str | None:
+    """Outside the workspace only `.git` counts: another repository's config runs code too."""
+    for part in path.split("/"):
+        if protected_component(part) == ".git":
+            return path
+    return None
+
+
+def in_git(relative: str) -> bool:
+    """Whether a relative path is, or lies inside, a `.git` at any depth (for the sandbox too)."""
+    return any(protected_component(p) == ".git" for p in relative.split("/"))
+
+
+def user_config_dir(env: dict[str, str] | None = None) -> Path:
+    """The user's arnes folder (XDG): settings and the trust record, never a repository's choice."""
+    env = dict(os.environ) if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", "~"), ".config")
+    return Path(os.path.expanduser(base)) / "arnes"
