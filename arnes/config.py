@@ -51,6 +51,13 @@ class PermissionSettings(Strict):
 class SandboxSettings(Strict):
     mode: SandboxMode | None = None
     network: bool | None = None
+    read_paths: list[str] = Field(
+        default_factory=list, description="Folders under home that commands may read (user settings only)."
+    )
+    env_passthrough: list[str] = Field(
+        default_factory=list,
+        description="Secret-looking variables commands still see, names or globs (user settings only).",
+    )
 
 
 class VerifySettings(Strict):
@@ -94,6 +101,8 @@ class EffectiveConfig:
     mode: ModeName = "default"
     sandbox: SandboxMode = "auto"
     network: bool = False
+    read_paths: list[Path] = field(default_factory=list)
+    env_passthrough: list[str] = field(default_factory=list)
     verify_command: str | None = None
     verify_build: str | None = None
     ladder: dict[str, str] = field(default_factory=dict)
@@ -185,7 +194,24 @@ def load_config(workspace: Path, env: dict[str, str] | None = None) -> Effective
         cfg.sandbox = settings.sandbox.mode or cfg.sandbox
         if settings.sandbox.network is not None:
             cfg.network = settings.sandbox.network
+        _user_only_sandbox_keys(cfg, layer, path, settings.sandbox)
         cfg.verify_command = settings.verify.command or cfg.verify_command
         cfg.verify_build = settings.verify.build or cfg.verify_build
         cfg.ladder.update({str(k): v for k, v in settings.verify.ladder.items()})
     return cfg
+
+
+def _user_only_sandbox_keys(cfg: EffectiveConfig, layer: str, path: Path, sandbox: SandboxSettings) -> None:
+    """sandbox.read_paths and sandbox.env_passthrough widen what commands see: only the user's own
+    settings may set them, never a repository's (trusted or not)."""
+    if layer != "user":
+        for key in ("read_paths", "env_passthrough"):
+            if getattr(sandbox, key):
+                cfg.warnings.append(f"{path}: sandbox.{key} ignored: only your user settings ({layer} layer given)")
+        return
+    for raw in sandbox.read_paths:
+        expanded = os.path.expanduser(raw)
+        if not os.path.isabs(expanded):
+            raise ConfigError(f"{path}: sandbox.read_paths: {raw!r} is not an absolute path; write it as /... or ~/...")
+        cfg.read_paths.append(Path(expanded))
+    cfg.env_passthrough += sandbox.env_passthrough

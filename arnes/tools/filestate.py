@@ -12,6 +12,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arnes.tools.treewatch import Report, TreeWatch
+
 
 @dataclass(frozen=True)
 class Snapshot:
@@ -66,6 +68,15 @@ class ChangeLog:
     originals: dict[Path, bytes | None] = field(default_factory=dict)
     # One checkpoint per user turn: what each file held before that turn first wrote it (for /undo).
     turns: list[dict[Path, bytes | None]] = field(default_factory=list)
+    # What shell commands changed (set by the session; None: commands are not watched).
+    tree: TreeWatch | None = None
+
+    def before_command(self) -> None:
+        if self.tree is not None:
+            self.tree.before_command()
+
+    def shell_report(self) -> Report:
+        return self.tree.report() if self.tree is not None else Report()
 
     def new_turn(self) -> None:
         self.turns.append({})
@@ -93,11 +104,15 @@ class ChangeLog:
         return sorted(checkpoint)
 
     def changed(self) -> list[Path]:
+        """Files the file tools changed, then files shell commands changed that are worth naming."""
         out = []
         for path, before in self.originals.items():
             after = path.read_bytes() if path.is_file() else None
             if after != before:
                 out.append(path)
+        if self.tree is not None:
+            seen = set(out) | set(self.originals)
+            out += [p for p in (self.tree.workspace / rel for rel in self.shell_report().named) if p not in seen]
         return out
 
 
