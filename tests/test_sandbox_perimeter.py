@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import stat
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,9 +30,15 @@ def bash(*commands: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """A home folder like a developer's: keys, cloud credentials, a pyenv-style toolchain on PATH."""
-    home = tmp_path / "home"
+def home() -> Iterator[Path]:
+    """A home folder like a developer's: keys, cloud credentials, a pyenv-style toolchain on PATH.
+    Outside /tmp, which the sandbox replaces anyway: only hiding the home folder may hide it."""
+    home = Path(tempfile.mkdtemp(prefix="arnes-home-", dir="/var/tmp"))
+    yield _fill(home)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _fill(home: Path) -> Path:
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-BODY\n")
     (home / ".aws").mkdir()

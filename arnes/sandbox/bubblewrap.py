@@ -151,6 +151,6 @@ class Bubblewrap:
     def describe(self) -> str:
         net = "network on (Unix sockets allowed)" if self.spec.network else "no network, no Unix sockets"
         where = "a private /tmp" if self.spec.read_only_workspace else "the workspace and a private /tmp"
-        home = "home folder hidden but toolchains" if self._home else "home folder NOT hidden (HOME is /)"
+        home = "home folder hidden (toolchains read-only)" if self._home else "home folder NOT hidden (HOME is /)"
         bits = "" if self._seccomp else ", setuid bits and Unix sockets NOT filtered (no seccomp for this CPU)"
         return f"bubblewrap: writes only in {where}, {net}, {home}, denied files hidden, secrets not in env{bits}"
