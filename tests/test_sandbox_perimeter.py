@@ -217,3 +217,35 @@ def test_seccomp_numbers_match_libseccomp() -> None:
             if resolved < 0 and call in ("fchmodat2",):
                 continue  # newer than this libseccomp
             assert resolved == number, (hex(arch.audit), call)
+
+
+def test_what_counts_as_a_secret_variable() -> None:
+    from arnes.sandbox.env import command_env
+
+    environ = {
+        "ANTHROPIC_API_KEY": "a", "OPENAI_BASE_URL": "b", "AWS_PROFILE": "c", "GITHUB_TOKEN": "d", "TOKEN": "e",
+        "DB_PASSWORD": "f", "MY_SECRET_THING": "g", "DATABASE_URL": "postgres://u:pw@h/db", "PATH": "/bin",
+        "HOME": "/h", "SSH_AUTH_SOCK": "/s", "GIT_TERMINAL_PROMPT": "1", "KEYTIMEOUT": "1", "PAGER": "less",
+        "PUBLIC_URL": "https://example.org/x", "NPM_CONFIG_AUTH": "z",
+    }  # fmt: skip
+    env = command_env(environ, passthrough=("GITHUB_*",))
+    assert set(env) == {"PATH", "HOME", "SSH_AUTH_SOCK", "GIT_TERMINAL_PROMPT", "KEYTIMEOUT", "PAGER",
+                        "PUBLIC_URL", "GITHUB_TOKEN", "GIT_PAGER"}  # fmt: skip
+    assert env["PAGER"] == "cat" and env["GIT_TERMINAL_PROMPT"] == "0"
+
+
+def test_which_parts_of_home_stay_readable(tmp_path: Path) -> None:
+    from arnes.sandbox.home import home_view
+
+    home = tmp_path / "h"
+    for folder in (".cargo/bin", ".rustup", ".nvm/versions/node/v20/bin", ".local/bin", ".local/lib", "bin",
+                   ".ssh", "py/versions/3.12/bin", "proj/.venv", ".config/git", ".config/gh"):  # fmt: skip
+        (home / folder).mkdir(parents=True)
+    (home / ".gitconfig").write_text("")
+    (home / "proj" / ".venv" / "pyvenv.cfg").write_text(f"home = {home}/py/versions/3.12/bin\n")
+    path = f"{home}/.cargo/bin:{home}/.nvm/versions/node/v20/bin:{home}/.local/bin:{home}:/usr/bin"
+    view = home_view(home, {"PATH": path}, [home / "proj" / ".venv"], [home / ".config"])
+    readable = {p.relative_to(home).as_posix() for p in view.readable}
+    assert readable == {".cargo", ".rustup", ".nvm", ".local/bin", ".local/lib", "proj/.venv", "py/versions/3.12",
+                        ".gitconfig", ".config"}  # fmt: skip
+    assert {p.relative_to(home).as_posix() for p in view.secrets} == {".config/gh"}  # inside ~/.config

@@ -77,10 +77,10 @@ class NoSandbox:
     name = "off"
 
     def __init__(self, spec: SandboxSpec | None = None):
-        self.passthrough = spec.env_passthrough if spec else ()
+        self._env = command_env(os.environ, spec.env_passthrough if spec else ())
 
     def wrap(self, argv: list[str], cwd: Path) -> Confined:
-        return Confined(argv, command_env(os.environ, self.passthrough))
+        return Confined(argv, dict(self._env))
 
     def describe(self) -> str:
         return (

@@ -53,6 +53,8 @@ class Bubblewrap:
         if self._home is not None and self._home == Path("/"):
             self._home = None  # cannot replace the root; said in describe()
         self._placeholders: list[Path] = []
+        self._views: dict[tuple[Path, ...], HomeView] = {}
+        self._env = command_env(os.environ, spec.env_passthrough)  # the session's environment is fixed
 
     @staticmethod
     @cache
@@ -70,10 +72,16 @@ class Bubblewrap:
         return None
 
     def home_view(self) -> HomeView | None:
+        """Worked out once per set of virtual environments in the workspace (PATH is fixed for the
+        session; a command may make a .venv): resolving every PATH entry costs milliseconds."""
         if self._home is None:
             return None
-        venvs = workspace_venvs(self.spec.workspace)
-        return home_view(self._home, os.environ, venvs, self.spec.read_paths, visible=[self.spec.workspace])
+        venvs = tuple(workspace_venvs(self.spec.workspace))
+        view = self._views.get(venvs)
+        if view is None:
+            view = home_view(self._home, os.environ, venvs, self.spec.read_paths, visible=[self.spec.workspace])
+            self._views[venvs] = view
+        return view
 
     def _home_args(self) -> tuple[list[str], list[str]]:
         """Mounts for the home folder: before the workspace's (an empty home, toolchains bound
@@ -136,7 +144,7 @@ class Bubblewrap:
             fds = (read_end,)
             args += ["--seccomp", str(read_end)]
         args += ["--chdir", str(cwd), "--", *argv]
-        return Confined(args, command_env(os.environ, self.spec.env_passthrough), fds)
+        return Confined(args, dict(self._env), fds)
 
     def settle(self) -> None:
         """After a command: remove the empty mount points bubblewrap had to create."""

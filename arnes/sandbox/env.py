@@ -43,8 +43,3 @@ def command_env(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> 
     }
     return {**kept, **QUIET_PAGERS}
 
-
-def withheld(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> list[str]:
-    """The names command_env() leaves out, for the banner and the docs."""
-    kept = command_env(environ, passthrough)
-    return sorted(name for name in environ if name not in kept)

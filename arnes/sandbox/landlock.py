@@ -19,6 +19,7 @@ class LandlockSandbox:
 
     def __init__(self, spec: SandboxSpec):
         self.spec = spec
+        self._env = command_env(os.environ, spec.env_passthrough)
 
     @staticmethod
     @cache
@@ -38,7 +39,7 @@ class LandlockSandbox:
         writable = "" if self.spec.read_only_workspace else str(self.spec.workspace)
         unix = ["--unix"] if self.spec.network else []
         helper = [sys.executable, "-m", "arnes.sandbox.landlock_exec", writable, *unix, "--", *argv]
-        return Confined(helper, command_env(os.environ, self.spec.env_passthrough))
+        return Confined(helper, dict(self._env))
 
     def settle(self) -> None:
         return None
