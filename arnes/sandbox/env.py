@@ -42,4 +42,3 @@ def command_env(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> 
         if not looks_secret(name, value) or any(fnmatch.fnmatchcase(name, glob) for glob in allowed)
     }
     return {**kept, **QUIET_PAGERS}
-

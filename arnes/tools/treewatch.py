@@ -193,34 +193,45 @@ def strip_setid(workspace: Path, before: Tree, after: Tree) -> list[str]:
 
 
 class TreeWatch:
-    """The workspace as it was before the session's first shell command, and what changed since."""
+    """The workspace as it was before the session's first shell command, and what changed since.
 
-    def __init__(self, workspace: Path):
+    The first snapshot is taken in a background thread from the start of the session (while the
+    model thinks about its first answer), and the first command waits for it: on a tree of 50,000
+    files it takes most of a second on a busy machine.
+    """
+
+    def __init__(self, workspace: Path, *, early: bool = True):
         self.workspace = workspace
         self._before: Tree | None = None
-        self._taken = False
         self._commands = 0
         self._cached: tuple[int, Report] | None = None
         self._lock = threading.Lock()
+        self._first: threading.Thread | None = None
+        if early:
+            self._first = threading.Thread(target=self._take_first, name="arnes-treewatch", daemon=True)
+            self._first.start()
+
+    def _take_first(self) -> None:
+        self._before = walk(self.workspace)
 
     def before_command(self) -> None:
-        """Called before every shell command: the first one takes the snapshot."""
+        """Called before every shell command: the first one makes sure the snapshot is there."""
         with self._lock:
+            if self._commands == 0:
+                if self._first is not None:
+                    self._first.join()
+                else:
+                    self._take_first()
             self._commands += 1
-            if not self._taken:
-                self._before = walk(self.workspace)
-                self._taken = True
 
     def report(self) -> Report:
         with self._lock:
-            if not self._taken:
+            if self._commands == 0:
                 return Report()  # no command ran
             if self._cached and self._cached[0] == self._commands:
                 return self._cached[1]
-            if self._before is None:
-                return Report(unwatched=True)
-            after = walk(self.workspace)
-            if after is None:
+            after = walk(self.workspace) if self._before is not None else None
+            if self._before is None or after is None:
                 return Report(unwatched=True)
             stripped = strip_setid(self.workspace, self._before, after)
             if stripped:
