@@ -163,21 +163,21 @@ def test_the_summary_names_what_shell_commands_wrote(tmp_path: Path, home: Path)
     require(Bubblewrap.unavailable())
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / ".gitignore").write_text("build/\n")
+    (ws / ".gitignore").write_text("build/\n*.log\n")
     (ws / "kept.txt").write_text("unchanged\n")
     pth = ".venv/lib/python3.11/site-packages/evil.pth"
     done, _ = run(
         ws, tmp_path, home,
         bash(
             f"mkdir -p {Path(pth).parent} node_modules/pkg build && echo 'import os' > {pth} && "
-            "echo 'export X=1' > .envrc && echo hello > notes.txt && "
+            "echo 'export X=1' > .envrc && echo hello > notes.txt && echo x > debug.log && "
             "for i in $(seq 30); do echo $i > node_modules/pkg/f$i.js; echo $i > build/o$i; done"
         ),
         "--permission-mode", "bypass", "--sandbox", "bubblewrap", "--output-format", "json",
     )  # fmt: skip
     assert done.code == 0, done.err
     report = json.loads(done.out)
-    assert {"notes.txt", ".envrc", pth} <= set(report["files_changed"])
+    assert {"notes.txt", ".envrc", pth, "debug.log"} <= set(report["files_changed"])  # a few gitignored: named
     assert "kept.txt" not in report["files_changed"]
     assert not any(name.startswith(("node_modules/", "build/")) for name in report["files_changed"])
     assert set(report["shell_changes"]["runs_code"]) == {".envrc", pth}
@@ -242,10 +242,38 @@ def test_which_parts_of_home_stay_readable(tmp_path: Path) -> None:
                    ".ssh", "py/versions/3.12/bin", "proj/.venv", ".config/git", ".config/gh"):  # fmt: skip
         (home / folder).mkdir(parents=True)
     (home / ".gitconfig").write_text("")
+    (home / "py" / "versions" / "3.12" / "bin" / "python3").write_text("#!/bin/sh\n")
+    (home / "py" / "versions" / "3.12" / "bin" / "python3").chmod(0o755)
     (home / "proj" / ".venv" / "pyvenv.cfg").write_text(f"home = {home}/py/versions/3.12/bin\n")
+    # A repository's own venv naming another folder of the user's as its interpreter's home.
+    (home / "other" / "bin").mkdir(parents=True)
+    (home / "hostile" / ".venv").mkdir(parents=True)
+    (home / "hostile" / ".venv" / "pyvenv.cfg").write_text(f"home = {home}/other/bin\n")
     path = f"{home}/.cargo/bin:{home}/.nvm/versions/node/v20/bin:{home}/.local/bin:{home}:/usr/bin"
-    view = home_view(home, {"PATH": path}, [home / "proj" / ".venv"], [home / ".config"])
+    venvs = [home / "proj" / ".venv", home / "hostile" / ".venv"]
+    view = home_view(home, {"PATH": path}, venvs, [home / ".config"])
     readable = {p.relative_to(home).as_posix() for p in view.readable}
-    assert readable == {".cargo", ".rustup", ".nvm", ".local/bin", ".local/lib", "proj/.venv", "py/versions/3.12",
-                        ".gitconfig", ".config"}  # fmt: skip
+    assert readable == {
+        ".cargo",
+        ".rustup",
+        ".nvm",
+        ".local/bin",
+        ".local/lib",
+        "proj/.venv",
+        "py/versions/3.12",
+        "hostile/.venv",
+        ".gitconfig",
+        ".config",
+    }  # fmt: skip (not "other")
     assert {p.relative_to(home).as_posix() for p in view.secrets} == {".config/gh"}  # inside ~/.config
+
+
+def test_what_the_verify_command_writes_is_reported_too(tmp_path: Path, home: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    done, _ = run(ws, tmp_path, home, [{"text": "nothing to do"}], "--sandbox", "off", "--output-format", "json",
+                  "--verify", "echo 'import os' > usercustomize.py")  # fmt: skip
+    assert done.code == 0, done.err
+    report = json.loads(done.out)
+    assert report["files_changed"] == ["usercustomize.py"]
+    assert report["shell_changes"]["runs_code"] == ["usercustomize.py"]

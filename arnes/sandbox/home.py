@@ -59,7 +59,11 @@ def _root_for(entry: Path, home: Path) -> list[Path]:
 
 
 def _venv_prefix(venv: Path) -> list[Path]:
-    """The folder a virtual environment and its base interpreter live in (pyvenv.cfg `home`)."""
+    """The folder a virtual environment and its base interpreter live in (pyvenv.cfg `home`).
+
+    A repository writes its own pyvenv.cfg, so `home` must name a folder that really holds a
+    Python interpreter; otherwise `home = ~/projects/bin` would open another folder of the user's.
+    """
     found = [venv]
     try:
         lines = (venv / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace").splitlines()
@@ -67,10 +71,19 @@ def _venv_prefix(venv: Path) -> list[Path]:
         return found
     for line in lines:
         key, _, value = line.partition("=")
-        if key.strip() == "home" and value.strip():
-            bin_dir = Path(value.strip())
-            found.append(bin_dir.parent if bin_dir.name == "bin" else bin_dir)
+        bin_dir = Path(os.path.realpath(value.strip())) if key.strip() == "home" and value.strip() else None
+        if bin_dir is None or bin_dir.name != "bin" or not _has_python(bin_dir):
+            continue
+        found.append(bin_dir.parent)
     return found
+
+
+def _has_python(bin_dir: Path) -> bool:
+    for name in ("python3", "python"):
+        candidate = bin_dir / name
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return True
+    return False
 
 
 def workspace_venvs(workspace: Path) -> list[Path]:

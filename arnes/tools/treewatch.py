@@ -39,7 +39,7 @@ RUNS_CODE_PATHS = (
     ".claude/*", ".vscode/*", ".devcontainer/*", ".github/workflows/*",
 )  # fmt: skip
 MOST_FILES = 400_000  # past this many entries the workspace is not watched (said in the summary)
-NAME_IGNORED_UP_TO = 20  # changed files in ignored folders named one by one; beyond, counted
+NAME_IGNORED_UP_TO = 20  # changed files .gitignore excludes named one by one; beyond, counted
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def compare(workspace: Path, before: Tree, after: Tree) -> Report:
         return report
     listed = _listed_by_ripgrep(workspace)
     listed_dirs = {"/".join(p.split("/")[:i]) for p in (listed or ()) for i in range(1, p.count("/") + 1)}
-    ignored: list[tuple[str, str]] = []
+    by_gitignore: list[tuple[str, str]] = []
     for rel in changed:
         if runs_code(rel):
             report.named.append(rel)
@@ -157,12 +157,15 @@ def compare(workspace: Path, before: Tree, after: Tree) -> Report:
         group = _ignored_group(rel, listed, listed_dirs)
         if group is None:
             report.named.append(rel)
+        elif group.rsplit("/", 1)[-1] in _IGNORED_NAMES:
+            report.ignored[group] = report.ignored.get(group, 0) + 1  # caches and installs: counted
         else:
-            ignored.append((rel, group))
-    if len(ignored) <= NAME_IGNORED_UP_TO:
-        report.named += [rel for rel, _ in ignored]
+            by_gitignore.append((rel, group))
+    # The repository's .gitignore decides these: a few are named, so it cannot hide a change.
+    if len(by_gitignore) <= NAME_IGNORED_UP_TO:
+        report.named += [rel for rel, _ in by_gitignore]
     else:
-        for _, group in ignored:
+        for _, group in by_gitignore:
             report.ignored[group or "(ignored files)"] = report.ignored.get(group or "(ignored files)", 0) + 1
     report.named.sort()
     return report
