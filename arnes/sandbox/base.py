@@ -84,8 +84,9 @@ class NoSandbox:
 
     def describe(self) -> str:
         return (
-            "off: shell commands run unconfined and ask before running (unless read-only): they can read the "
-            "home folder, reach host sockets and the network; secrets are still left out of their environment"
+            "off: shell commands run unconfined and ask before running (unless read-only): NOT given: they can "
+            "read the home folder and denied files, reach host Unix sockets and the network, and setuid bits are "
+            "only removed at the end of the session; secrets are still left out of their environment"
         )
 
     def settle(self) -> None:

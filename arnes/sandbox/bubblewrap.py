@@ -48,9 +48,9 @@ class Bubblewrap:
         self.spec = spec
         self._stand_ins = placeholders.ensure(placeholders.cache_folder())
         self._seccomp = seccomp.program(block_unix_sockets=not spec.network)
-        home = os.environ.get("HOME") or ""
-        self._home = Path(os.path.realpath(home)) if os.path.isabs(home) else None
-        if self._home is not None and self._home == Path("/"):
+        home = os.path.expanduser("~")  # HOME, else the password database's entry
+        self._home: Path | None = Path(os.path.realpath(home)) if os.path.isabs(home) else None
+        if self._home == Path("/"):
             self._home = None  # cannot replace the root; said in describe()
         self._placeholders: list[Path] = []
         self._views: dict[tuple[Path, ...], HomeView] = {}
@@ -159,6 +159,6 @@ class Bubblewrap:
     def describe(self) -> str:
         net = "network on (Unix sockets allowed)" if self.spec.network else "no network, no Unix sockets"
         where = "a private /tmp" if self.spec.read_only_workspace else "the workspace and a private /tmp"
-        home = "home folder hidden (toolchains read-only)" if self._home else "home folder NOT hidden (HOME is /)"
+        home = "home folder hidden (toolchains read-only)" if self._home else "home folder NOT hidden (it is / here)"
         bits = "" if self._seccomp else ", setuid bits and Unix sockets NOT filtered (no seccomp for this CPU)"
         return f"bubblewrap: writes only in {where}, {net}, {home}, denied files hidden, secrets not in env{bits}"

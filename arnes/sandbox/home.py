@@ -128,11 +128,12 @@ def home_view(
     existing = sorted({p for p in readable if p.exists() and _inside(p, home) and p != home})
     # Drop what a shorter readable path already covers: fewer mounts.
     kept = [p for p in existing if not any(other != p and _inside(p, other) for other in existing)]
-    secrets = [
-        home / s
-        for s in SECRETS
-        if any(_inside(home / s, folder) for folder in [*kept, *visible])
-        and not any(_inside(chosen, home / s) for chosen in extra)  # the user listed the secret itself
-        and os.path.lexists(home / s)
-    ]
-    return HomeView(home, tuple(kept), tuple(secrets))
+    secrets = []
+    for name in SECRETS:
+        # A link is followed: its target is what would show (bwrap binds onto the target anyway).
+        real = Path(os.path.realpath(home / name))
+        if not real.exists() or any(_inside(chosen, home / name) for chosen in extra):
+            continue  # absent, or the user listed the secret itself
+        if any(_inside(real, folder) for folder in [*kept, *visible]):
+            secrets.append(real)
+    return HomeView(home, tuple(kept), tuple(sorted(set(secrets))))
