@@ -213,8 +213,8 @@ def execute(
         stream.result(
             result.stop_reason, result.text, result.turns, usage,
             total_cost_usd=summary["cost"], permission_denials=result.denials,
-            files_changed=summary["files_changed"], verified=result.verified, error=result.error,
-            trace=summary["trace"],
+            files_changed=summary["files_changed"], shell_changes=summary["shell_changes"],
+            verified=result.verified, error=result.error, trace=summary["trace"],
         )  # fmt: skip
     else:
         print(json.dumps(_summary(session, result, changed, trace_path), indent=2))
