@@ -194,14 +194,15 @@ def load_config(workspace: Path, env: dict[str, str] | None = None) -> Effective
         cfg.sandbox = settings.sandbox.mode or cfg.sandbox
         if settings.sandbox.network is not None:
             cfg.network = settings.sandbox.network
-        _user_only_sandbox_keys(cfg, layer, path, settings.sandbox)
+        home = (os.environ if env is None else env).get("HOME") or os.path.expanduser("~")
+        _user_only_sandbox_keys(cfg, layer, path, settings.sandbox, home)
         cfg.verify_command = settings.verify.command or cfg.verify_command
         cfg.verify_build = settings.verify.build or cfg.verify_build
         cfg.ladder.update({str(k): v for k, v in settings.verify.ladder.items()})
     return cfg
 
 
-def _user_only_sandbox_keys(cfg: EffectiveConfig, layer: str, path: Path, sandbox: SandboxSettings) -> None:
+def _user_only_sandbox_keys(cfg: EffectiveConfig, layer: str, path: Path, sandbox: SandboxSettings, home: str) -> None:
     """sandbox.read_paths and sandbox.env_passthrough widen what commands see: only the user's own
     settings may set them, never a repository's (trusted or not)."""
     if layer != "user":
@@ -210,7 +211,7 @@ def _user_only_sandbox_keys(cfg: EffectiveConfig, layer: str, path: Path, sandbo
                 cfg.warnings.append(f"{path}: sandbox.{key} ignored: only your user settings ({layer} layer given)")
         return
     for raw in sandbox.read_paths:
-        expanded = os.path.expanduser(raw)
+        expanded = home + raw[1:] if raw == "~" or raw.startswith("~/") else raw
         if not os.path.isabs(expanded):
             raise ConfigError(f"{path}: sandbox.read_paths: {raw!r} is not an absolute path; write it as /... or ~/...")
         cfg.read_paths.append(Path(expanded))
