@@ -277,3 +277,20 @@ def test_what_the_verify_command_writes_is_reported_too(tmp_path: Path, home: Pa
     report = json.loads(done.out)
     assert report["files_changed"] == ["usercustomize.py"]
     assert report["shell_changes"]["runs_code"] == ["usercustomize.py"]
+
+
+def test_a_planted_ignore_file_cannot_hide_a_change_and_git_hooks_count(tmp_path: Path) -> None:
+    from arnes.tools.treewatch import TreeWatch
+
+    (tmp_path / ".gitignore").write_text("*\n")  # the repository ignores everything
+    (tmp_path / ".ignore").write_text("*\n")
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / ".git" / "objects").mkdir()
+    (tmp_path / "app.py").write_text("old\n")
+    watch = TreeWatch(tmp_path, early=False)
+    watch.before_command()
+    (tmp_path / "app.py").write_text("new and longer\n")
+    (tmp_path / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
+    (tmp_path / ".git" / "objects" / "ab").write_text("internals are skipped\n")
+    report = watch.report()
+    assert report.named == [".git/hooks/pre-commit", "app.py"] and report.runs_code == [".git/hooks/pre-commit"]

@@ -21,8 +21,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# arnes's own output while it runs: never a change a command made.
-_OWN = frozenset({".arnes/traces", ".arnes/history", ".arnes/teams/runs"})
+# arnes's own output while it runs (and the .gitignore it writes at start-up): never a command's.
+_OWN = frozenset({".arnes/traces", ".arnes/history", ".arnes/teams/runs", ".arnes/checkpoints", ".arnes/.gitignore"})
 _IGNORED_NAMES = frozenset({
     ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
     ".ruff_cache", "site-packages", ".cache", ".gradle", "target", ".next", "dist", "build",
@@ -77,10 +77,12 @@ def walk(workspace: Path, most: int = MOST_FILES) -> Tree | None:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
+                if rel in _OWN:
+                    continue
                 if stat.S_ISDIR(st.st_mode):
                     if entry.name == ".git":
                         _git_parts(Path(entry.path), rel, tree)
-                    elif rel not in _OWN:
+                    else:
                         stack.append(rel)
                     continue
                 tree[rel] = Entry(st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
