@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -52,6 +53,13 @@ class PermissionSettings(Strict):
 class SandboxSettings(Strict):
     mode: SandboxMode | None = None
     network: bool | None = None
+    read_paths: list[str] = Field(
+        default_factory=list, description="Folders under home that commands may read (user settings only)."
+    )
+    env_passthrough: list[str] = Field(
+        default_factory=list,
+        description="Secret-looking variables commands still see, names or globs (user settings only).",
+    )
 
 
 class VerifySettings(Strict):
@@ -95,6 +103,8 @@ class EffectiveConfig:
     mode: ModeName = "default"
     sandbox: SandboxMode = "auto"
     network: bool = False
+    read_paths: list[Path] = field(default_factory=list)
+    env_passthrough: list[str] = field(default_factory=list)
     verify_command: str | None = None
     verify_build: str | None = None
     ladder: dict[str, str] = field(default_factory=dict)
@@ -205,6 +215,8 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         cfg.sandbox = settings.sandbox.mode or cfg.sandbox
         if settings.sandbox.network is not None:
             cfg.network = settings.sandbox.network
+        home = (os.environ if env is None else env).get("HOME") or os.path.expanduser("~")
+        _user_only_sandbox_keys(cfg, layer, path, settings.sandbox, home)
         cfg.verify_command = settings.verify.command or cfg.verify_command
         cfg.verify_build = settings.verify.build or cfg.verify_build
         cfg.ladder.update({str(k): v for k, v in settings.verify.ladder.items()})
@@ -217,3 +229,19 @@ def _restrictions_only(settings: Settings, cfg: EffectiveConfig, path: Path) -> 
     if split.ignored:
         cfg.ignored[path] = split.ignored
     return Settings.model_validate(split.kept)
+
+
+def _user_only_sandbox_keys(cfg: EffectiveConfig, layer: str, path: Path, sandbox: SandboxSettings, home: str) -> None:
+    """sandbox.read_paths and sandbox.env_passthrough widen what commands see: only the user's own
+    settings may set them, never a repository's (trusted or not)."""
+    if layer != "user":
+        for key in ("read_paths", "env_passthrough"):
+            if getattr(sandbox, key):
+                cfg.warnings.append(f"{path}: sandbox.{key} ignored: only your user settings ({layer} layer given)")
+        return
+    for raw in sandbox.read_paths:
+        expanded = home + raw[1:] if raw == "~" or raw.startswith("~/") else raw
+        if not os.path.isabs(expanded):
+            raise ConfigError(f"{path}: sandbox.read_paths: {raw!r} is not an absolute path; write it as /... or ~/...")
+        cfg.read_paths.append(Path(expanded))
+    cfg.env_passthrough += sandbox.env_passthrough

@@ -26,6 +26,7 @@ from arnes.permissions.approvers import choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.session import NON_INTERACTIVE_TURNS, Limits, Role, Session, new_session_id
 from arnes.tools.files import session_diffs
+from arnes.tools.treewatch import Report
 from arnes.ui.render import TerminalRenderer
 from arnes.ui.safe import visible
 from arnes.workflow.verify import Verifier, detect
@@ -120,6 +121,8 @@ def build_session(
         rules=cfg.rules,
         sandbox_mode=cfg.sandbox,
         network=cfg.network,
+        env_passthrough=tuple(cfg.env_passthrough),
+        read_paths=tuple(cfg.read_paths),
         approver=choose_approver(sys.stdin, sys.stderr),
         limits=Limits(max_turns=cfg.max_turns or (None if interactive else NON_INTERACTIVE_TURNS)),
         budget=Budget(max_tokens=cfg.max_tokens, max_cost=cfg.max_cost, prices=prices),
@@ -233,8 +236,8 @@ def execute(
         stream.result(
             result.stop_reason, result.text, result.turns, usage,
             total_cost_usd=summary["cost"], permission_denials=result.denials,
-            files_changed=summary["files_changed"], verified=result.verified, error=result.error,
-            trace=summary["trace"],
+            files_changed=summary["files_changed"], shell_changes=summary["shell_changes"],
+            verified=result.verified, error=result.error, trace=summary["trace"],
         )  # fmt: skip
     else:
         print(json.dumps(_summary(session, result, changed, trace_path), indent=2))
@@ -294,12 +297,32 @@ def exit_code(result: RunResult) -> int:
 
 
 def _print_changes(renderer: TerminalRenderer, session: Session, changed: list[Path]) -> None:
+    shell = session.ctx.changes.shell_report()
+    for line in shell_lines(shell):
+        renderer.console.print(line, markup=False)
     if not changed:
         return
     names = visible(", ".join(session.ctx.display(p) for p in changed))
     renderer.console.print(f"files changed: {names}", markup=False)
     for _, diff in session_diffs(session.ctx):
         renderer.show_diff(diff)
+
+
+def shell_lines(shell: Report) -> list[str]:
+    """What the summary says of shell commands' changes beyond the list of files."""
+    lines = []
+    if shell.runs_code:
+        lines.append("files that run code later, written by shell commands: " + ", ".join(shell.runs_code))
+    if shell.ignored:
+        counts = ", ".join(f"{folder} {n}" for folder, n in sorted(shell.ignored.items()))
+        lines.append(
+            f"also changed by shell commands, in ignored folders: {sum(shell.ignored.values())} files ({counts})"
+        )
+    if shell.stripped:
+        lines.append("setuid/setgid bits removed from: " + ", ".join(shell.stripped))
+    if shell.unwatched:
+        lines.append("changes by shell commands not tracked: the workspace has too many files to watch")
+    return lines
 
 
 def _summary(session: Session, result: RunResult, changed: list[Path], trace: Path) -> dict[str, Any]:
@@ -318,9 +341,19 @@ def _summary(session: Session, result: RunResult, changed: list[Path], trace: Pa
         "verified": result.verified,
         "verify_rounds": result.verify_rounds,
         "files_changed": [session.ctx.display(p) for p in changed],
+        "shell_changes": _shell_json(session.ctx.changes.shell_report()),
         "denials": result.denials,
         "error": result.error,
         "trace": str(trace),
+    }
+
+
+def _shell_json(shell: Report) -> dict[str, object]:
+    return {
+        "runs_code": shell.runs_code,
+        "ignored": shell.ignored,
+        "setid_removed": shell.stripped,
+        "tracked": not shell.unwatched,
     }
 
 

@@ -33,6 +33,7 @@ from arnes.tools.files import Edit, Read, Write
 from arnes.tools.filestate import ChangeLog
 from arnes.tools.processes import BackgroundJobs
 from arnes.tools.search import Glob, Grep
+from arnes.tools.treewatch import TreeWatch
 from arnes.workflow.verify import Verifier
 
 Role = Literal["main", "subagent", "compaction"]
@@ -95,6 +96,9 @@ class Session:
     id: str = field(default_factory=new_session_id)
     sandbox_mode: SandboxMode = "off"
     network: bool = False
+    # From the user's settings only (sandbox.env_passthrough, sandbox.read_paths).
+    env_passthrough: tuple[str, ...] = ()
+    read_paths: tuple[Path, ...] = ()
     roles: dict[Role, Provider] = field(default_factory=dict)  # subagent / compaction; default: provider
     depth: int = 0
     max_depth: int = 1  # how deep sub-agents may nest: 1 means a sub-agent cannot delegate
@@ -119,6 +123,8 @@ class Session:
                 read_only=tuple(self.workspace / p for p in SANDBOX_READ_ONLY),
                 hidden=lambda: hidden_paths(engine),
                 unwritable=lambda: unwritable_paths(engine),
+                env_passthrough=self.env_passthrough,
+                read_paths=self.read_paths,
             )
             sandbox = choose_sandbox(self.sandbox_mode, spec)
             if sandbox.name != "off":
@@ -126,7 +132,7 @@ class Session:
             # Only bubblewrap holds the whole perimeter (read-only .git/.arnes, hidden files, no
             # network); with Landlock commands still ask as they would without a sandbox.
             engine.sandboxed = sandbox.name == "bubblewrap"
-            self.shared = Shared(engine, spec, sandbox)
+            self.shared = Shared(engine, spec, sandbox, ChangeLog(tree=TreeWatch(self.workspace)))
         self.engine, self.sandbox = self.shared.engine, self.shared.sandbox
         self.host = HostFiles(self.workspace, self.engine)
         read_only_box = None

@@ -85,3 +85,18 @@ def test_invalid_settings_name_the_file_and_the_key(
     with pytest.raises(ConfigError) as info:
         load_config(ws, env, trusted=True)
     assert str(path) in str(info.value) and expected in str(info.value)
+
+
+def test_only_the_user_widens_what_commands_read_and_see(env: dict[str, str], tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    widen = {"sandbox": {"read_paths": ["~/.ssh"], "env_passthrough": ["ANTHROPIC_API_KEY"]}}
+    write(ws / ".arnes" / "settings.json", widen)
+    cfg = load_config(ws, env, trusted=True)
+    assert cfg.read_paths == [] and cfg.env_passthrough == []
+    assert any("sandbox.read_paths ignored: only your user settings" in w for w in cfg.warnings)
+    write(user_settings_path(env), {"sandbox": {"read_paths": ["~/data", "/opt/x"], "env_passthrough": ["NPM_*"]}})
+    cfg = load_config(ws, env, trusted=True)
+    assert cfg.read_paths == [tmp_path / "home" / "data", Path("/opt/x")] and cfg.env_passthrough == ["NPM_*"]
+    write(user_settings_path(env), {"sandbox": {"read_paths": ["data"]}})
+    with pytest.raises(ConfigError, match=r"settings.json: sandbox.read_paths: 'data' is not an absolute path"):
+        load_config(ws, env, trusted=True)

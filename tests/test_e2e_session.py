@@ -308,7 +308,5 @@ def test_a_read_only_sub_agent_gets_a_read_only_sandbox_and_is_told_so(tmp_path:
     assert "You are read-only" in child.system_prompt() and "file, line and reason" in child.system_prompt()
     if Bubblewrap.unavailable() is None:
         assert child.sandbox.name == "bubblewrap" and "a private /tmp" in child.sandbox.describe()
-        assert (
-            "--ro-bind"
-            in child.sandbox.wrap(["true"], tmp_path)[child.sandbox.wrap(["true"], tmp_path).index(str(tmp_path)) - 1]
-        )
+        with child.sandbox.wrap(["true"], tmp_path) as cmd:
+            assert cmd.argv[cmd.argv.index(str(tmp_path)) - 1] == "--ro-bind"

@@ -200,6 +200,26 @@ class TestLandlock:
         assert (tmp_path / "inside.txt").read_text() == "in\n"
         assert not (outside / "escape.txt").exists() and "Permission denied" in out
 
+    def test_no_setuid_bits_and_no_unix_sockets_and_the_banner_says_what_is_missing(
+        self, tmp_path: Path, outside: Path
+    ) -> None:
+        path = outside / "host.sock"
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.listen(1)
+        try:
+            s = session(tmp_path, "landlock")
+            probe = (
+                f"python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{path}'); print('REACHED')\""
+            )
+            assert "REACHED" not in run(s, probe)
+            run(s, "touch f; chmod u+s f")
+            assert not (tmp_path / "f").stat().st_mode & 0o4000
+            assert "NOT given" in s.sandbox.describe() and "home folder" in s.sandbox.describe()
+        finally:
+            server.close()
+            path.unlink()
+
 
 def test_too_many_hidden_files_collapse_into_their_folders() -> None:
     from arnes.sandbox.hidden import collapse

@@ -110,8 +110,10 @@ def test_ctrl_c_right_after_the_command_starts_still_kills_its_group(
     started: list[subprocess.Popen[bytes]] = []
     real_spawn = processes.spawn
 
-    def spawn_then_ctrl_c(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        proc = real_spawn(argv, cwd, env)
+    def spawn_then_ctrl_c(
+        argv: list[str], cwd: Path, env: dict[str, str] | None = None, pass_fds: tuple[int, ...] = ()
+    ) -> subprocess.Popen[bytes]:
+        proc = real_spawn(argv, cwd, env, pass_fds)
         started.append(proc)
         os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C arrives before spawn has even returned
         return proc
@@ -127,8 +129,10 @@ def test_ctrl_c_as_a_background_job_starts_leaves_it_owned_by_the_session(
 ) -> None:
     real_spawn = processes.spawn
 
-    def spawn_then_ctrl_c(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        proc = real_spawn(argv, cwd, env)
+    def spawn_then_ctrl_c(
+        argv: list[str], cwd: Path, env: dict[str, str] | None = None, pass_fds: tuple[int, ...] = ()
+    ) -> subprocess.Popen[bytes]:
+        proc = real_spawn(argv, cwd, env, pass_fds)
         os.kill(os.getpid(), signal.SIGINT)
         return proc
 

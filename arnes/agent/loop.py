@@ -111,6 +111,7 @@ class Agent:
                 if s.verifier is None:
                     break
                 rounds += 1
+                s.ctx.changes.before_command()  # what the verify command writes is reported too
                 verdict = s.verifier.check()
                 r.verified = verdict.passed
                 s.bus.emit(VerifyEvent(rounds, verdict.command, verdict.passed, verdict.exit_code, verdict.output))

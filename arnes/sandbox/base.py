@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Literal, Protocol
 
 from arnes.errors import ConfigError
+from arnes.sandbox.env import command_env
 
 SandboxMode = Literal["auto", "bubblewrap", "landlock", "off"]
 
@@ -24,14 +28,40 @@ class SandboxSpec:
     hidden: Callable[[], list[Path]] = field(default=lambda: [])
     # Called before each command: files an Edit deny or ask rule covers, kept read-only.
     unwritable: Callable[[], list[Path]] = field(default=lambda: [])
+    # From the user's settings only: variables that look secret but commands may see anyway,
+    # and folders under home that stay readable (sandbox.env_passthrough, sandbox.read_paths).
+    env_passthrough: tuple[str, ...] = ()
+    read_paths: tuple[Path, ...] = ()
+
+
+@dataclass
+class Confined:
+    """A command ready to start: its argv, its environment, and file descriptors it inherits
+    (bubblewrap reads its seccomp filter from one). Close it once the process has started."""
+
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        fds, self.pass_fds = self.pass_fds, ()
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __enter__(self) -> Confined:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
 
 
 class Sandbox(Protocol):
     @property
     def name(self) -> str: ...
 
-    def wrap(self, argv: list[str], cwd: Path) -> list[str]:
-        """The command line that runs `argv` confined."""
+    def wrap(self, argv: list[str], cwd: Path) -> Confined:
+        """How to run `argv` confined (with secrets left out of its environment)."""
         ...
 
     def describe(self) -> str:
@@ -46,11 +76,18 @@ class Sandbox(Protocol):
 class NoSandbox:
     name = "off"
 
-    def wrap(self, argv: list[str], cwd: Path) -> list[str]:
-        return argv
+    def __init__(self, spec: SandboxSpec | None = None):
+        self._env = command_env(os.environ, spec.env_passthrough if spec else ())
+
+    def wrap(self, argv: list[str], cwd: Path) -> Confined:
+        return Confined(argv, dict(self._env))
 
     def describe(self) -> str:
-        return "off: shell commands run unconfined and ask before running (unless read-only)"
+        return (
+            "off: shell commands run unconfined and ask before running (unless read-only): NOT given: they can "
+            "read the home folder and denied files, reach host Unix sockets and the network, and setuid bits are "
+            "only removed at the end of the session; secrets are still left out of their environment"
+        )
 
     def settle(self) -> None:
         return None
@@ -62,7 +99,7 @@ def choose_sandbox(mode: SandboxMode, spec: SandboxSpec) -> Sandbox:
     from arnes.sandbox.landlock import LandlockSandbox
 
     if mode == "off":
-        return NoSandbox()
+        return NoSandbox(spec)
     backends: dict[str, tuple[Callable[[], str | None], Callable[[SandboxSpec], Sandbox]]] = {
         "bubblewrap": (Bubblewrap.unavailable, Bubblewrap),
         "landlock": (LandlockSandbox.unavailable, LandlockSandbox),
@@ -76,5 +113,5 @@ def choose_sandbox(mode: SandboxMode, spec: SandboxSpec) -> Sandbox:
             return build(spec)
         problems.append(f"{name}: {problem}")
     if mode == "auto":
-        return NoSandbox()
+        return NoSandbox(spec)
     raise ConfigError(f"--sandbox {mode} cannot run here ({'; '.join(problems)}); use --sandbox auto or off")

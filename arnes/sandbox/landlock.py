@@ -1,14 +1,17 @@
 """Landlock, where user namespaces (and so bubblewrap) are unavailable: the kernel refuses writes
-outside the workspace and /tmp. Weaker than bubblewrap, and it says so: it cannot hide files,
-keep .git/hooks read-only inside a writable workspace, or turn the network off."""
+outside the workspace and /tmp, and the seccomp filter refuses setuid bits and (network off) Unix
+sockets. Weaker than bubblewrap, and it says so: it cannot hide files or the home folder, keep
+.git/hooks read-only inside a writable workspace, or turn the network off."""
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import cache
 from pathlib import Path
 
-from arnes.sandbox.base import SandboxSpec
+from arnes.sandbox.base import Confined, SandboxSpec
+from arnes.sandbox.env import command_env
 
 
 class LandlockSandbox:
@@ -16,6 +19,7 @@ class LandlockSandbox:
 
     def __init__(self, spec: SandboxSpec):
         self.spec = spec
+        self._env = command_env(os.environ, spec.env_passthrough)
 
     @staticmethod
     @cache
@@ -29,17 +33,20 @@ class LandlockSandbox:
             return f"Landlock is not usable: {exc}"
         return None
 
-    def wrap(self, argv: list[str], cwd: Path) -> list[str]:
+    def wrap(self, argv: list[str], cwd: Path) -> Confined:
         # A fresh interpreter applies the ruleset to itself and then becomes the command, so no
         # preexec_fn runs in a threaded parent.
         writable = "" if self.spec.read_only_workspace else str(self.spec.workspace)
-        return [sys.executable, "-m", "arnes.sandbox.landlock_exec", writable, "--", *argv]
+        unix = ["--unix"] if self.spec.network else []
+        helper = [sys.executable, "-m", "arnes.sandbox.landlock_exec", writable, *unix, "--", *argv]
+        return Confined(helper, dict(self._env))
 
     def settle(self) -> None:
         return None
 
     def describe(self) -> str:
         return (
-            "landlock: writes only in the workspace and /tmp (files are not hidden, .git is writable, network "
-            "not restricted; commands still ask as without a sandbox)"
+            "landlock: writes only in the workspace and /tmp, no setuid bits, no Unix sockets unless the network "
+            "is on, secrets not in env; NOT given: denied files and the home folder are readable (~/.ssh too), "
+            ".git is writable, the network is not restricted; so commands still ask as without a sandbox"
         )

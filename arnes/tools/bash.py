@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from pydantic import AliasChoices, Field
 
 from arnes.tools.base import ESSENTIAL, BaseTool, ToolArgs, ToolContext, ToolError
@@ -11,11 +9,6 @@ from arnes.tools.processes import Job, run_foreground
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-
-
-def shell_env() -> dict[str, str]:
-    """The user's environment, with pagers that never wait for a keypress."""
-    return {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 
 
 class BashArgs(ToolArgs):
@@ -42,13 +35,15 @@ class Bash(BaseTool[BashArgs]):
         if not args.command.strip():
             raise ToolError("The command is empty. Give the command line to run.")
         sandbox = ctx.read_only_sandbox if ctx.confined and ctx.read_only_sandbox else ctx.sandbox
-        argv = sandbox.wrap(["bash", "-c", args.command], ctx.workspace)
+        ctx.changes.before_command()
         if args.run_in_background:
-            job = ctx.jobs.start(argv, ctx.workspace, args.command, shell_env())
+            with sandbox.wrap(["bash", "-c", args.command], ctx.workspace) as cmd:
+                job = ctx.jobs.start(cmd.argv, ctx.workspace, args.command, cmd.env, cmd.pass_fds)
             return f"Started in the background as {job.id}. Read its output with BashOutput(id={job.id!r})."
         timeout = (args.timeout or DEFAULT_TIMEOUT_MS) / 1000
         try:
-            done = run_foreground(argv, ctx.workspace, timeout, ctx.max_output_chars, shell_env())
+            with sandbox.wrap(["bash", "-c", args.command], ctx.workspace) as cmd:
+                done = run_foreground(cmd.argv, ctx.workspace, timeout, ctx.max_output_chars, cmd.env, cmd.pass_fds)
         finally:
             sandbox.settle()
         parts = []

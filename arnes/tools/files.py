@@ -150,14 +150,30 @@ def unified_diff(before: str, after: str, shown: str) -> str:
 def session_diffs(ctx: ToolContext) -> list[tuple[str, str]]:
     """(shown path, unified diff) for every file the session changed, from before its first write."""
     out = []
+    shell = ctx.changes.shell_report()
     for path in ctx.changes.changed():
+        shown = ctx.display(path)
+        if path not in ctx.changes.originals:
+            out.append((shown, _shell_diff(path, shown, ctx.display(path) in shell.created)))
+            continue
         before = ctx.changes.originals[path]
         old = before.decode("utf-8", "replace") if before is not None else ""
         after = _bytes(path)
         new = after.decode("utf-8", "replace") if after is not None else ""
-        shown = ctx.display(path)
         out.append((shown, unified_diff(old, new, shown)))
     return out
+
+
+def _shell_diff(path: Path, shown: str, created: bool, most: int = 64_000) -> str:
+    """A file a shell command wrote: new ones in full, others named (no copy from before was kept)."""
+    if created and path.is_file() and not path.is_symlink() and path.stat().st_size <= most:
+        data = path.read_bytes()
+        if b"\0" not in data:
+            return unified_diff("", data.decode("utf-8", "replace"), shown)
+    if not path.exists():
+        return f"--- a/{shown}\n+++ /dev/null\n# deleted by a shell command\n"
+    what = "created" if created else "changed"
+    return f"--- a/{shown}\n+++ b/{shown}\n# {what} by a shell command (arnes keeps no copy of what it held before)\n"
 
 
 class Read(BaseTool[ReadArgs]):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from arnes.host.nofollow import LinkRefused, open_folder, read_regular
+from arnes.tools.treewatch import Report, TreeWatch
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,15 @@ class ChangeLog:
     originals: dict[Path, bytes | None] = field(default_factory=dict)
     # One checkpoint per user turn: what each file held before that turn first wrote it (for /undo).
     turns: list[dict[Path, bytes | None]] = field(default_factory=list)
+    # What shell commands changed (set by the session; None: commands are not watched).
+    tree: TreeWatch | None = None
+
+    def before_command(self) -> None:
+        if self.tree is not None:
+            self.tree.before_command()
+
+    def shell_report(self) -> Report:
+        return self.tree.report() if self.tree is not None else Report()
 
     def new_turn(self) -> None:
         self.turns.append({})
@@ -109,11 +119,15 @@ class ChangeLog:
         return sorted(checkpoint)
 
     def changed(self) -> list[Path]:
+        """Files the file tools changed, then files shell commands changed that are worth naming."""
         out = []
         for path, before in self.originals.items():
             after = _content(path)
             if after != before:
                 out.append(path)
+        if self.tree is not None:
+            seen = set(out) | set(self.originals)
+            out += [p for p in (self.tree.workspace / rel for rel in self.shell_report().named) if p not in seen]
         return out
 
 

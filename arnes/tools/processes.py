@@ -56,7 +56,9 @@ def _pump(stream: IO[bytes], sink: CappedOutput | list[bytes], lock: threading.L
     stream.close()
 
 
-def spawn(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+def spawn(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None, pass_fds: tuple[int, ...] = ()
+) -> subprocess.Popen[bytes]:
     """Start in a new session so that the whole process group can be killed at once."""
     return subprocess.Popen(
         argv,
@@ -66,6 +68,7 @@ def spawn(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subp
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        pass_fds=pass_fds,
     )
 
 
@@ -105,7 +108,14 @@ class Finished:
     seconds: float
 
 
-def run_foreground(argv: list[str], cwd: Path, timeout: float, cap: int, env: dict[str, str] | None = None) -> Finished:
+def run_foreground(
+    argv: list[str],
+    cwd: Path,
+    timeout: float,
+    cap: int,
+    env: dict[str, str] | None = None,
+    pass_fds: tuple[int, ...] = (),
+) -> Finished:
     """Run to the end or to the time-out; on time-out or Ctrl-C the whole group dies."""
     started = time.monotonic()
     out, err = CappedOutput(cap * 2 // 5, cap * 3 // 5), CappedOutput(cap // 5, cap // 5)
@@ -117,7 +127,7 @@ def run_foreground(argv: list[str], cwd: Path, timeout: float, cap: int, env: di
     proc: subprocess.Popen[bytes] | None = None
     try:  # whatever happens from here (Ctrl-C included), the whole group dies
         with sigint_deferred():  # a Ctrl-C held during the start arrives inside this try
-            proc = spawn(argv, cwd, env)
+            proc = spawn(argv, cwd, env, pass_fds)
         assert proc.stdout is not None and proc.stderr is not None
         started_proc = proc
         pumps = [
@@ -171,9 +181,16 @@ class BackgroundJobs:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
-    def start(self, argv: list[str], cwd: Path, command: str, env: dict[str, str] | None = None) -> Job:
+    def start(
+        self,
+        argv: list[str],
+        cwd: Path,
+        command: str,
+        env: dict[str, str] | None = None,
+        pass_fds: tuple[int, ...] = (),
+    ) -> Job:
         with sigint_deferred():  # a Ctrl-C now arrives after the job is registered, so close() kills it
-            proc = spawn(argv, cwd, env)
+            proc = spawn(argv, cwd, env, pass_fds)
             job = Job(f"bash_{next(self._ids)}", command, proc)
             with self._lock:
                 self._jobs[job.id] = job

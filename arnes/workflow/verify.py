@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -10,7 +11,6 @@ from pathlib import Path
 
 from arnes.host.files import HostFiles
 from arnes.sandbox.base import NoSandbox, Sandbox
-from arnes.tools.bash import shell_env
 from arnes.tools.processes import run_foreground
 
 OUTPUT_CAP = 4000
@@ -65,7 +65,7 @@ def detect(workspace: Path) -> str | None:
 def _has_pytest(workspace: Path) -> bool:
     """Whether the `python` that commands here would run can import pytest (asked, not guessed)."""
     probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('pytest') is None)"
-    python = shutil.which("python", path=shell_env().get("PATH")) or shutil.which("python3")
+    python = shutil.which("python", path=os.environ.get("PATH")) or shutil.which("python3")
     if python is None:
         return False
     try:
@@ -86,7 +86,8 @@ def run_check(command: str, workspace: Path, sandbox: Sandbox | None = None, tim
     """Run `command` with bash in the workspace (inside the sandbox when there is one)."""
     box = sandbox or NoSandbox()
     try:
-        done = run_foreground(box.wrap(["bash", "-c", command], workspace), workspace, timeout, OUTPUT_CAP, shell_env())
+        with box.wrap(["bash", "-c", command], workspace) as cmd:
+            done = run_foreground(cmd.argv, workspace, timeout, OUTPUT_CAP, cmd.env, cmd.pass_fds)
     finally:
         box.settle()  # the empty stand-ins the sandbox mounted (.git, features.json) go again
     text = "\n".join(part for part in (done.stdout.rstrip(), done.stderr.rstrip()) if part)

@@ -1,0 +1,139 @@
+"""What of the home folder a sandboxed command may read: the toolchains it runs, nothing else.
+
+The home folder holds the user's keys (~/.ssh, ~/.aws, ~/.netrc, ...), so bubblewrap puts an empty
+folder in its place and binds back, read-only, only what commands need to run: the toolchains on
+PATH that live under home (pyenv, nvm, cargo + rustup, ~/.local/bin, ...), the interpreter a
+virtual environment points at, the user's git configuration, and the folders the user's settings
+list (sandbox.read_paths). Known secret files stay hidden even inside those.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+# A PATH entry under one of these binds the whole root (a shim needs its versions), plus companions.
+TOOLCHAIN_ROOTS: dict[str, tuple[str, ...]] = {
+    ".pyenv": (), ".rbenv": (), ".nodenv": (), ".nvm": (), ".fnm": (), ".volta": (), ".bun": (), ".deno": (),
+    ".cargo": (".rustup",), ".rustup": (), ".sdkman": (), ".asdf": (), ".local/share/mise": (), ".ghcup": (),
+    ".elan": (), ".juliaup": (), ".dotnet": (), ".opam": (), "go": (), "sdk": (), ".local/share/pnpm": (),
+    ".local/share/fnm": (), ".local/bin": (".local/lib",), ".local/share/uv": (), ".local/share/pipx": (),
+}  # fmt: skip
+# Variables naming such roots directly.
+TOOLCHAIN_VARIABLES = ("PYENV_ROOT", "NVM_DIR", "CARGO_HOME", "RUSTUP_HOME", "VOLTA_HOME", "GOPATH", "BUN_INSTALL")
+# Read by tools on every run and not secret.
+CONFIG_FILES = (".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes")
+# Hidden even when a readable folder above contains them (relative to home).
+SECRETS = (
+    ".ssh", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".gnupg", ".netrc", ".git-credentials",
+    ".config/git/credentials", ".npmrc", ".yarnrc", ".pypirc", ".gem/credentials", ".cargo/credentials",
+    ".cargo/credentials.toml", ".config/gh", ".config/hub", ".local/share/keyrings", ".password-store",
+    ".vault-token", ".pgpass", ".my.cnf", ".terraform.d/credentials.tfrc.json", ".config/anthropic",
+    ".config/openai", ".config/arnes", ".m2/settings.xml", ".gradle/gradle.properties", ".env",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HomeView:
+    """Folders and files under home that stay readable, and the secrets inside them to hide."""
+
+    home: Path
+    readable: tuple[Path, ...]
+    secrets: tuple[Path, ...]
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _root_for(entry: Path, home: Path) -> list[Path]:
+    """The folders to bind for one PATH entry under home."""
+    relative = entry.relative_to(home).as_posix()
+    best = max((root for root in TOOLCHAIN_ROOTS if relative == root or relative.startswith(root + "/")), key=len,
+               default=None)  # fmt: skip
+    if best is None:
+        return [entry]
+    return [home / best, *(home / companion for companion in TOOLCHAIN_ROOTS[best])]
+
+
+def _venv_prefix(venv: Path) -> list[Path]:
+    """The folder a virtual environment and its base interpreter live in (pyvenv.cfg `home`).
+
+    A repository writes its own pyvenv.cfg, so `home` must name a folder that really holds a
+    Python interpreter; otherwise `home = ~/projects/bin` would open another folder of the user's.
+    """
+    found = [venv]
+    try:
+        lines = (venv / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        key, _, value = line.partition("=")
+        bin_dir = Path(os.path.realpath(value.strip())) if key.strip() == "home" and value.strip() else None
+        if bin_dir is None or bin_dir.name != "bin" or not _has_python(bin_dir):
+            continue
+        found.append(bin_dir.parent)
+    return found
+
+
+def _has_python(bin_dir: Path) -> bool:
+    for name in ("python3", "python"):
+        candidate = bin_dir / name
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return True
+    return False
+
+
+def workspace_venvs(workspace: Path) -> list[Path]:
+    """Virtual environments directly in the workspace (.venv, venv, env, ...): one scandir."""
+    found = []
+    try:
+        with os.scandir(workspace) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False) and os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                    found.append(Path(entry.path))
+    except OSError:
+        pass
+    return found
+
+
+def home_view(
+    home: Path,
+    environ: Mapping[str, str],
+    venvs: Iterable[Path],
+    read_paths: Iterable[Path],
+    visible: Iterable[Path] = (),
+) -> HomeView:
+    """What stays readable under `home` for commands run with `environ` (its PATH and toolchain
+    variables), the given virtual environments, and the user's extra `read_paths`; `visible` are
+    folders mounted anyway (the workspace), whose secrets under home are hidden too."""
+    candidates: list[Path] = []
+    for raw in environ.get("PATH", "").split(os.pathsep):
+        if raw and os.path.isabs(raw):
+            candidates.append(Path(os.path.realpath(raw)))
+    candidates += [Path(os.path.realpath(environ[v])) for v in TOOLCHAIN_VARIABLES if environ.get(v)]
+    readable: list[Path] = []
+    for path in candidates:
+        if path != home and _inside(path, home):
+            readable += _root_for(path, home)
+    for venv in [*venvs, *([Path(environ["VIRTUAL_ENV"])] if environ.get("VIRTUAL_ENV") else [])]:
+        for folder in _venv_prefix(Path(os.path.realpath(venv))):
+            if folder != home and _inside(folder, home):
+                readable.append(folder)
+    readable += [home / name for name in CONFIG_FILES]
+    extra = [Path(os.path.realpath(p)) for p in read_paths]
+    readable += extra
+    existing = sorted({p for p in readable if p.exists() and _inside(p, home) and p != home})
+    # Drop what a shorter readable path already covers: fewer mounts.
+    kept = [p for p in existing if not any(other != p and _inside(p, other) for other in existing)]
+    secrets = []
+    for name in SECRETS:
+        # A link is followed: its target is what would show (bwrap binds onto the target anyway).
+        real = Path(os.path.realpath(home / name))
+        if not real.exists() or any(_inside(chosen, home / name) for chosen in extra):
+            continue  # absent, or the user listed the secret itself
+        if any(_inside(real, folder) for folder in [*kept, *visible]):
+            secrets.append(real)
+    return HomeView(home, tuple(kept), tuple(sorted(set(secrets))))
