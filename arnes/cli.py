@@ -58,7 +58,12 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--allow", action="append", default=[], metavar="RULE")
     p.add_argument("--ask", action="append", default=[], metavar="RULE")
     p.add_argument("--deny", action="append", default=[], metavar="RULE")
-    p.add_argument("--context-window", type=int, metavar="N")
+    p.add_argument(
+        "--context-window", type=int, metavar="N", help="tokens the model sees (default: asked from the server)"
+    )
+    p.add_argument("--max-output-tokens", type=int, metavar="N", help="cap on one reply's tokens (default per model)")
+    p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default per model, 0.2)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="wait for a reply's first byte (default 600)")
     p.add_argument("--max-turns", type=int, metavar="N", help="stop after N model turns (exit 3)")
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop after N input+output tokens (exit 3)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="stop after this cost, by the price table (exit 3)")

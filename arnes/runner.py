@@ -18,8 +18,10 @@ from arnes.cli import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED
 from arnes.config import EffectiveConfig, ModelSettings, load_config
 from arnes.errors import ConfigError
 from arnes.llm.base import PROFILES, Provider, ProviderSettings, make_provider
+from arnes.llm.models import defaults_for
 from arnes.llm.pricing import Price, price_for
 from arnes.llm.retry import RetryingProvider
+from arnes.llm.window import probe_window
 from arnes.messages import Message
 from arnes.permissions.approvers import choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
@@ -29,6 +31,8 @@ from arnes.ui.render import TerminalRenderer
 from arnes.workflow.verify import Verifier, detect
 
 CONTINUE = "Continue with the task where you left off."
+DEFAULT_TIMEOUT = 600.0  # seconds before the first byte: a CPU reading a 5k-token prompt needs minutes
+DEFAULT_READ_TIMEOUT = 300.0  # seconds between chunks: a reasoning model may think quietly for a while
 
 
 def resolve_config(args: argparse.Namespace, workspace: Path) -> EffectiveConfig:
@@ -41,7 +45,7 @@ def resolve_config(args: argparse.Namespace, workspace: Path) -> EffectiveConfig
             except RuleError as exc:
                 raise ConfigError(f"--{kind}: {exc}") from exc
             cfg.rules.append(SourcedRule(kind, raw, "flag"))
-    for name in ("context_window", "max_turns", "max_tokens", "max_cost"):
+    for name in ("context_window", "max_turns", "max_tokens", "max_cost", "max_output_tokens", "timeout"):
         value = getattr(args, name, None)
         if value is not None and value <= 0:
             raise ConfigError(f"--{name.replace('_', '-')} must be a positive number, not {value}")
@@ -49,7 +53,14 @@ def resolve_config(args: argparse.Namespace, workspace: Path) -> EffectiveConfig
     cfg.model = args.model or cfg.model
     cfg.base_url = args.base_url or cfg.base_url
     cfg.script = args.script or cfg.script
-    cfg.context_window = args.context_window or cfg.context_window
+    if args.context_window:
+        cfg.context_window, cfg.context_source = args.context_window, "flag"
+    cfg.max_output_tokens = getattr(args, "max_output_tokens", None) or cfg.max_output_tokens
+    temperature = getattr(args, "temperature", None)
+    if temperature is not None and not 0 <= temperature <= 2:
+        raise ConfigError(f"--temperature must be between 0 and 2, not {temperature}")
+    cfg.temperature = temperature if temperature is not None else cfg.temperature
+    cfg.timeout = getattr(args, "timeout", None) or cfg.timeout
     cfg.mode = args.permission_mode or cfg.mode
     cfg.sandbox = args.sandbox or cfg.sandbox
     cfg.max_turns = args.max_turns or cfg.max_turns
@@ -59,29 +70,61 @@ def resolve_config(args: argparse.Namespace, workspace: Path) -> EffectiveConfig
     return cfg
 
 
-def _provider(chosen: ModelSettings, cfg: EffectiveConfig, stream: bool) -> tuple[Provider, str, str]:
+def _settings(chosen: ModelSettings, cfg: EffectiveConfig, stream: bool, window: int | None) -> ProviderSettings:
+    """One provider's request settings: the role's own, else the session's, else the model's defaults."""
     name = chosen.provider or cfg.provider
     profile = PROFILES[name]
     model = chosen.name or (cfg.model if name == cfg.provider else None) or profile.default_model
-    settings = ProviderSettings(
+    defaults = defaults_for(model)
+    temperature = next((t for t in (chosen.temperature, cfg.temperature) if t is not None), defaults.temperature)
+    return ProviderSettings(
         provider=name,
         model=model,
         base_url=chosen.base_url or (cfg.base_url if name == cfg.provider else None),
         script=chosen.script or cfg.script,
         stream=stream,
+        max_output_tokens=chosen.max_output_tokens or cfg.max_output_tokens or defaults.max_output_tokens,
+        temperature=temperature,
+        max_tokens_key=defaults.max_tokens_key,
+        timeout=chosen.timeout or cfg.timeout or DEFAULT_TIMEOUT,
+        read_timeout=chosen.read_timeout or cfg.read_timeout or DEFAULT_READ_TIMEOUT,
+        context_window=window,
     )
-    return make_provider(settings), name, model
+
+
+def _provider(
+    chosen: ModelSettings, cfg: EffectiveConfig, stream: bool, window: int | None
+) -> tuple[Provider, str, str]:
+    settings = _settings(chosen, cfg, stream, window)
+    return make_provider(settings), settings.provider, settings.model
+
+
+def resolve_window(cfg: EffectiveConfig, settings: ProviderSettings) -> tuple[int, str]:
+    """The flag, the settings, the server (llama.cpp, Ollama), then the profile, in that order."""
+    if cfg.context_window:
+        return cfg.context_window, cfg.context_source
+    profile = PROFILES[settings.provider]
+    found = probe_window(
+        settings.provider,
+        settings.base_url or profile.default_base_url,
+        settings.model,
+        profile.default_context_window,
+    )
+    if found:
+        return found.tokens, found.source
+    return profile.default_context_window, "profile"
 
 
 def build_session(
     args: argparse.Namespace, workspace: Path, cfg: EffectiveConfig, session_id: str | None = None
 ) -> Session:
     stream = cfg.stream and not args.no_stream
-    main, main_name, main_model = _provider(ModelSettings(), cfg, stream)
+    window, window_source = resolve_window(cfg, _settings(ModelSettings(), cfg, stream, None))
+    main, main_name, main_model = _provider(ModelSettings(), cfg, stream, window)
     roles: dict[Role, Provider] = {}
     in_use = {(main_name, main_model)}
     for role, chosen in cfg.roles.items():
-        provider, name, model = _provider(chosen, cfg, stream)
+        provider, name, model = _provider(chosen, cfg, stream, window)
         roles[role] = provider
         in_use.add((name, model))
     overrides = {model: Price(p.input, p.output) for model, p in cfg.prices.items()}
@@ -105,7 +148,8 @@ def build_session(
         approver=choose_approver(sys.stdin, sys.stderr),
         limits=Limits(max_turns=cfg.max_turns),
         budget=Budget(max_tokens=cfg.max_tokens, max_cost=cfg.max_cost, prices=prices),
-        context_window=cfg.context_window or PROFILES[main_name].default_context_window,
+        context_window=window,
+        context_source=window_source,
         id=session_id or new_session_id(),
     )
 
@@ -117,7 +161,7 @@ def build_session(
 
     def switch(provider: Provider, model: str) -> Provider:
         chosen = ModelSettings(provider=provider.name if provider.name in PROFILES else None, name=model)
-        return retrying(_provider(chosen, cfg, stream)[0])
+        return retrying(_provider(chosen, cfg, stream, window)[0])
 
     session.model_switch = switch
     return session
@@ -202,7 +246,7 @@ def execute(
         )
     if renderer:
         _print_changes(renderer, session, changed)
-        if result.stop_reason == "error" and result.error:
+        if result.stop_reason == "error" and result.error and result.unreachable:
             print(provider_help(session, cfg, result.error), file=sys.stderr)
     elif stream:
         summary = _summary(session, result, changed, trace_path)
@@ -261,6 +305,8 @@ def exit_code(result: RunResult) -> int:
         "end_turn": EXIT_OK,
         "max_turns": EXIT_LIMIT,
         "budget": EXIT_LIMIT,
+        "max_tokens": EXIT_LIMIT,  # cut at the output cap again and again: a limit, like turns
+        "stuck": EXIT_LIMIT,  # the same call repeated without progress: the loop guard stopped it
         "interrupted": EXIT_INTERRUPTED,
     }.get(result.stop_reason, EXIT_FAIL)
 

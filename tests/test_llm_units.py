@@ -11,47 +11,9 @@ from arnes.errors import ConfigError, ProviderError
 from arnes.llm.anthropic import to_anthropic_messages
 from arnes.llm.base import ProviderSettings, make_provider
 from arnes.llm.openai_compat import to_openai_messages
-from arnes.llm.recovery import recover_tool_calls, split_tool_calls
 from arnes.llm.retry import RetryingProvider
 from arnes.llm.script import ScriptProvider
 from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
-
-TOOLS = ["Read", "Edit"]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        '{"name": "Read", "arguments": {"file_path": "a.py"}}',
-        '```json\n{"name": "Read", "arguments": {"file_path": "a.py"}}\n```',
-        '<tool_call>{"name": "Read", "parameters": {"file_path": "a.py"}}</tool_call>',
-        '{"name": "Read", "arguments": "{\\"file_path\\": \\"a.py\\"}"}',
-        '[{"function": {"name": "Read", "arguments": {"file_path": "a.py"}}}]',
-    ],
-)
-def test_json_text_becomes_a_tool_call(text: str) -> None:
-    assert recover_tool_calls(text, TOOLS) == [("Read", {"file_path": "a.py"})]
-
-
-def test_several_calls_and_prose_before_them() -> None:
-    text = 'Let me look.\n{"name": "Read", "arguments": {"file_path": "a"}}\n{"name": "Edit", "arguments": {}}'
-    prose, calls = split_tool_calls(text, TOOLS)
-    assert prose == "Let me look."
-    assert calls == [("Read", {"file_path": "a"}), ("Edit", {})]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Here is the answer: 42",
-        '{"name": "Unknown", "arguments": {}}',  # not one of our tools: leave the text alone
-        '{"name": "Read", "arguments": [1, 2]}',
-        '{"name": "Read", "arguments": {"file_path": "a"}} and then some prose',
-        '{"answer": 1}',
-    ],
-)
-def test_ordinary_text_is_left_alone(text: str) -> None:
-    assert split_tool_calls(text, TOOLS) == (text, [])
 
 
 class Flaky:

@@ -18,6 +18,7 @@ from arnes.agent.events import (
     MessageEvent,
     ModelRequest,
     ModelResponseEvent,
+    Notice,
     PermissionEvent,
     SessionEnd,
     SessionStart,
@@ -26,8 +27,8 @@ from arnes.agent.events import (
     ToolResultEvent,
     VerifyEvent,
 )
-from arnes.errors import LimitReached, ProviderError
-from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec, block_to_json
+from arnes.errors import ContextExceeded, LimitReached, ProviderError
+from arnes.messages import Message, ModelResponse, TextBlock, ToolCall, ToolResultBlock, ToolSpec, block_to_json
 from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
@@ -35,11 +36,17 @@ from arnes.tools.base import ToolError
 from arnes.workflow.verify import feedback
 
 MAX_WORKERS = 8
+MAX_CUT = 3  # replies cut at the output cap in a row before the run stops with max_tokens
+CUT_NOTE = (
+    "[Your reply was cut off at the output limit. Continue exactly where it stopped, "
+    "without repeating what you wrote. If you were writing a tool call, call the tool again with "
+    "shorter arguments (a long file in parts: Write the first part, then Edit to add the rest).]"
+)
 
 
 @dataclass
 class RunResult:
-    stop_reason: str  # end_turn | max_turns | budget | interrupted | error
+    stop_reason: str  # end_turn | max_turns | budget | max_tokens | stuck | interrupted | error
     text: str = ""
     turns: int = 0
     tool_calls: int = 0
@@ -51,6 +58,7 @@ class RunResult:
     compactions: int = 0
     verified: bool | None = None  # None: no verify command; else how the last round ended
     verify_rounds: int = 0
+    unreachable: bool = False  # the error was that no model answered at all
 
 
 class Agent:
@@ -62,6 +70,7 @@ class Agent:
         self._last_estimate = 0  # our estimate of that same request
         self._known: tuple[int, int] | None = None  # (real tokens of the conversation, its length then)
         self._current_call: str | None = None
+        self._cut = 0  # replies cut at the output cap in a row
         self._pool = ThreadPoolExecutor(max_workers=1)
 
     # -- run ---------------------------------------------------------------------------------
@@ -78,7 +87,15 @@ class Agent:
         s = self.s
         s.bus.emit(
             SessionStart(
-                s.id, str(s.workspace), s.provider.name, s.provider.model, s.mode, s.sandbox.name, s.sandbox.describe()
+                s.id,
+                str(s.workspace),
+                s.provider.name,
+                s.provider.model,
+                s.mode,
+                s.sandbox.name,
+                s.sandbox.describe(),
+                s.context_window,
+                s.context_source,
             )
         )
         s.ctx.subagent = self._delegate
@@ -121,6 +138,7 @@ class Agent:
         except ProviderError as exc:
             r.stop_reason = "error"
             r.error = str(exc)
+            r.unreachable = exc.unreachable
         r.verify_rounds = rounds
         return r
 
@@ -161,24 +179,65 @@ class Agent:
         self._fit(fixed)
         estimate = fixed + message_tokens(self.messages)
         s.bus.emit(ModelRequest(r.turns, self._measure(fixed), s.context_window))
-        response = s.provider.complete(system, self.messages, specs, on_text=lambda t: s.bus.emit(TextDelta(t)))
+        response = self._query(system, specs, fixed)
         usage = response.usage
         r.input_tokens += usage.input_tokens
         r.output_tokens += usage.output_tokens
         if usage.input_tokens:
             self._last_real, self._last_estimate = usage.input_tokens, estimate
         text = response.message.text
-        s.bus.emit(ModelResponseEvent(r.turns, response.stop_reason, usage.input_tokens, usage.output_tokens, text))
+        s.bus.emit(
+            ModelResponseEvent(
+                r.turns, response.stop_reason, usage.input_tokens, usage.output_tokens, text, response.raw_text
+            )
+        )
         self._append(response.message)
         if usage.input_tokens:
             self._known = (usage.input_tokens + usage.output_tokens, len(self.messages))
         s.budget.charge(s.provider.model, usage)
         calls = response.message.tool_calls
+        if response.stop_reason == "max_tokens":
+            return self._cut_reply(calls, text, pool)
+        self._cut = 0
         if not calls:
             r.text = text
             r.stop_reason = "end_turn"
             return False
         self._append(Message("user", list(self._execute(calls, pool))))
+        return True
+
+    def _query(self, system: str, specs: list[ToolSpec], fixed: int) -> ModelResponse:
+        """Ask the model; a server that finds the request too long gets a compacted one, once."""
+        s = self.s
+
+        def ask() -> ModelResponse:
+            return s.provider.complete(system, self.messages, specs, on_text=lambda t: s.bus.emit(TextDelta(t)))
+
+        try:
+            return ask()
+        except ContextExceeded as exc:
+            if exc.window and exc.window < s.context_window:
+                s.context_window = exc.window  # the server knows its window better than the settings
+            s.bus.emit(Notice("warning", f"{exc}; compacting to {s.context_window} tokens and trying once more"))
+            self._fit(fixed, force=True)
+            return ask()
+
+    def _cut_reply(self, calls: list[ToolCall], text: str, pool: ThreadPoolExecutor) -> bool:
+        """A reply cut by the output cap is never the end: its whole calls run, the rest is asked again."""
+        r = self.result
+        self._cut += 1
+        if self._cut > MAX_CUT:
+            r.stop_reason, r.text = "max_tokens", text
+            r.error = (
+                f"the model's reply was cut off at the output limit {MAX_CUT + 1} times in a row: "
+                "raise --max-output-tokens (model.max_output_tokens) or ask for smaller steps"
+            )
+            self._answer_pending("Not run: the reply was cut off at the output limit.")
+            return False
+        if calls:
+            self._append(Message("user", list(self._execute(calls, pool))))
+        else:
+            self._append(Message.user(CUT_NOTE))
         return True
 
     # -- context -----------------------------------------------------------------------------

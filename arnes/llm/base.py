@@ -41,7 +41,11 @@ class ProviderSettings:
     script: str | None = None
     max_output_tokens: int = 4096
     stream: bool = True
-    timeout: float = 120.0
+    timeout: float = 600.0  # seconds before the first byte: a CPU reads a long prompt slowly
+    read_timeout: float = 300.0  # seconds between two chunks once the reply streams
+    temperature: float | None = None  # None: not sent, the server's own default
+    max_tokens_key: str = "max_tokens"  # OpenAI's reasoning models want max_completion_tokens
+    context_window: int | None = None  # enforced on the server where it can be (Ollama's num_ctx)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,9 @@ class TerminalRenderer:
         if isinstance(event, SessionStart):
             c.print(f"workspace: {event.workspace}", markup=False)
             c.print(f"model: {event.model} ({event.provider})", markup=False)
+            if event.context_window:
+                source = f" ({event.context_source})" if event.context_source else ""
+                c.print(f"context window: {event.context_window} tokens{source}", markup=False)
             c.print(f"mode: {event.mode}", markup=False)
             off = event.sandbox == "off"
             c.print(f"sandbox: {event.sandbox_note or event.sandbox}", style="yellow" if off else None, markup=False)

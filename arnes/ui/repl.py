@@ -64,10 +64,14 @@ class Repl:
                 result = self.agent.turn(text)
                 if result.stop_reason == "interrupted":
                     self.console.print("turn cancelled (Ctrl-C); the session goes on", style="yellow", markup=False)
-                elif result.stop_reason == "error" and result.error:
+                elif result.stop_reason == "error" and result.error and result.unreachable:
                     from arnes.runner import provider_help
 
                     self.console.print(provider_help(self.session, self.cfg, result.error), style="red", markup=False)
+                elif (
+                    result.stop_reason == "error" and result.error
+                ):  # it answered: how to configure one is beside the point
+                    self.console.print(f"arnes: {result.error}", style="red", markup=False)
         finally:
             self.agent.finish()
         self._leave()
@@ -185,6 +189,6 @@ class Repl:
             from arnes.llm.retry import RetryingProvider
             from arnes.runner import _provider
 
-            provider, _, _ = _provider(ModelSettings(name=rest), self.cfg, self.cfg.stream)
+            provider, _, _ = _provider(ModelSettings(name=rest), self.cfg, self.cfg.stream, s.context_window)
             s.provider = RetryingProvider(provider)
         self.console.print(f"model: {s.provider.model} ({s.provider.name})", markup=False)
