@@ -136,7 +136,8 @@ def test_one_bad_call_does_not_drop_the_good_one_beside_it() -> None:
     "text",
     [
         '<tool_call>\n{"name": "Write", "arguments": {"file_path": "calc.py", "content": "def add(a, b):\\n    ret',
-        '```json\n{"name": "Edit", "arguments": {"file_path": "calc.py", "old_string": "a - b" "new_string": "a + b"}}\n```',
+        '```json\n{"name": "Edit", "arguments": {"file_path": "calc.py", "old_string": "a - b" '
+        '"new_string": "a + b"}}\n```',
         '{"name": "Bash", "arguments": {"command": "pytest -q',
         "<tool_call>\nRead(file_path='calc.py')\n</tool_call>",
     ],

@@ -52,7 +52,7 @@ class ProviderSettings:
 class ProviderProfile:
     """Per-provider defaults as data, not as `if` chains."""
 
-    wire: str  # "openai" | "anthropic" | "script"
+    wire: str  # "openai" | "anthropic" | "ollama" | "script"
     default_model: str
     default_base_url: str | None
     default_context_window: int
@@ -61,7 +61,8 @@ class ProviderProfile:
 
 
 PROFILES: dict[str, ProviderProfile] = {
-    "ollama": ProviderProfile("openai", "qwen2.5-coder:7b", "http://localhost:11434/v1", 4096, None, "ollama"),
+    # Ollama's native API, so num_ctx holds (llm/ollama.py); a /v1 base URL is accepted too.
+    "ollama": ProviderProfile("ollama", "qwen2.5-coder:7b", "http://localhost:11434", 8192, None, "ollama"),
     "openai": ProviderProfile("openai", "gpt-4o-mini", None, 128_000, "OPENAI_API_KEY", "none"),
     "anthropic": ProviderProfile("anthropic", "claude-sonnet-4-5", None, 200_000, "ANTHROPIC_API_KEY"),
     "script": ProviderProfile("script", "script", None, 32_768, None),
@@ -89,6 +90,10 @@ def make_provider(settings: ProviderSettings) -> Provider:
         from arnes.llm.anthropic import AnthropicProvider
 
         return AnthropicProvider(settings)
+    if profile.wire == "ollama":
+        from arnes.llm.ollama import OllamaProvider
+
+        return OllamaProvider(settings)
     from arnes.llm.openai_compat import OpenAICompatProvider
 
     return OpenAICompatProvider(settings)

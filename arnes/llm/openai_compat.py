@@ -16,7 +16,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from arnes.errors import ProviderError
 from arnes.llm.base import PROFILES, ProviderSettings, TextSink, api_key
-from arnes.llm.recovery import UNREADABLE, call_id, cut_input, split_tool_calls
+from arnes.llm.recovery import UNREADABLE, call_id, cut_call, split_tool_calls
 from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
     Message,
@@ -197,15 +197,6 @@ def _build(
     if stop != "max_tokens" and tool_calls:
         stop = "tool_use"
     return ModelResponse(Message("assistant", list(blocks)), stop, usage, raw_text)
-
-
-def cut_call(call: ToolCall, cap: int) -> ToolCall:
-    """The last call of a cut reply is where the cut fell: it does not run, the model learns why.
-
-    Even when its JSON could be closed, the arguments may miss what came after the cut.
-    """
-    raw = call.input.get(UNREADABLE)
-    return ToolCall(call.id, call.name, cut_input(str(raw) if raw is not None else json.dumps(call.input), cap))
 
 
 def _parse_arguments(slot: dict[str, str]) -> dict[str, Any]:

@@ -20,6 +20,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from arnes.messages import ToolCall
+
 UNREADABLE = "__invalid_json__"  # the registry answers a call carrying this key with a parse error
 REASON = "__reason__"
 
@@ -51,6 +53,15 @@ def cut_input(raw: str, cap: int) -> dict[str, Any]:
         "the rest)"
     )
     return {UNREADABLE: raw, REASON: why}
+
+
+def cut_call(call: ToolCall, cap: int) -> ToolCall:
+    """The last call of a cut reply is where the cut fell: it does not run, the model learns why.
+
+    Even when its JSON could be closed, the arguments may miss what came after the cut.
+    """
+    raw = call.input.get(UNREADABLE)
+    return ToolCall(call.id, call.name, cut_input(str(raw) if raw is not None else json.dumps(call.input), cap))
 
 
 def call_id() -> str:
