@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from arnes.errors import ProviderError
+from arnes.errors import ContextExceeded, ProviderError
 from arnes.llm.anthropic import AnthropicProvider
 from arnes.llm.base import ProviderSettings
 from arnes.llm.openai_compat import OpenAICompatProvider
 from arnes.llm.retry import RetryingProvider
+from arnes.llm.window import ServerWindow, probe_window
 from arnes.messages import Message
 from tests.fakes.llm_server import FakeLLMServer
 
@@ -70,3 +71,65 @@ def test_a_refused_connection_is_retried_and_called_unreachable() -> None:
     with pytest.raises(ProviderError, match=r"could not connect.*gave up after 2 attempts") as err:
         RetryingProvider(dead, attempts=2, sleep=waits.append).complete("sys", [Message.user("hi")], [])
     assert err.value.unreachable and len(waits) == 1
+
+
+CONTEXT_REFUSALS = {  # what each server says when the request is longer than its window
+    "llama.cpp": (
+        "openai",
+        {"error": {"code": 400, "message": "request (5048 tokens) exceeds the available context size "
+                   "(2048 tokens), try increasing it", "type": "exceed_context_size_error", "n_ctx": 2048}},
+        2048,
+    ),
+    "openai": (
+        "openai",
+        {"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages "
+                   "resulted in 9000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}},
+        8192,
+    ),
+    "anthropic": (
+        "anthropic",
+        {"type": "error", "error": {"type": "invalid_request_error",
+                                    "message": "prompt is too long: 215000 tokens > 200000 maximum"}},
+        200000,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("server_kind", CONTEXT_REFUSALS)
+def test_a_context_refusal_is_recognised_with_the_servers_window(server_kind: str) -> None:
+    api, body, window = CONTEXT_REFUSALS[server_kind]
+    with FakeLLMServer([{"error": {"status": 400, "body": body}}]) as server:
+        with pytest.raises(ContextExceeded) as err:
+            RetryingProvider(provider(api, server)).complete("sys", [Message.user("hi")], [])
+        assert len(server.requests) == 1
+    assert err.value.window == window and not err.value.retryable
+
+
+def test_an_ordinary_400_is_not_a_context_refusal() -> None:
+    body = {"error": {"message": "tools[0].function.name is required", "type": "invalid_request_error"}}
+    with FakeLLMServer([{"error": {"status": 400, "body": body}}]) as server, pytest.raises(ProviderError) as err:
+        provider("openai", server).complete("sys", [Message.user("hi")], [])
+    assert not isinstance(err.value, ContextExceeded) and "HTTP 400" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "answer,window",
+    [
+        ({"default_generation_settings": {"n_ctx": 4096}}, ServerWindow(4096, "server /props")),
+        ({"n_ctx": 8192}, ServerWindow(8192, "server /props")),
+        ({"total_slots": 1}, None),
+    ],
+)
+def test_llama_cpp_props_give_the_window(answer: dict[str, Any], window: ServerWindow | None) -> None:
+    with FakeLLMServer([], props=answer) as server:
+        assert probe_window("openai", server.url + "/v1", "m", 128_000) == window
+
+
+def test_ollama_show_gives_num_ctx_or_the_trained_length_capped() -> None:
+    with FakeLLMServer([], show={"parameters": "num_ctx 16384\nstop <|im_end|>", "model_info": {}}) as server:
+        assert probe_window("ollama", server.url, "m", 8192) == ServerWindow(16384, "server /api/show num_ctx")
+    with FakeLLMServer([], show={"model_info": {"llama.context_length": 4096}}) as server:
+        assert probe_window("ollama", server.url + "/v1/", "m", 8192) == ServerWindow(4096, "server /api/show")
+    with FakeLLMServer([]) as server:  # the model is not there: the profile decides
+        assert probe_window("ollama", server.url, "missing", 8192) is None
+    assert probe_window("openai", None, "gpt-4o", 128_000) is None  # the cloud is not asked
