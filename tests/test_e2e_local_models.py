@@ -99,12 +99,13 @@ def test_a_reply_cut_in_the_middle_of_a_call_is_asked_again_not_taken_as_the_end
         {"text": cut, "finish": "length"},
         {"text": "The file is", "finish": "length"},
         {"text": write_call("hello.txt", "hi")},
-        {"text": "Created hello.txt."},
+        {"text": "Created hello.txt, it holds", "finish": "length"},
+        {"text": " the word hi."},
     ]
     with FakeLLMServer(turns) as server:
         run = run_arnes(
             *llama(server), "-w", str(tmp_path), "--permission-mode", "acceptEdits", "--trace", str(trace),
-            "create hello.txt containing hi",
+            "--output-format", "json", "create hello.txt containing hi",
         )  # fmt: skip
         third = server.requests[2][1]
     assert run.code == 0, run.err
@@ -113,6 +114,7 @@ def test_a_reply_cut_in_the_middle_of_a_call_is_asked_again_not_taken_as_the_end
     assert first["is_error"] and "cut off at the output limit (2048 tokens)" in first["output"]
     assert "Continue exactly where it stopped" in third["messages"][-1]["content"]  # the prose cut
     assert [e["stop_reason"] for e in events(trace, "model_response")][:2] == ["max_tokens", "max_tokens"]
+    assert json.loads(run.out)["result"] == "Created hello.txt, it holds the word hi."  # continued across the cut
 
 
 def test_replies_cut_again_and_again_stop_with_max_tokens_exit_3(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from arnes.llm.recovery import REASON, UNREADABLE, Recovered, split_tool_calls
+from arnes.llm.recovery import REASON, UNREADABLE, Recovered, parse_arguments, split_tool_calls
 
 TOOLS = ["Read", "Write", "Edit", "Bash", "Glob", "Grep"]
 HELLO = {"file_path": "hello.txt", "content": "hi"}
@@ -167,3 +167,14 @@ def test_an_unknown_tool_name_is_still_a_call_for_the_registry_to_answer() -> No
 )
 def test_prose_that_merely_shows_json_is_left_alone(text: str) -> None:
     assert split_tool_calls(text, TOOLS) == (text, [])
+
+
+def test_native_arguments_get_the_same_repairs_and_a_reason_when_they_fail() -> None:
+    assert parse_arguments('{"file_path": "a.py", "content": "x = 1\ny = 2\n"}') == {
+        "file_path": "a.py",
+        "content": "x = 1\ny = 2\n",
+    }
+    assert parse_arguments("") == {}
+    bad = parse_arguments('{"file_path": "a.py" "content": 1}')
+    assert bad[UNREADABLE] == '{"file_path": "a.py" "content": 1}' and "delimiter" in bad[REASON]
+    assert UNREADABLE in parse_arguments("[1, 2]")

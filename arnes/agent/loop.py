@@ -71,6 +71,7 @@ class Agent:
         self._known: tuple[int, int] | None = None  # (real tokens of the conversation, its length then)
         self._current_call: str | None = None
         self._cut = 0  # replies cut at the output cap in a row
+        self._cut_text = ""  # prose of cut replies, the start of the answer their continuation ends
         self._pool = ThreadPoolExecutor(max_workers=1)
 
     # -- run ---------------------------------------------------------------------------------
@@ -198,9 +199,9 @@ class Agent:
         calls = response.message.tool_calls
         if response.stop_reason == "max_tokens":
             return self._cut_reply(calls, text, pool)
-        self._cut = 0
+        self._cut, cut_text, self._cut_text = 0, self._cut_text, ""
         if not calls:
-            r.text = text
+            r.text = cut_text + text
             r.stop_reason = "end_turn"
             return False
         self._append(Message("user", list(self._execute(calls, pool))))
@@ -227,7 +228,7 @@ class Agent:
         r = self.result
         self._cut += 1
         if self._cut > MAX_CUT:
-            r.stop_reason, r.text = "max_tokens", text
+            r.stop_reason, r.text, self._cut_text = "max_tokens", self._cut_text + text, ""
             r.error = (
                 f"the model's reply was cut off at the output limit {MAX_CUT + 1} times in a row: "
                 "raise --max-output-tokens (model.max_output_tokens) or ask for smaller steps"
@@ -235,8 +236,10 @@ class Agent:
             self._answer_pending("Not run: the reply was cut off at the output limit.")
             return False
         if calls:
+            self._cut_text = ""
             self._append(Message("user", list(self._execute(calls, pool))))
         else:
+            self._cut_text += text
             self._append(Message.user(CUT_NOTE))
         return True
 

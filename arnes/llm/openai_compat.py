@@ -16,7 +16,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from arnes.errors import ProviderError
 from arnes.llm.base import PROFILES, ProviderSettings, TextSink, api_key
-from arnes.llm.recovery import UNREADABLE, call_id, cut_call, split_tool_calls
+from arnes.llm.recovery import call_id, cut_call, parse_arguments, split_tool_calls
 from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
     Message,
@@ -200,15 +200,8 @@ def _build(
 
 
 def _parse_arguments(slot: dict[str, str]) -> dict[str, Any]:
-    raw = slot["arguments"].strip() or "{}"
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        # Keep the call: the loop reports the bad arguments back to the model as an error.
-        return {UNREADABLE: raw}
-    if not isinstance(value, dict):
-        return {UNREADABLE: raw}
-    return value
+    """Native arguments, with the same repairs as text calls (raw newlines, Python's triple quotes)."""
+    return parse_arguments(slot["arguments"])
 
 
 def _stop(finish: str | None) -> StopReason:

@@ -69,6 +69,15 @@ def call_id() -> str:
     return "call_" + uuid.uuid4().hex[:12]
 
 
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """A call's arguments string as an object; else the UNREADABLE marker, kept for the model to fix."""
+    text = raw.strip() or "{}"
+    value, error = _loads(text, not _span(text, 0)[1])
+    if error is None and isinstance(value, dict):
+        return value
+    return {UNREADABLE: raw, REASON: error or "its arguments must be a JSON object"}
+
+
 def split_tool_calls(text: str, known_tools: Collection[str]) -> tuple[str, list[Recovered]]:
     """(prose, calls) found in the text; (text, []) when it holds no call and nothing like one."""
     found: list[tuple[int, int, list[Recovered]]] = []

@@ -41,7 +41,7 @@ def probe_window(provider: str, base_url: str | None, model: str, cap: int) -> S
         return None
     root = server_root(base_url)
     if provider == "ollama":
-        show = _fetch(f"{root}/api/show", {"model": model})
+        show = _fetch(f"{root}/api/show", {"model": model, "name": model})  # "name": before Ollama 0.3
         return _from_show(show, cap) if show else None
     if provider == "openai":
         props = _fetch(f"{root}/props", None)
