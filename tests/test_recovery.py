@@ -85,6 +85,15 @@ FORMATS = {
         '{"name": "Bash", "arguments": {"command": "pytest -q"',
         [("Bash", {"command": "pytest -q"})],
     ),
+    "qwen3-coder xml in tool_call tags": (
+        "<tool_call>\n<function=Write>\n<parameter=file_path>\nhello.txt\n</parameter>\n"
+        "<parameter=content>\nhi\n</parameter>\n</function>\n</tool_call>",
+        [("Write", HELLO)],
+    ),
+    "llama 3.1 function tag with json": (
+        '<function=Read>{"file_path": "calc.py"}</function>',
+        [("Read", {"file_path": "calc.py"})],
+    ),
     "flattened arguments of a known tool": (
         '<tool_call>\n{"name": "Read", "file_path": "calc.py"}\n</tool_call>',
         [("Read", {"file_path": "calc.py"})],

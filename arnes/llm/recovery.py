@@ -27,6 +27,8 @@ REASON = "__reason__"
 
 _TAG = r"(?:tool_call|tools?|function_?call)"
 _BLOCK = re.compile(rf"<{_TAG}>(.*?)(?:</{_TAG}>|(?=<{_TAG}>)|\Z)", re.DOTALL)
+_FUNCTION = re.compile(r"<function=([\w.-]+)>(.*?)(?:</function>|(?=<function=)|(?=</?tool_call>)|\Z)", re.DOTALL)
+_PARAMETER = re.compile(r"<parameter=([\w.-]+)>\n?(.*?)\n?(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL)
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _BARE = re.compile(r"[\[{]\s*\{?\s*[\"'](?:name|function|type)[\"']\s*:")
 _LOOKS = re.compile(
@@ -84,6 +86,10 @@ def split_tool_calls(text: str, known_tools: Collection[str]) -> tuple[str, list
     for match in _BLOCK.finditer(text):
         found.append((match.start(), match.end(), _read_block(match.group(1), known_tools)))
     taken = [(s, e) for s, e, _ in found]
+    for match in _FUNCTION.finditer(text):  # Llama 3.1 and Qwen3-Coder, outside <tool_call> tags
+        if not _overlaps(match.start(), match.end(), taken):
+            found.append((match.start(), match.end(), _read_functions(match.group(0))))
+            taken.append((match.start(), match.end()))
     for match in _FENCE.finditer(text):
         if _overlaps(match.start(), match.end(), taken):
             continue
@@ -134,6 +140,8 @@ def _read_block(body: str, known: Collection[str]) -> list[Recovered]:
         inner = fence.group(1).strip()
     if not inner:
         return []
+    if inner.startswith("<function="):
+        return _read_functions(inner)
     calls: list[Recovered] = []
     pos = 0
     while pos < len(inner):
@@ -146,6 +154,21 @@ def _read_block(body: str, known: Collection[str]) -> list[Recovered]:
         pos = _swallow_braces(inner, end)
     if not calls:
         return [_unreadable(inner, "it is not a JSON object with a name and arguments")]
+    return calls
+
+
+def _read_functions(body: str) -> list[Recovered]:
+    """`<function=Write><parameter=file_path>a.py</parameter>...</function>`, or JSON inside the tag.
+
+    Parameter values stay text: the tool's argument model turns "10" or "true" into its type.
+    """
+    calls: list[Recovered] = []
+    for match in _FUNCTION.finditer(body):
+        name, inner = match.group(1), match.group(2).strip()
+        if inner.startswith("{"):
+            calls.append(Recovered(name, parse_arguments(inner)))
+        else:
+            calls.append(Recovered(name, {p.group(1): p.group(2) for p in _PARAMETER.finditer(inner)}))
     return calls
 
 
