@@ -10,10 +10,12 @@ import pytest
 from arnes.errors import ContextExceeded, ProviderError
 from arnes.llm.anthropic import AnthropicProvider
 from arnes.llm.base import ProviderSettings
+from arnes.llm.ollama import OllamaProvider
 from arnes.llm.openai_compat import OpenAICompatProvider
+from arnes.llm.recovery import REASON, UNREADABLE
 from arnes.llm.retry import RetryingProvider
 from arnes.llm.window import ServerWindow, probe_window
-from arnes.messages import Message
+from arnes.messages import Message, ToolSpec
 from tests.fakes.llm_server import FakeLLMServer
 
 TEXT = "The discount now lives in one constant, DISCOUNT_RATE, set to fifteen percent."
@@ -23,10 +25,12 @@ def provider(api: str, server: FakeLLMServer, timeout: float = 30.0, read_timeou
     times = {"timeout": timeout, "read_timeout": read_timeout}
     if api == "openai":
         return OpenAICompatProvider(ProviderSettings("openai", "m", base_url=server.url + "/v1", api_key="x", **times))
+    if api == "ollama":
+        return OllamaProvider(ProviderSettings("ollama", "m", base_url=server.url, **times))
     return AnthropicProvider(ProviderSettings("anthropic", "m", base_url=server.url, api_key="x", **times))
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize("api", ["openai", "anthropic", "ollama"])
 def test_text_arrives_in_pieces_as_it_is_generated(api: str) -> None:
     pieces: list[str] = []
     with FakeLLMServer([{"text": TEXT}]) as server:
@@ -34,7 +38,7 @@ def test_text_arrives_in_pieces_as_it_is_generated(api: str) -> None:
     assert len(pieces) >= 3 and "".join(pieces) == TEXT == response.message.text
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize("api", ["openai", "anthropic", "ollama"])
 def test_no_first_byte_in_time_is_reported_once_not_retried(api: str) -> None:
     """A CPU still reading a long prompt: starting the generation again 4 times helps nobody."""
     stall = threading.Event()
@@ -49,7 +53,7 @@ def test_no_first_byte_in_time_is_reported_once_not_retried(api: str) -> None:
         assert len(server.requests) == 1 and waits == [] and not err.value.unreachable
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize("api", ["openai", "anthropic", "ollama"])
 def test_a_stall_in_the_middle_of_a_reply_is_the_read_time_out(api: str) -> None:
     """The first byte may take minutes (timeout); once streaming, a chunk must follow (read_timeout)."""
     stall = threading.Event()
@@ -133,3 +137,14 @@ def test_ollama_show_gives_num_ctx_or_the_trained_length_capped() -> None:
     with FakeLLMServer([]) as server:  # the model is not there: the profile decides
         assert probe_window("ollama", server.url, "missing", 8192) is None
     assert probe_window("openai", None, "gpt-4o", 128_000) is None  # the cloud is not asked
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic", "ollama"])
+def test_a_call_in_a_reply_cut_at_the_cap_does_not_run(api: str) -> None:
+    turn = {"tool_calls": [{"name": "Write", "input": {"file_path": "a.py", "content": "x"}}], "finish": "length"}
+    spec = ToolSpec("Write", "write", {"type": "object"})
+    with FakeLLMServer([turn]) as server:
+        response = provider(api, server).complete("sys", [Message.user("hi")], [spec])
+    call = response.message.tool_calls[0]
+    assert response.stop_reason == "max_tokens"
+    assert UNREADABLE in call.input and "cut off at the output limit" in call.input[REASON]
