@@ -50,9 +50,9 @@ class Recovered:
 def cut_input(raw: str, cap: int) -> dict[str, Any]:
     """The input of a call cut off by the output cap: it does not run, and the model learns why."""
     why = (
-        f"the reply was cut off at the output limit ({cap} tokens) before this call was complete, so it "
-        "did not run. Make it shorter: write a long file in parts (Write the first part, then Edit to add "
-        "the rest)"
+        f"the reply was cut off at the output limit ({cap} tokens) or the end of the context window before "
+        "this call was complete, so it did not run. Make it shorter: write a long file in parts (Write the "
+        "first part, then Edit to add the rest)"
     )
     return {UNREADABLE: raw, REASON: why}
 
