@@ -305,9 +305,8 @@ def exit_code(result: RunResult) -> int:
         "end_turn": EXIT_OK,
         "max_turns": EXIT_LIMIT,
         "budget": EXIT_LIMIT,
-        "max_tokens": EXIT_LIMIT,  # cut at the output cap again and again: a limit, like turns
-        "stuck": EXIT_LIMIT,  # the same call repeated without progress: the loop guard stopped it
         "interrupted": EXIT_INTERRUPTED,
+        "max_tokens": EXIT_LIMIT,  # cut at the output cap again and again: a limit, like turns
     }.get(result.stop_reason, EXIT_FAIL)
 
 

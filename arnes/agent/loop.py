@@ -36,7 +36,7 @@ from arnes.tools.base import ToolError
 from arnes.workflow.verify import feedback
 
 MAX_WORKERS = 8
-MAX_CUT = 3  # replies cut at the output cap in a row before the run stops with max_tokens
+MAX_CUT = 3  # replies cut at the output cap in a row before the run stops (stop_reason max_tokens)
 CUT_NOTE = (
     "[Your reply was cut off at the output limit. Continue exactly where it stopped, "
     "without repeating what you wrote. If you were writing a tool call, call the tool again with "
@@ -46,7 +46,7 @@ CUT_NOTE = (
 
 @dataclass
 class RunResult:
-    stop_reason: str  # end_turn | max_turns | budget | max_tokens | stuck | interrupted | error
+    stop_reason: str  # end_turn | max_turns | budget | interrupted | error
     text: str = ""
     turns: int = 0
     tool_calls: int = 0
@@ -199,9 +199,9 @@ class Agent:
         calls = response.message.tool_calls
         if response.stop_reason == "max_tokens":
             return self._cut_reply(calls, text, pool)
-        self._cut, cut_text, self._cut_text = 0, self._cut_text, ""
+        text, self._cut, self._cut_text = self._cut_text + text, 0, ""
         if not calls:
-            r.text = cut_text + text
+            r.text = text
             r.stop_reason = "end_turn"
             return False
         self._append(Message("user", list(self._execute(calls, pool))))
