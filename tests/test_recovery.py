@@ -9,6 +9,8 @@ that merely shows JSON stays prose.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arnes.llm.recovery import REASON, UNREADABLE, Recovered, parse_arguments, split_tool_calls
 
@@ -187,3 +189,18 @@ def test_native_arguments_get_the_same_repairs_and_a_reason_when_they_fail() -> 
     bad = parse_arguments('{"file_path": "a.py" "content": 1}')
     assert bad[UNREADABLE] == '{"file_path": "a.py" "content": 1}' and "delimiter" in bad[REASON]
     assert UNREADABLE in parse_arguments("[1, 2]")
+
+
+_PIECES = ['{', '}', '{{', '}}}', '[', ']', '"', '"""', "'", ':', ',', '\n', '\\', '<tool_call>', '</tool_call>',
+           '<tools>', '```json\n', '```', '"name"', '"arguments"', '"Read"', '"file_path"', '"a.py"', 'text ',
+           '<function=Read>', '<parameter=x>', '</function>', 'null', '1']  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_recovery_never_fails_on_any_text(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    prose, calls = split_tool_calls(text, TOOLS)
+    assert all(isinstance(c.input, dict) and isinstance(c.name, str) for c in calls)
+    if not calls:
+        assert prose == text
