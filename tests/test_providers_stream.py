@@ -148,3 +148,12 @@ def test_a_call_in_a_reply_cut_at_the_cap_does_not_run(api: str) -> None:
     call = response.message.tool_calls[0]
     assert response.stop_reason == "max_tokens"
     assert UNREADABLE in call.input and "cut off at the output limit" in call.input[REASON]
+
+
+def test_ollama_without_streaming_answers_in_one_object() -> None:
+    with FakeLLMServer([{"text": TEXT}]) as server:
+        chosen = OllamaProvider(ProviderSettings("ollama", "m", base_url=server.url, stream=False, context_window=4096))
+        response = chosen.complete("sys", [Message.user("hi")], [])
+        body = server.requests[0][1]
+    assert response.message.text == TEXT and response.usage.output_tokens > 0
+    assert body["stream"] is False and body["options"]["num_ctx"] == 4096
