@@ -28,7 +28,13 @@ class ModelSettings(Strict):
     provider: ProviderName | None = Field(None, description="Which provider answers.")
     name: str | None = Field(None, description="Model name as the provider knows it.")
     base_url: str | None = Field(None, description="Endpoint, e.g. http://localhost:11434/v1.")
-    context_window: int | None = Field(None, gt=0, description="Tokens the model can see at once.")
+    context_window: int | None = Field(
+        None, gt=0, description="Tokens the model can see at once (default: asked from the server, else the profile)."
+    )
+    max_output_tokens: int | None = Field(None, gt=0, description="Cap on one reply's tokens, sent on every wire.")
+    temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature (default per model, 0.2).")
+    timeout: float | None = Field(None, gt=0, description="Seconds to wait for the first byte of a reply (600).")
+    read_timeout: float | None = Field(None, gt=0, description="Seconds to wait between two chunks of a reply (300).")
     stream: bool | None = Field(None, description="Stream the answer (default true); false for servers that cannot.")
     script: str | None = Field(None, description="The scripted model's turns (provider script).")
 
@@ -99,6 +105,11 @@ class EffectiveConfig:
     model: str | None = None
     base_url: str | None = None
     context_window: int | None = None
+    context_source: str = "settings"  # where context_window came from: settings | flag
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    timeout: float | None = None
+    read_timeout: float | None = None
     stream: bool = True
     mode: ModeName = "default"
     sandbox: SandboxMode = "auto"
@@ -188,6 +199,10 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         if m.base_url:
             cfg.base_url, cfg.base_url_from = m.base_url, layer
         cfg.context_window = m.context_window or cfg.context_window
+        cfg.max_output_tokens = m.max_output_tokens or cfg.max_output_tokens
+        cfg.temperature = m.temperature if m.temperature is not None else cfg.temperature
+        cfg.timeout = m.timeout or cfg.timeout
+        cfg.read_timeout = m.read_timeout or cfg.read_timeout
         if m.stream is not None:
             cfg.stream = m.stream
         cfg.script = m.script or cfg.script

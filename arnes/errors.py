@@ -27,10 +27,21 @@ class ProviderError(ArnesError):
 
     exit_code = 1
 
-    def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None):
+    def __init__(
+        self, message: str, *, retryable: bool = False, retry_after: float | None = None, unreachable: bool = False
+    ):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.unreachable = unreachable  # nothing answered at all: the "how to configure a model" help fits
+
+
+class ContextExceeded(ProviderError):
+    """The server refused the request as longer than its context window: compact and try again."""
+
+    def __init__(self, message: str, *, window: int | None = None):
+        super().__init__(message)
+        self.window = window
 
 
 class LimitReached(ArnesError):

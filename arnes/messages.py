@@ -97,6 +97,7 @@ class ModelResponse:
     message: Message
     stop_reason: StopReason
     usage: Usage
+    raw_text: str | None = None  # the text as printed, when tool calls were recovered from it
 
 
 @dataclass(frozen=True)

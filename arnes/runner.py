@@ -19,8 +19,10 @@ from arnes.config import EffectiveConfig, ModelSettings, RoleName
 from arnes.errors import ConfigError
 from arnes.host.files import HostFiles, Refused, open_log
 from arnes.llm.base import PROFILES, Provider, ProviderSettings, make_provider
+from arnes.llm.models import defaults_for
 from arnes.llm.pricing import Price, price_for
 from arnes.llm.retry import RetryingProvider
+from arnes.llm.window import probe_window
 from arnes.messages import Message
 from arnes.permissions.approvers import choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
@@ -33,6 +35,8 @@ from arnes.workflow.verify import Verifier, detect
 from arnes.workspace_trust import trusted_config, warn_withheld_keys
 
 CONTINUE = "Continue with the task where you left off."
+DEFAULT_TIMEOUT = 600.0  # seconds before the first byte: a CPU reading a 5k-token prompt needs minutes
+DEFAULT_READ_TIMEOUT = 300.0  # seconds between chunks: a reasoning model may think quietly for a while
 
 
 def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = True) -> EffectiveConfig:
@@ -47,7 +51,7 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
             except RuleError as exc:
                 raise ConfigError(f"--{kind}: {exc}") from exc
             cfg.rules.append(SourcedRule(kind, raw, "flag"))
-    for name in ("context_window", "max_turns", "max_tokens", "max_cost"):
+    for name in ("context_window", "max_turns", "max_tokens", "max_cost", "max_output_tokens", "timeout"):
         value = getattr(args, name, None)
         if value is not None and value <= 0:
             raise ConfigError(f"--{name.replace('_', '-')} must be a positive number, not {value}")
@@ -56,7 +60,14 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
     if args.base_url:
         cfg.base_url, cfg.base_url_from = args.base_url, "flag"
     cfg.script = args.script or cfg.script
-    cfg.context_window = args.context_window or cfg.context_window
+    if args.context_window:
+        cfg.context_window, cfg.context_source = args.context_window, "flag"
+    cfg.max_output_tokens = getattr(args, "max_output_tokens", None) or cfg.max_output_tokens
+    temperature = getattr(args, "temperature", None)
+    if temperature is not None and not 0 <= temperature <= 2:
+        raise ConfigError(f"--temperature must be between 0 and 2, not {temperature}")
+    cfg.temperature = temperature if temperature is not None else cfg.temperature
+    cfg.timeout = getattr(args, "timeout", None) or cfg.timeout
     cfg.mode = args.permission_mode or cfg.mode
     cfg.sandbox = args.sandbox or cfg.sandbox
     cfg.max_turns = args.max_turns or cfg.max_turns
@@ -67,23 +78,54 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
     return cfg
 
 
-def _provider(
-    chosen: ModelSettings, cfg: EffectiveConfig, stream: bool, role: RoleName | None = None
-) -> tuple[Provider, str, str]:
+def _settings(
+    chosen: ModelSettings, cfg: EffectiveConfig, stream: bool, window: int | None, role: RoleName | None = None
+) -> ProviderSettings:
+    """One provider's request settings: the role's own, else the session's, else the model's defaults."""
     name = chosen.provider or cfg.provider
     profile = PROFILES[name]
     model = chosen.name or (cfg.model if name == cfg.provider else None) or profile.default_model
     base_url = chosen.base_url or (cfg.base_url if name == cfg.provider else None)
     repo_url = cfg.repo_chose_url(role) if chosen.base_url else base_url is not None and cfg.repo_chose_url()
-    settings = ProviderSettings(
+    defaults = defaults_for(model)
+    temperature = next((t for t in (chosen.temperature, cfg.temperature) if t is not None), defaults.temperature)
+    return ProviderSettings(
         provider=name,
         model=model,
         base_url=base_url,
         script=chosen.script or cfg.script,
         stream=stream,
         env_key=not repo_url,  # a key from the environment never goes to a URL a repository chose
+        max_output_tokens=chosen.max_output_tokens or cfg.max_output_tokens or defaults.max_output_tokens,
+        temperature=temperature,
+        max_tokens_key=defaults.max_tokens_key,
+        timeout=chosen.timeout or cfg.timeout or DEFAULT_TIMEOUT,
+        read_timeout=chosen.read_timeout or cfg.read_timeout or DEFAULT_READ_TIMEOUT,
+        context_window=window,
     )
-    return make_provider(settings), name, model
+
+
+def _provider(
+    chosen: ModelSettings, cfg: EffectiveConfig, stream: bool, window: int | None, role: RoleName | None = None
+) -> tuple[Provider, str, str]:
+    settings = _settings(chosen, cfg, stream, window, role)
+    return make_provider(settings), settings.provider, settings.model
+
+
+def resolve_window(cfg: EffectiveConfig, settings: ProviderSettings) -> tuple[int, str]:
+    """The flag, the settings, the server (llama.cpp, Ollama), then the profile, in that order."""
+    if cfg.context_window:
+        return cfg.context_window, cfg.context_source
+    profile = PROFILES[settings.provider]
+    found = probe_window(
+        settings.provider,
+        settings.base_url or profile.default_base_url,
+        settings.model,
+        profile.default_context_window,
+    )
+    if found:
+        return found.tokens, found.source
+    return profile.default_context_window, "profile"
 
 
 def build_session(
@@ -96,11 +138,12 @@ def build_session(
 ) -> Session:
     """The session of a run; one nobody watches gets a turn limit even when none was set."""
     stream = cfg.stream and not args.no_stream
-    main, main_name, main_model = _provider(ModelSettings(), cfg, stream)
+    window, window_source = resolve_window(cfg, _settings(ModelSettings(), cfg, stream, None))
+    main, main_name, main_model = _provider(ModelSettings(), cfg, stream, window)
     roles: dict[Role, Provider] = {}
     in_use = {(main_name, main_model)}
     for role, chosen in cfg.roles.items():
-        provider, name, model = _provider(chosen, cfg, stream, role)
+        provider, name, model = _provider(chosen, cfg, stream, window, role)
         roles[role] = provider
         in_use.add((name, model))
     overrides = {model: Price(p.input, p.output) for model, p in cfg.prices.items()}
@@ -126,7 +169,8 @@ def build_session(
         approver=choose_approver(sys.stdin, sys.stderr),
         limits=Limits(max_turns=cfg.max_turns or (None if interactive else NON_INTERACTIVE_TURNS)),
         budget=Budget(max_tokens=cfg.max_tokens, max_cost=cfg.max_cost, prices=prices),
-        context_window=cfg.context_window or PROFILES[main_name].default_context_window,
+        context_window=window,
+        context_source=window_source,
         id=session_id or new_session_id(),
     )
 
@@ -138,7 +182,7 @@ def build_session(
 
     def switch(provider: Provider, model: str) -> Provider:
         chosen = ModelSettings(provider=provider.name if provider.name in PROFILES else None, name=model)
-        return retrying(_provider(chosen, cfg, stream)[0])
+        return retrying(_provider(chosen, cfg, stream, window)[0])
 
     session.model_switch = switch
     return session
@@ -228,7 +272,7 @@ def execute(
             print(f"arnes: {progress.FILE} not updated: {exc.strerror}", file=sys.stderr)
     if renderer:
         _print_changes(renderer, session, changed)
-        if result.stop_reason == "error" and result.error:
+        if result.stop_reason == "error" and result.error and result.unreachable:
             print(visible(provider_help(session, cfg, result.error)), file=sys.stderr)
     elif stream:
         summary = _summary(session, result, changed, trace_path)
@@ -293,6 +337,7 @@ def exit_code(result: RunResult) -> int:
         "budget": EXIT_LIMIT,
         "stuck": EXIT_LIMIT,
         "interrupted": EXIT_INTERRUPTED,
+        "max_tokens": EXIT_LIMIT,  # cut at the output cap again and again: a limit, like turns
     }.get(result.stop_reason, EXIT_FAIL)
 
 

@@ -93,6 +93,7 @@ class Session:
     limits: Limits = field(default_factory=Limits)
     budget: Budget = field(default_factory=Budget)
     context_window: int = 32_768
+    context_source: str = "default"  # flag | settings | server ... | profile, shown in the banner
     id: str = field(default_factory=new_session_id)
     sandbox_mode: SandboxMode = "off"
     network: bool = False

@@ -158,9 +158,13 @@ def test_bad_settings_refuse_to_start_naming_file_and_key(shop: Path, tmp_path: 
     assert str(settings) in run.err and "permissions.deny" in run.err and "Raed" in run.err
     assert not (shop / ".arnes" / "traces").exists()  # nothing ran
 
-    settings.write_text(json.dumps({"model": {"provider": "ollama", "temperature": 1}}))
+    settings.write_text(json.dumps({"model": {"provider": "ollama", "top_k": 1}}))
     run = run_arnes("--provider", "script", "--script", s, "-w", str(shop), "x")
-    assert run.code == 2 and "model.temperature: unknown key" in run.err
+    assert run.code == 2 and "model.top_k: unknown key" in run.err
+
+    settings.write_text(json.dumps({"model": {"temperature": 5}}))
+    run = run_arnes("--provider", "script", "--script", s, "-w", str(shop), "x")
+    assert run.code == 2 and "model.temperature" in run.err and "Traceback" not in run.err
 
 
 def test_bad_flags_and_scripts_exit_2(shop: Path, tmp_path: Path) -> None:

@@ -11,47 +11,9 @@ from arnes.errors import ConfigError, ProviderError
 from arnes.llm.anthropic import to_anthropic_messages
 from arnes.llm.base import ProviderSettings, make_provider
 from arnes.llm.openai_compat import to_openai_messages
-from arnes.llm.recovery import recover_tool_calls, split_tool_calls
 from arnes.llm.retry import RetryingProvider
 from arnes.llm.script import ScriptProvider
 from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
-
-TOOLS = ["Read", "Edit"]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        '{"name": "Read", "arguments": {"file_path": "a.py"}}',
-        '```json\n{"name": "Read", "arguments": {"file_path": "a.py"}}\n```',
-        '<tool_call>{"name": "Read", "parameters": {"file_path": "a.py"}}</tool_call>',
-        '{"name": "Read", "arguments": "{\\"file_path\\": \\"a.py\\"}"}',
-        '[{"function": {"name": "Read", "arguments": {"file_path": "a.py"}}}]',
-    ],
-)
-def test_json_text_becomes_a_tool_call(text: str) -> None:
-    assert recover_tool_calls(text, TOOLS) == [("Read", {"file_path": "a.py"})]
-
-
-def test_several_calls_and_prose_before_them() -> None:
-    text = 'Let me look.\n{"name": "Read", "arguments": {"file_path": "a"}}\n{"name": "Edit", "arguments": {}}'
-    prose, calls = split_tool_calls(text, TOOLS)
-    assert prose == "Let me look."
-    assert calls == [("Read", {"file_path": "a"}), ("Edit", {})]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Here is the answer: 42",
-        '{"name": "Unknown", "arguments": {}}',  # not one of our tools: leave the text alone
-        '{"name": "Read", "arguments": [1, 2]}',
-        '{"name": "Read", "arguments": {"file_path": "a"}} and then some prose',
-        '{"answer": 1}',
-    ],
-)
-def test_ordinary_text_is_left_alone(text: str) -> None:
-    assert split_tool_calls(text, TOOLS) == (text, [])
 
 
 class Flaky:
@@ -153,3 +115,15 @@ def test_anthropic_translation_keeps_blocks() -> None:
 def test_messages_round_trip_through_json() -> None:
     for msg in CONVERSATION:
         assert Message.from_json(json.loads(json.dumps(msg.to_json()))) == msg
+
+
+def test_request_defaults_are_a_table_per_model() -> None:
+    from arnes.llm.models import defaults_for
+
+    assert defaults_for("Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF").max_output_tokens == 2048
+    assert defaults_for("qwen2.5-coder:7b").temperature == 0.2
+    reasoning = defaults_for("gpt-5-mini")
+    assert reasoning.temperature is None and reasoning.max_tokens_key == "max_completion_tokens"
+    assert defaults_for("o3").max_tokens_key == "max_completion_tokens"
+    assert defaults_for("claude-sonnet-4-5").temperature is None
+    assert defaults_for("some-new-model").temperature == 0.2

@@ -707,9 +707,9 @@ def test_registry_invalid_json(registry: ToolRegistry) -> None:
     with pytest.raises(ToolError) as err:
         registry.parse("Read", {"__invalid_json__": '{"file_path": "a.py"'})
     msg = str(err.value)
-    assert "The arguments for Read were not valid JSON" in msg
+    assert "Your tool call could not be read: its arguments are not valid JSON" in msg
     assert '{"file_path": "a.py"' in msg
-    assert "Send a JSON object" in msg
+    assert "Call it again with valid JSON" in msg
 
 
 def test_registry_invalid_json_is_cut_short(registry: ToolRegistry) -> None:
@@ -721,7 +721,7 @@ def test_registry_invalid_json_is_cut_short(registry: ToolRegistry) -> None:
 
 def test_registry_invalid_json_marker_of_any_type_is_a_tool_error(registry: ToolRegistry) -> None:
     for value in (5, None, ["a"], {"k": "v"}):
-        with pytest.raises(ToolError, match="not valid JSON"):
+        with pytest.raises(ToolError, match="could not be read"):
             registry.parse("Read", {"__invalid_json__": value})
 
 

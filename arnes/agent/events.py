@@ -28,6 +28,8 @@ class SessionStart(Event):
     mode: str
     sandbox: str = "off"
     sandbox_note: str = ""
+    context_window: int = 0
+    context_source: str = ""  # flag | settings | server | profile: where the window came from
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,13 @@ class ModelResponseEvent(Event):
     input_tokens: int
     output_tokens: int
     text: str
+    raw_text: str | None = None  # the reply as printed, when tool calls were recovered from its text
+
+    def payload(self) -> dict[str, Any]:
+        data = super().payload()
+        if self.raw_text is None:
+            del data["raw_text"]
+        return data
 
 
 @dataclass(frozen=True)

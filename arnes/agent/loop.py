@@ -29,8 +29,8 @@ from arnes.agent.events import (
     VerifyEvent,
 )
 from arnes.agent.guard import LoopGuard, Stuck
-from arnes.errors import LimitReached, ProviderError
-from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec, block_to_json
+from arnes.errors import ContextExceeded, LimitReached, ProviderError
+from arnes.messages import Message, ModelResponse, TextBlock, ToolCall, ToolResultBlock, ToolSpec, block_to_json
 from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
@@ -38,6 +38,12 @@ from arnes.tools.base import ToolError
 from arnes.workflow.verify import feedback
 
 MAX_WORKERS = 8
+MAX_CUT = 3  # replies cut at the output cap in a row before the run stops (stop_reason max_tokens)
+CUT_NOTE = (
+    "[Your reply was cut off at the output limit. Continue exactly where it stopped, "
+    "without repeating what you wrote. If you were writing a tool call, call the tool again with "
+    "shorter arguments (a long file in parts: Write the first part, then Edit to add the rest).]"
+)
 
 
 @dataclass
@@ -54,6 +60,7 @@ class RunResult:
     compactions: int = 0
     verified: bool | None = None  # None: no verify command; else how the last round ended
     verify_rounds: int = 0
+    unreachable: bool = False  # the error was that no model answered at all
 
 
 class Agent:
@@ -65,6 +72,8 @@ class Agent:
         self._last_estimate = 0  # our estimate of that same request
         self._known: tuple[int, int] | None = None  # (real tokens of the conversation, its length then)
         self._current_call: str | None = None
+        self._cut = 0  # replies cut at the output cap in a row
+        self._cut_text = ""  # prose of cut replies, the start of the answer their continuation ends
         self._pool = ThreadPoolExecutor(max_workers=1)
         self.guard = LoopGuard()
 
@@ -82,7 +91,15 @@ class Agent:
         s = self.s
         s.bus.emit(
             SessionStart(
-                s.id, str(s.workspace), s.provider.name, s.provider.model, s.mode, s.sandbox.name, s.sandbox.describe()
+                s.id,
+                str(s.workspace),
+                s.provider.name,
+                s.provider.model,
+                s.mode,
+                s.sandbox.name,
+                s.sandbox.describe(),
+                s.context_window,
+                s.context_source,
             )
         )
         s.ctx.subagent = self._delegate
@@ -131,6 +148,7 @@ class Agent:
         except ProviderError as exc:
             r.stop_reason = "error"
             r.error = str(exc)
+            r.unreachable = exc.unreachable
         r.verify_rounds = rounds
         return r
 
@@ -172,19 +190,26 @@ class Agent:
         self._fit(fixed)
         estimate = fixed + message_tokens(self.messages)
         s.bus.emit(ModelRequest(r.turns, self._measure(fixed), s.context_window))
-        response = s.provider.complete(system, self.messages, specs, on_text=lambda t: s.bus.emit(TextDelta(t)))
+        response = self._query(system, specs, fixed)
         usage = response.usage
         r.input_tokens += usage.input_tokens
         r.output_tokens += usage.output_tokens
         if usage.input_tokens:
             self._last_real, self._last_estimate = usage.input_tokens, estimate
         text = response.message.text
-        s.bus.emit(ModelResponseEvent(r.turns, response.stop_reason, usage.input_tokens, usage.output_tokens, text))
+        s.bus.emit(
+            ModelResponseEvent(
+                r.turns, response.stop_reason, usage.input_tokens, usage.output_tokens, text, response.raw_text
+            )
+        )
         self._append(response.message)
         if usage.input_tokens:
             self._known = (usage.input_tokens + usage.output_tokens, len(self.messages))
         s.budget.charge(s.provider.model, usage)
         calls = response.message.tool_calls
+        if response.stop_reason == "max_tokens":
+            return self._cut_reply(calls, text, pool)
+        text, self._cut, self._cut_text = self._cut_text + text, 0, ""
         if not calls:
             nudge = self.guard.after_text(text) if specs else None
             if nudge is None:
@@ -200,6 +225,42 @@ class Agent:
         if nudge:
             s.bus.emit(Notice("info", "the model is repeating itself; asked it to try something else"))
         self.guard.raise_if_stuck()
+        return True
+
+    def _query(self, system: str, specs: list[ToolSpec], fixed: int) -> ModelResponse:
+        """Ask the model; a server that finds the request too long gets a compacted one, once."""
+        s = self.s
+
+        def ask() -> ModelResponse:
+            return s.provider.complete(system, self.messages, specs, on_text=lambda t: s.bus.emit(TextDelta(t)))
+
+        try:
+            return ask()
+        except ContextExceeded as exc:
+            if exc.window and exc.window < s.context_window:
+                s.context_window = exc.window  # the server knows its window better than the settings
+            s.bus.emit(Notice("warning", f"{exc}; compacting to {s.context_window} tokens and trying once more"))
+            self._fit(fixed, force=True)
+            return ask()
+
+    def _cut_reply(self, calls: list[ToolCall], text: str, pool: ThreadPoolExecutor) -> bool:
+        """A reply cut by the output cap is never the end: its whole calls run, the rest is asked again."""
+        r = self.result
+        self._cut += 1
+        if self._cut > MAX_CUT:
+            r.stop_reason, r.text, self._cut_text = "max_tokens", self._cut_text + text, ""
+            r.error = (
+                f"the model's reply was cut off at the output limit {MAX_CUT + 1} times in a row: "
+                "raise --max-output-tokens (model.max_output_tokens) or ask for smaller steps"
+            )
+            self._answer_pending("Not run: the reply was cut off at the output limit.")
+            return False
+        if calls:
+            self._cut_text = ""
+            self._append(Message("user", list(self._execute(calls, pool))))
+        else:
+            self._cut_text += text
+            self._append(Message.user(CUT_NOTE))
         return True
 
     # -- context -----------------------------------------------------------------------------

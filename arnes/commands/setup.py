@@ -63,6 +63,10 @@ def model_finding(cfg: object) -> Finding:
         return Finding(what, ok, "ANTHROPIC_API_KEY is set" if ok else "ANTHROPIC_API_KEY is not set",
                        "export ANTHROPIC_API_KEY=... (never put it in a project file)")  # fmt: skip
     base = (cfg.base_url or profile.default_base_url or "").rstrip("/")
+    if cfg.provider == "ollama":  # arnes talks to Ollama's native API; its OpenAI one lists the models
+        from arnes.llm.window import server_root
+
+        base = server_root(base) + "/v1"
     fix = (
         "run `ollama serve` and `ollama pull qwen2.5-coder:7b`"
         if cfg.provider == "ollama"
@@ -77,7 +81,11 @@ def model_finding(cfg: object) -> Finding:
     if listed and model not in listed:
         return Finding(what, False, f"{detail}, but it has no model {model!r} (it has: {', '.join(listed[:5])})",
                        f"pass --model NAME, or `ollama pull {model}`")  # fmt: skip
+    from arnes.llm.window import probe_window
+
+    found = probe_window(cfg.provider, base, model, profile.default_context_window)
     window = f"; context window {cfg.context_window}" if cfg.context_window else ""
+    window = window or (f"; context window {found.tokens} ({found.source})" if found else "")
     return Finding(what, True, detail + window)
 
 

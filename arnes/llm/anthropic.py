@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import anthropic
 
 from arnes.llm.base import ProviderSettings, TextSink, api_key
-from arnes.llm.sdk_errors import to_provider_error
+from arnes.llm.recovery import cut_input
+from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
     Message,
     ModelResponse,
@@ -28,9 +30,11 @@ class AnthropicProvider:
         self.name = settings.provider
         self.model = settings.model
         self.max_output_tokens = settings.max_output_tokens
+        self.settings = settings
         self.stream = settings.stream
         key = api_key(settings)
-        kwargs: dict[str, Any] = {"timeout": settings.timeout, "max_retries": 0}
+        timeout = anthropic.Timeout(settings.timeout, connect=min(settings.timeout, 30.0))
+        kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": 0}
         if key or not settings.env_key:  # an explicit key: the SDK then reads no credential from the environment
             kwargs["api_key"] = key or "withheld"
         if settings.base_url:
@@ -51,13 +55,18 @@ class AnthropicProvider:
             "system": system,
             "messages": to_anthropic_messages(messages),
         }
+        if self.settings.temperature is not None:  # only when the user chose one (see llm/models.py)
+            request["extra_body"] = {"temperature": self.settings.temperature}
         if tools:
             request["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
             ]
+        streaming = False
         try:
             if self.stream:
                 with self.client.messages.stream(**request) as stream:
+                    streaming = True
+                    shorten_read_timeout(getattr(stream, "response", None), self.settings.read_timeout)
                     for event in stream:
                         if event.type == "text" and on_text:
                             on_text(event.text)
@@ -69,7 +78,14 @@ class AnthropicProvider:
                         if part.type == "text":
                             on_text(part.text)
         except anthropic.AnthropicError as exc:
-            raise to_provider_error(exc, anthropic, self.where) from exc
+            s = self.settings
+            raise to_provider_error(
+                exc, anthropic, self.where, streaming=streaming, timeout=s.timeout, read_timeout=s.read_timeout
+            ) from exc
+        except Exception as exc:  # the HTTP library's own errors while the stream is read
+            if streaming and is_transport_error(exc):
+                raise mid_stream_error(exc, self.where, self.settings.read_timeout) from exc
+            raise
         blocks: list[TextBlock | ToolCall] = []
         for block in final.content:
             if block.type == "text":
@@ -77,7 +93,15 @@ class AnthropicProvider:
             elif block.type == "tool_use":
                 blocks.append(ToolCall(block.id, block.name, dict(block.input)))
         usage = Usage(final.usage.input_tokens, final.usage.output_tokens)
-        return ModelResponse(Message("assistant", list(blocks)), _STOP.get(final.stop_reason or "", "other"), usage)
+        stop = _STOP.get(final.stop_reason or "", "other")
+        if stop == "max_tokens" and blocks and isinstance(blocks[-1], ToolCall):
+            blocks[-1] = _cut(blocks[-1], self.max_output_tokens)
+        return ModelResponse(Message("assistant", list(blocks)), stop, usage)
+
+
+def _cut(call: ToolCall, cap: int) -> ToolCall:
+    """The SDK hands back a half call's partial input as if whole: it must not run."""
+    return ToolCall(call.id, call.name, cut_input(json.dumps(call.input), cap))
 
 
 def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -41,15 +41,19 @@ class ProviderSettings:
     script: str | None = None
     max_output_tokens: int = 4096
     stream: bool = True
-    timeout: float = 120.0
     env_key: bool = True  # False: the base URL came from a repository, so no key from the environment
+    timeout: float = 600.0  # seconds before the first byte: a CPU reads a long prompt slowly
+    read_timeout: float = 300.0  # seconds between two chunks once the reply streams
+    temperature: float | None = None  # None: not sent, the server's own default
+    max_tokens_key: str = "max_tokens"  # OpenAI's reasoning models want max_completion_tokens
+    context_window: int | None = None  # enforced on the server where it can be (Ollama's num_ctx)
 
 
 @dataclass(frozen=True)
 class ProviderProfile:
     """Per-provider defaults as data, not as `if` chains."""
 
-    wire: str  # "openai" | "anthropic" | "script"
+    wire: str  # "openai" | "anthropic" | "ollama" | "script"
     default_model: str
     default_base_url: str | None
     default_context_window: int
@@ -58,7 +62,8 @@ class ProviderProfile:
 
 
 PROFILES: dict[str, ProviderProfile] = {
-    "ollama": ProviderProfile("openai", "qwen2.5-coder:7b", "http://localhost:11434/v1", 4096, None, "ollama"),
+    # Ollama's native API, so num_ctx holds (llm/ollama.py); a /v1 base URL is accepted too.
+    "ollama": ProviderProfile("ollama", "qwen2.5-coder:7b", "http://localhost:11434", 8192, None, "ollama"),
     "openai": ProviderProfile("openai", "gpt-4o-mini", None, 128_000, "OPENAI_API_KEY", "none"),
     "anthropic": ProviderProfile("anthropic", "claude-sonnet-4-5", None, 200_000, "ANTHROPIC_API_KEY"),
     "script": ProviderProfile("script", "script", None, 32_768, None),
@@ -90,6 +95,10 @@ def make_provider(settings: ProviderSettings) -> Provider:
         from arnes.llm.anthropic import AnthropicProvider
 
         return AnthropicProvider(settings)
+    if profile.wire == "ollama":
+        from arnes.llm.ollama import OllamaProvider
+
+        return OllamaProvider(settings)
     from arnes.llm.openai_compat import OpenAICompatProvider
 
     return OpenAICompatProvider(settings)

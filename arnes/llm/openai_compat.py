@@ -16,8 +16,8 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from arnes.errors import ProviderError
 from arnes.llm.base import PROFILES, ProviderSettings, TextSink, api_key
-from arnes.llm.recovery import split_tool_calls
-from arnes.llm.sdk_errors import to_provider_error
+from arnes.llm.recovery import call_id, cut_call, parse_arguments, split_tool_calls
+from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
     Message,
     ModelResponse,
@@ -37,12 +37,12 @@ class OpenAICompatProvider:
         self.model = settings.model
         self.base_url = settings.base_url or profile.default_base_url
         key = api_key(settings)
-        self.max_output_tokens = settings.max_output_tokens
+        self.settings = settings
         self.stream = settings.stream
         self.client = openai.OpenAI(
             api_key=key or profile.placeholder_key or "none",
             base_url=self.base_url,
-            timeout=settings.timeout,
+            timeout=openai.Timeout(settings.timeout, connect=min(settings.timeout, 30.0)),
             max_retries=0,
         )
         self.where = self.base_url or "api.openai.com"
@@ -54,10 +54,14 @@ class OpenAICompatProvider:
         tools: Sequence[ToolSpec],
         on_text: TextSink | None = None,
     ) -> ModelResponse:
+        settings = self.settings
         request: dict[str, Any] = {
             "model": self.model,
             "messages": to_openai_messages(system, messages),
+            settings.max_tokens_key: settings.max_output_tokens,
         }
+        if settings.temperature is not None:
+            request["temperature"] = settings.temperature
         if self.stream:
             request["stream"] = True
             request["stream_options"] = {"include_usage": True}
@@ -69,6 +73,7 @@ class OpenAICompatProvider:
                 }
                 for t in tools
             ]
+        streaming = False
         try:
             # Posted as it is: the SDK's per-request type transform walks every message and grows
             # with the conversation (37 ms a request after 100 steps, bench/README.md); ours are
@@ -80,11 +85,25 @@ class OpenAICompatProvider:
                 stream=self.stream,
                 stream_cls=Stream[ChatCompletionChunk],
             )
-            if self.stream:
-                return _assemble(response, on_text, [t.name for t in tools])
-            return _from_completion(response, on_text, [t.name for t in tools])
+            names = [t.name for t in tools]
+            if not self.stream:
+                return _from_completion(response, on_text, names, settings.max_output_tokens)
+            streaming = True
+            shorten_read_timeout(getattr(response, "response", None), settings.read_timeout)
+            return _assemble(response, on_text, names, settings.max_output_tokens)
         except openai.OpenAIError as exc:
-            raise to_provider_error(exc, openai, self.where) from exc
+            raise to_provider_error(
+                exc,
+                openai,
+                self.where,
+                streaming=streaming,
+                timeout=settings.timeout,
+                read_timeout=settings.read_timeout,
+            ) from exc
+        except Exception as exc:  # the HTTP library's own errors while the stream is read
+            if streaming and is_transport_error(exc):
+                raise mid_stream_error(exc, self.where, settings.read_timeout) from exc
+            raise
 
 
 def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -115,7 +134,7 @@ def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[st
     return out
 
 
-def _from_completion(response: Any, on_text: TextSink | None, known_tools: list[str]) -> ModelResponse:
+def _from_completion(response: Any, on_text: TextSink | None, known_tools: list[str], cap: int) -> ModelResponse:
     """A non-streamed completion, reduced to the same pieces as a stream."""
     choice = response.choices[0]
     text = choice.message.content or ""
@@ -128,10 +147,10 @@ def _from_completion(response: Any, on_text: TextSink | None, known_tools: list[
     usage = (
         Usage(response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0) if response.usage else Usage()
     )
-    return _build(text, calls, choice.finish_reason, usage, known_tools)
+    return _build(text, calls, choice.finish_reason, usage, known_tools, cap)
 
 
-def _assemble(stream: Any, on_text: TextSink | None, known_tools: list[str]) -> ModelResponse:
+def _assemble(stream: Any, on_text: TextSink | None, known_tools: list[str], cap: int) -> ModelResponse:
     text_parts: list[str] = []
     calls: dict[int, dict[str, str]] = {}
     finish: str | None = None
@@ -154,35 +173,35 @@ def _assemble(stream: Any, on_text: TextSink | None, known_tools: list[str]) -> 
                     slot["arguments"] += tc.function.arguments or ""
             if choice.finish_reason:
                 finish = choice.finish_reason
-    return _build("".join(text_parts), calls, finish, usage, known_tools)
+    return _build("".join(text_parts), calls, finish, usage, known_tools, cap)
 
 
 def _build(
-    text: str, calls: dict[int, dict[str, str]], finish: str | None, usage: Usage, known_tools: list[str]
+    text: str, calls: dict[int, dict[str, str]], finish: str | None, usage: Usage, known_tools: list[str], cap: int
 ) -> ModelResponse:
-    blocks: list[TextBlock | ToolCall] = []
-    for index in sorted(calls):
-        slot = calls[index]
-        blocks.append(ToolCall(slot["id"] or f"call_{index}", slot["name"], _parse_arguments(slot)))
-    if not blocks and text:
-        text, recovered = split_tool_calls(text, known_tools)
-        blocks = [ToolCall(f"recovered_{i}", n, a) for i, (n, a) in enumerate(recovered)]
-    if text:
-        blocks.insert(0, TextBlock(text))
-    stop: StopReason = "tool_use" if any(isinstance(b, ToolCall) for b in blocks) else _stop(finish)
-    return ModelResponse(Message("assistant", list(blocks)), stop, usage)
+    """One neutral turn; calls printed as text are recovered, each with its own id."""
+    raw_text = None
+    tool_calls = [
+        ToolCall(calls[i]["id"] or call_id(), calls[i]["name"], _parse_arguments(calls[i])) for i in sorted(calls)
+    ]
+    if not tool_calls and text:
+        prose, recovered = split_tool_calls(text, known_tools)
+        if recovered:
+            raw_text, text = text, prose
+            tool_calls = [ToolCall(call_id(), c.name, c.input) for c in recovered]
+    if finish == "length" and tool_calls:  # cut by the output cap or the context's end
+        tool_calls[-1] = cut_call(tool_calls[-1], cap)
+    blocks: list[TextBlock | ToolCall] = [TextBlock(text)] if text else []
+    blocks += tool_calls
+    stop: StopReason = _stop(finish)
+    if stop != "max_tokens" and tool_calls:
+        stop = "tool_use"
+    return ModelResponse(Message("assistant", list(blocks)), stop, usage, raw_text)
 
 
 def _parse_arguments(slot: dict[str, str]) -> dict[str, Any]:
-    raw = slot["arguments"].strip() or "{}"
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        # Keep the call: the loop reports the bad arguments back to the model as an error.
-        return {"__invalid_json__": raw}
-    if not isinstance(value, dict):
-        return {"__invalid_json__": raw}
-    return value
+    """Native arguments, with the same repairs as text calls (raw newlines, Python's triple quotes)."""
+    return parse_arguments(slot["arguments"])
 
 
 def _stop(finish: str | None) -> StopReason:

@@ -45,7 +45,8 @@ class RetryingProvider:
             except ProviderError as exc:
                 if not exc.retryable or attempt == self.attempts:
                     if exc.retryable:
-                        raise ProviderError(f"{exc} (gave up after {attempt} attempts)") from exc
+                        gave_up = f"{exc} (gave up after {attempt} attempts)"
+                        raise ProviderError(gave_up, unreachable=exc.unreachable) from exc
                     raise
                 delay = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
                 if exc.retry_after is not None:

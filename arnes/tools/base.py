@@ -178,13 +178,18 @@ class ToolRegistry:
     def parse(self, name: str, raw: dict[str, Any]) -> tuple[Tool[Any], ToolArgs]:
         """Find the tool and validate its arguments, or raise ToolError for the model."""
         tool = self._tools.get(name)
-        if tool is None:
-            raise ToolError(f"Unknown tool {name!r}. Available tools: {', '.join(self._tools)}.")
-        if "__invalid_json__" in raw:
+        available = f"Available tools: {', '.join(self._tools)}."
+        if tool is None and (name or "__invalid_json__" not in raw):
+            raise ToolError(f"Unknown tool {name!r}. {available}")
+        if "__invalid_json__" in raw:  # a call the provider could not read (see llm/recovery.py)
+            why = raw.get("__reason__") or "its arguments are not valid JSON"
             raise ToolError(
-                f"The arguments for {name} were not valid JSON: {str(raw['__invalid_json__'])[:200]!r}. "
-                "Send a JSON object with the tool's arguments."
+                f"Your tool call could not be read: {why}: {str(raw['__invalid_json__'])[:200]!r}. "
+                f'Call it again with valid JSON: {{"name": "{name or "TOOL"}", "arguments": {{...}}}}, '
+                'strings in double quotes, with newlines and quotes inside them written as \\n and \\".'
+                + ("" if tool else f" {available}")
             )
+        assert tool is not None
         try:
             return tool, tool.args_model.model_validate(raw)
         except ValidationError as exc:

@@ -108,6 +108,9 @@ class TerminalRenderer:
             self._started = time.monotonic()
             c.print(f"workspace: {visible(event.workspace)}", markup=False)
             c.print(f"model: {visible(event.model)} ({event.provider})", markup=False)
+            if event.context_window:
+                source = f" ({event.context_source})" if event.context_source else ""
+                c.print(f"context window: {event.context_window} tokens{source}", markup=False)
             c.print(f"mode: {event.mode}", markup=False)
             off = event.sandbox == "off"
             c.print(f"sandbox: {event.sandbox_note or event.sandbox}", style="yellow" if off else None, markup=False)

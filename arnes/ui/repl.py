@@ -66,10 +66,12 @@ class Repl:
                 result = self.agent.turn(text)
                 if result.stop_reason == "interrupted":  # through the renderer: it erases its spinner first
                     self.session.bus.emit(Notice("warning", "turn cancelled (Ctrl-C); the session goes on"))
-                elif result.stop_reason == "error" and result.error:
+                elif result.stop_reason == "error" and result.error and result.unreachable:
                     from arnes.runner import provider_help
 
                     self.session.bus.emit(Notice("error", provider_help(self.session, self.cfg, result.error)))
+                elif result.stop_reason == "error" and result.error:  # it answered: configuring one is beside the point
+                    self.session.bus.emit(Notice("error", f"arnes: {result.error}"))
         finally:
             self.agent.finish()
         self._leave()
@@ -188,6 +190,6 @@ class Repl:
             from arnes.llm.retry import RetryingProvider
             from arnes.runner import _provider
 
-            provider, _, _ = _provider(ModelSettings(name=rest), self.cfg, self.cfg.stream)
+            provider, _, _ = _provider(ModelSettings(name=rest), self.cfg, self.cfg.stream, s.context_window)
             s.provider = RetryingProvider(provider)
         self.console.print(f"model: {visible(s.provider.model)} ({s.provider.name})", markup=False)

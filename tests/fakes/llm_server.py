@@ -8,6 +8,13 @@ a separate process for benchmarks::
 
 The first stdout line is the base URL (``http://127.0.0.1:PORT``); it then serves until
 killed. A turn is ``{"text": "...", "tool_calls": [{"name": "Read", "input": {...}}]}``.
+
+What real local servers do, on request: a turn may carry ``"finish": "length"`` (a reply cut by
+the token cap: OpenAI ``finish_reason``, Anthropic ``stop_reason`` max_tokens, Ollama
+``done_reason``) or ``"error": {"status": 400, "body": {...}}`` (llama.cpp's context-size
+refusal); ``stall`` (a threading.Event) holds the reply before its first byte or after its first
+chunk (``stall_at``) until the event is set; ``props`` is llama.cpp's ``GET /props`` and ``show``
+Ollama's ``POST /api/show``; ``POST /api/chat`` speaks Ollama's native chat (NDJSON).
 """
 
 from __future__ import annotations
@@ -81,7 +88,15 @@ class FakeLLMServer:
         responder: Responder | None = None,
         input_tokens: int | Callable[[Json], int] | None = None,
         port: int = 0,
+        stall: threading.Event | None = None,
+        stall_at: str = "first_byte",
+        props: Json | None = None,
+        show: Json | None = None,
     ) -> None:
+        self.stall = stall
+        self.stall_at = stall_at  # "first_byte" | "mid_stream"
+        self.props = props
+        self.show = show
         self.turns = list(turns)
         self.fail_first = fail_first
         self.fail_status = fail_status
@@ -175,7 +190,7 @@ def openai_response(body: Json, turn: Json, inp: int, text_calls: bool) -> Json:
     msg: Json = {"role": "assistant", "content": content, "refusal": None}
     if tcs:
         msg["tool_calls"] = tcs
-    finish = "tool_calls" if tcs else "stop"
+    finish = turn.get("finish") or ("tool_calls" if tcs else "stop")
     choice = {"index": 0, "message": msg, "logprobs": None, "finish_reason": finish}
     return _openai_base(body, "chat.completion") | {
         "choices": [choice],
@@ -201,7 +216,7 @@ def openai_stream(body: Json, turn: Json, inp: int, text_calls: bool) -> Iterato
         yield chunk({"tool_calls": [first]})
         for piece in _pieces(tc["function"]["arguments"]):
             yield chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
-    yield chunk({}, "tool_calls" if tcs else "stop")
+    yield chunk({}, turn.get("finish") or ("tool_calls" if tcs else "stop"))
     if include_usage:
         final = base | {"choices": [], "usage": _openai_usage(inp, turn)}
         yield f"data: {json.dumps(final)}\n\n"
@@ -217,8 +232,9 @@ def _anthropic_blocks(turn: Json) -> list[Json]:
     return blocks
 
 
-def _anthropic_message(body: Json, blocks: list[Json], inp: int, out: int) -> Json:
+def _anthropic_message(body: Json, blocks: list[Json], inp: int, out: int, finish: str | None = None) -> Json:
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    stop = "max_tokens" if finish == "length" else stop
     return {
         "id": _id("msg_01", 22),
         "type": "message",
@@ -232,7 +248,7 @@ def _anthropic_message(body: Json, blocks: list[Json], inp: int, out: int) -> Js
 
 
 def anthropic_response(body: Json, turn: Json, inp: int) -> Json:
-    return _anthropic_message(body, _anthropic_blocks(turn), inp, _out_tokens(turn))
+    return _anthropic_message(body, _anthropic_blocks(turn), inp, _out_tokens(turn), turn.get("finish"))
 
 
 def anthropic_stream(body: Json, turn: Json, inp: int) -> Iterator[str]:
@@ -240,7 +256,7 @@ def anthropic_stream(body: Json, turn: Json, inp: int) -> Iterator[str]:
         return f"event: {name}\ndata: {json.dumps({'type': name} | data)}\n\n"
 
     blocks = _anthropic_blocks(turn)
-    msg = _anthropic_message(body, blocks, inp, 1)
+    msg = _anthropic_message(body, blocks, inp, 1, turn.get("finish"))
     yield ev("message_start", message=msg | {"content": [], "stop_reason": None})
     yield ev("ping")
     for i, b in enumerate(blocks):
@@ -258,6 +274,44 @@ def anthropic_stream(body: Json, turn: Json, inp: int) -> Iterator[str]:
     end: Json = {"stop_reason": msg["stop_reason"], "stop_sequence": None}
     yield ev("message_delta", delta=end, usage={"output_tokens": _out_tokens(turn)})
     yield ev("message_stop")
+
+
+# ------------------------------------------------------------ Ollama native chat
+def _ollama_message(turn: Json, text_calls: bool) -> Json:
+    content, tcs = _openai_message(turn, text_calls)
+    msg: Json = {"role": "assistant", "content": content or ""}
+    if tcs:
+        msg["tool_calls"] = [
+            {"function": {"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])}}
+            for c in tcs
+        ]
+    return msg
+
+
+def _ollama_done(body: Json, turn: Json, inp: int) -> Json:
+    return {
+        "model": body.get("model") or "fake-model",
+        "created_at": "2024-01-01T00:00:00Z",
+        "done": True,
+        "done_reason": turn.get("finish") or "stop",
+        "prompt_eval_count": inp,
+        "eval_count": _out_tokens(turn),
+    }
+
+
+def ollama_response(body: Json, turn: Json, inp: int, text_calls: bool) -> Json:
+    return _ollama_done(body, turn, inp) | {"message": _ollama_message(turn, text_calls)}
+
+
+def ollama_stream(body: Json, turn: Json, inp: int, text_calls: bool) -> Iterator[str]:
+    msg = _ollama_message(turn, text_calls)
+    base = {"model": body.get("model") or "fake-model", "created_at": "2024-01-01T00:00:00Z", "done": False}
+    for piece in _pieces(msg["content"]):
+        yield json.dumps(base | {"message": {"role": "assistant", "content": piece}}) + "\n"
+    if msg.get("tool_calls"):
+        yield json.dumps(base | {"message": {"role": "assistant", "content": "", "tool_calls": msg["tool_calls"]}})
+        yield "\n"
+    yield json.dumps(_ollama_done(body, turn, inp) | {"message": {"role": "assistant", "content": ""}}) + "\n"
 
 
 # ------------------------------------------------------------ HTTP plumbing
@@ -279,16 +333,18 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _sse(self, events: Iterator[str]) -> None:
+        def _sse(self, events: Iterator[str], kind: str = "text/event-stream") -> None:
             self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-type", kind)
             self.send_header("cache-control", "no-cache")
             self.send_header("transfer-encoding", "chunked")
             self.end_headers()
-            for e in events:
+            for i, e in enumerate(events):
                 data = e.encode()
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.wfile.flush()
+                if i == 0 and server.stall is not None and server.stall_at == "mid_stream":
+                    server.stall.wait()  # a server that stops sending in the middle of a reply
             self.wfile.write(b"0\r\n\r\n")
 
         def _not_found(self) -> None:
@@ -296,6 +352,9 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self._json(404, {"type": "error", "error": err})
 
         def do_GET(self) -> None:
+            if self.path.split("?")[0].rstrip("/") == "/props" and server.props is not None:
+                self._json(200, server.props)  # llama.cpp: default_generation_settings.n_ctx
+                return
             if not self.path.split("?")[0].rstrip("/").endswith("/models"):
                 self._not_found()
                 return
@@ -310,11 +369,17 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 body: Json = json.loads(raw or b"{}")
             except ValueError:
                 body = {"_raw": raw.decode(errors="replace")}
+            if path == "/api/show":
+                if server.show is None:
+                    self._json(404, {"error": f"model '{body.get('model')}' not found"})
+                else:
+                    self._json(200, server.show)
+                return
             fail = server._record(self.path, body, dict(self.headers.items()))
-            if not path.endswith(("/messages", "/chat/completions")):
+            if not path.endswith(("/messages", "/chat/completions", "/api/chat")):
                 self._not_found()
                 return
-            api = "anthropic" if path.endswith("/messages") else "openai"
+            api = "anthropic" if path.endswith("/messages") else "ollama" if path == "/api/chat" else "openai"
             if fail:
                 status = server.fail_status
                 err = {"type": ERROR_TYPES.get(status, "api_error")}
@@ -328,9 +393,19 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 self._json(status, payload, retry_after="0", retry_after_ms="1")
                 return
             turn = server._next_turn(api, body)
+            if server.stall is not None and server.stall_at == "first_byte":
+                server.stall.wait()  # a CPU still reading the prompt: nothing sent yet
+            if turn.get("error"):
+                self._json(turn["error"]["status"], turn["error"]["body"])
+                return
             inp = server._input_tokens(body, raw)
             tc, stream = server.text_tool_calls, bool(body.get("stream"))
-            if api == "anthropic" and stream:
+            if api == "ollama":
+                if body.get("stream", True):  # Ollama streams unless told not to
+                    self._sse(ollama_stream(body, turn, inp, tc), "application/x-ndjson")
+                else:
+                    self._json(200, ollama_response(body, turn, inp, tc))
+            elif api == "anthropic" and stream:
                 self._sse(anthropic_stream(body, turn, inp))
             elif api == "anthropic":
                 self._json(200, anthropic_response(body, turn, inp))

@@ -1,0 +1,186 @@
+"""End to end: the real `arnes` against a fake server behaving as llama.cpp and Ollama do.
+
+What a scripted model never does and a real local one does: prints its calls as text, cuts a
+reply at the token cap in the middle of a call, refuses a request longer than its window with
+HTTP 400, reads a long prompt for minutes before the first byte.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from arnes.agent.trace import read_trace
+from tests.conftest import run_arnes
+from tests.fakes.llm_server import FakeLLMServer
+
+LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 2048, "params": {}}, "total_slots": 1}
+TOO_LONG = {
+    "status": 400,
+    "body": {
+        "error": {
+            "code": 400,
+            "message": "request (5048 tokens) exceeds the available context size (2048 tokens), try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": 5048,
+            "n_ctx": 2048,
+        }
+    },
+}
+
+
+def llama(server: FakeLLMServer, *more: str) -> list[str]:
+    return ["--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b", *more]
+
+
+def write_call(path: str, content: str) -> str:
+    """How Qwen2.5-Coder prints a call on llama.cpp: Hermes tags in the message content."""
+    args = json.dumps({"file_path": path, "content": content})
+    return f'<tool_call>\n{{"name": "Write", "arguments": {args}}}\n</tool_call>'
+
+
+def events(trace: Path, name: str) -> list[dict[str, Any]]:
+    return [e for e in read_trace(trace) if e["event"] == name]
+
+
+def test_request_settings_and_the_servers_window(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    with FakeLLMServer([{"text": "Hello."}], props=LLAMA_PROPS) as server:
+        run = run_arnes(*llama(server), "-w", str(tmp_path), "--trace", str(trace), "say hello")
+        plain = server.requests[-1][1]
+        run2 = run_arnes(
+            *llama(server, "--max-output-tokens", "300", "--temperature", "0.6", "--context-window", "4096"),
+            "-w", str(tmp_path), "say hello",
+        )  # fmt: skip
+        chosen = server.requests[-1][1]
+    assert run.code == 0, run.err
+    assert plain["max_tokens"] == 2048 and plain["temperature"] == 0.2  # the qwen2.5 row of the table
+    assert chosen["max_tokens"] == 300 and chosen["temperature"] == 0.6
+    assert "context window: 2048 tokens (server /props)" in run.out
+    assert "context window: 4096 tokens (flag)" in run2.out
+    assert events(trace, "session_start")[0]["context_window"] == 2048
+
+
+def test_text_calls_in_each_format_run_with_their_own_ids_and_raw_text_kept(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    turns = [
+        {"text": "I'll create both files.\n" + write_call("a.txt", "one") + "\n" + write_call("b.txt", "two")},
+        {"text": '{{"name": "Write", "arguments": {"file_path": "c.txt", "content": "three"}}}\nThat creates c.txt.'},
+        {"text": '```json\n{"name": "write_file", "arguments": {"path": "d.txt"}}\n```'},
+        {"text": '<tool_call>\n{"name": "Read", "arguments": {"file_path": "a.txt"}\n"oops"}\n</tool_call>'},
+        {"text": "All three files are created."},
+    ]
+    with FakeLLMServer(turns) as server:
+        run = run_arnes(
+            *llama(server), "-w", str(tmp_path), "--permission-mode", "acceptEdits", "--trace", str(trace),
+            "create a.txt, b.txt and c.txt",
+        )  # fmt: skip
+    assert run.code == 0, run.err
+    assert [(tmp_path / n).read_text() for n in ("a.txt", "b.txt", "c.txt")] == ["one", "two", "three"]
+    calls = events(trace, "tool_call")
+    assert len({c["id"] for c in calls}) == len(calls) == 5
+    results = {r["id"]: r for r in events(trace, "tool_result")}
+    unknown, unreadable = results[calls[3]["id"]], results[calls[4]["id"]]
+    assert unknown["is_error"] and "Unknown tool 'write_file'. Available tools: Read," in unknown["output"]
+    assert unreadable["is_error"] and "Your tool call could not be read" in unreadable["output"]
+    assert "call it again with valid json" in unreadable["output"].lower()
+    responses = events(trace, "model_response")
+    assert responses[0]["raw_text"] == turns[0]["text"] and responses[0]["text"] == "I'll create both files."
+    assert "raw_text" not in responses[-1]  # nothing recovered there: no key
+    assert "All three files are created." in run.out
+
+
+def test_a_reply_cut_in_the_middle_of_a_call_is_asked_again_not_taken_as_the_end(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    cut = write_call("hello.txt", "hi")[:60]  # `"content": "h` and no more: the token cap fell there
+    turns = [
+        {"text": cut, "finish": "length"},
+        {"text": "The file is", "finish": "length"},
+        {"text": write_call("hello.txt", "hi")},
+        {"text": "Created hello.txt, it holds", "finish": "length"},
+        {"text": " the word hi."},
+    ]
+    with FakeLLMServer(turns) as server:
+        run = run_arnes(
+            *llama(server), "-w", str(tmp_path), "--permission-mode", "acceptEdits", "--trace", str(trace),
+            "--output-format", "json", "create hello.txt containing hi",
+        )  # fmt: skip
+        third = server.requests[2][1]
+    assert run.code == 0, run.err
+    assert (tmp_path / "hello.txt").read_text() == "hi"
+    first = events(trace, "tool_result")[0]
+    assert first["is_error"] and "cut off at the output limit (2048 tokens)" in first["output"]
+    assert "Continue exactly where it stopped" in third["messages"][-1]["content"]  # the prose cut
+    assert [e["stop_reason"] for e in events(trace, "model_response")][:2] == ["max_tokens", "max_tokens"]
+    assert json.loads(run.out)["result"] == "Created hello.txt, it holds the word hi."  # continued across the cut
+
+
+def test_replies_cut_again_and_again_stop_with_max_tokens_exit_3(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    turns = [{"text": "Let me think about this step by step", "finish": "length"}] * 5
+    with FakeLLMServer(turns) as server:
+        run = run_arnes(*llama(server), "-w", str(tmp_path), "--trace", str(trace), "explain")
+    assert run.code == 3
+    assert "[max_tokens]" in run.out and "--max-output-tokens" in run.out
+    assert events(trace, "session_end")[0]["stop_reason"] == "max_tokens"
+
+
+def test_the_servers_context_refusal_compacts_and_retries_once(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x\n" * 50)
+    trace = tmp_path / "t.jsonl"
+    turns = [
+        {"tool_calls": [{"name": "Read", "input": {"file_path": "a.txt"}}]},
+        {"error": TOO_LONG},
+        {"text": "a.txt holds 50 lines."},
+    ]
+    with FakeLLMServer(turns) as server:
+        run = run_arnes(*llama(server), "-w", str(tmp_path), "--trace", str(trace), "how long is a.txt?")
+    assert run.code == 0, run.err
+    assert "compacting to 2048 tokens and trying once more" in run.out
+    assert events(trace, "compaction") and "a.txt holds 50 lines." in run.out
+
+
+def test_a_refusal_that_persists_is_an_error_without_the_configure_a_model_help(tmp_path: Path) -> None:
+    with FakeLLMServer([{"error": TOO_LONG}] * 3) as server:
+        run = run_arnes(*llama(server), "-w", str(tmp_path), "hi")
+    assert run.code == 1
+    assert "exceeds the available context size (2048 tokens)" in run.out
+    assert "To configure a model" not in run.err
+
+
+def test_no_first_byte_within_the_timeout_is_reported_once(tmp_path: Path) -> None:
+    stall = threading.Event()
+    with FakeLLMServer([{"text": "late"}], stall=stall) as server:
+        try:
+            run = run_arnes(*llama(server, "--timeout", "0.5"), "-w", str(tmp_path), "hi")
+        finally:
+            stall.set()
+        posts = len(server.requests)
+    assert run.code == 1 and posts == 1
+    assert "within 0.5 s" in run.out and "--timeout" in run.out
+    assert "To configure a model" not in run.err
+
+
+def test_ollama_native_chat_holds_num_ctx_fixed_for_the_session(tmp_path: Path) -> None:
+    show = {"parameters": "stop <|im_end|>", "model_info": {"qwen2.context_length": 32768}}
+    turns = [
+        {"tool_calls": [{"name": "Write", "input": {"file_path": "hello.txt", "content": "hi"}}]},
+        {"text": write_call("bye.txt", "bye")},
+        {"text": "Done."},
+    ]
+    with FakeLLMServer(turns, show=show, text_tool_calls=False) as server:
+        run = run_arnes(
+            "--provider", "ollama", "--base-url", server.url + "/v1", "-w", str(tmp_path),
+            "--permission-mode", "acceptEdits", "create hello.txt",
+        )  # fmt: skip
+        bodies = [(path, body) for path, body in server.requests]
+    assert run.code == 0, run.err
+    assert (tmp_path / "hello.txt").read_text() == "hi" and (tmp_path / "bye.txt").read_text() == "bye"
+    assert {path for path, _ in bodies} == {"/api/chat"}
+    assert [b["options"]["num_ctx"] for _, b in bodies] == [8192, 8192, 8192]
+    assert bodies[0][1]["options"]["temperature"] == 0.2 and bodies[0][1]["options"]["num_predict"] == 2048
+    assert "context window: 8192 tokens (server /api/show (trained for 32768, capped))" in run.out
+    tool_msg = next(m for m in bodies[1][1]["messages"] if m["role"] == "tool")
+    assert tool_msg["tool_name"] == "Write"
