@@ -42,7 +42,12 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     parser.add_argument("--out", help="write the JSON report here (traces go beside it, in REPORT.traces/)")
     parser.add_argument("--traces", help="keep each run's trace in this folder (default: beside --out)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per run")
+    backends = "local: K worker threads here; ray: one Ray task per run (pip install 'arnes[ray]')"
+    parser.add_argument("--backend", choices=["local", "ray"], default="local", help=backends)
+    parser.add_argument("--ray-address", metavar="ADDR", help="the Ray cluster to join (default: start a local one)")
     opts = parse_subcommand(parser, rest, args)
+    if opts.ray_address and opts.backend != "ray":
+        raise ConfigError("--ray-address goes with --backend ray")
     if opts.repeat < 1 or opts.workers < 1:
         raise ConfigError("--repeat and --workers must be at least 1")
     folder = Path(opts.dir) if opts.dir else Path(str(resources.files("arnes.evals")))
@@ -50,15 +55,25 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     out = Path(opts.out) if opts.out else None
     traces = _traces_folder(opts.traces, out)
     link = out.parent.resolve() if out else None
-    records = evals.run_all(
-        tasks, opts.repeat, opts.workers, lambda t, ws, tr: agent_argv(args, t, ws, tr), traces.resolve(),
-        opts.timeout, link,
-    )  # fmt: skip
+    argv = lambda t, ws, tr: agent_argv(args, t, ws, tr)  # noqa: E731  (sent to Ray workers as it is)
+    interrupted = False
+    if opts.backend == "ray":
+        from arnes.workflow import evals_ray
+
+        try:
+            records = evals_ray.run_all(
+                tasks, opts.repeat, argv, traces.resolve(), opts.timeout, opts.ray_address, link
+            )
+        except evals_ray.Interrupted as stop:  # Ctrl-C: the runs that finished still make a report
+            records, interrupted = stop.records, True
+    else:
+        records = evals.run_all(tasks, opts.repeat, opts.workers, argv, traces.resolve(), opts.timeout, link)
     meta = {
         "dir": str(folder),
         "provider": args.provider or "ollama",
         "model": args.model,
         "repeat": opts.repeat,
+        "backend": opts.backend,
         "options": passed_on(args),
         "traces": evals.shown_path(traces.resolve(), link),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -69,6 +84,9 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     if out:
         atomic_write(out.resolve(), (json.dumps(report, indent=2) + "\n").encode("utf-8"))
         print(f"report: {out}")
+    if interrupted:
+        print(f"arnes eval: interrupted; the report has the {len(records)} run(s) that finished", file=sys.stderr)
+        return 130
     errors = [r for r in records if r.error]
     if errors:
         first = errors[0]

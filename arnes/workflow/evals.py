@@ -53,6 +53,7 @@ class RunRecord:
     exit_code: int
     error: str | None = None  # set when the run could not reach a model or arnes broke: not a failure
     trace: str = ""  # the run's JSONL trace, relative to the report when there is one
+    worker: str = "local"  # where it ran: "local", or the Ray node's id
 
 
 STDERR_TAIL = 600  # characters of a crashed run's stderr kept in the report
