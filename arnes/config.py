@@ -141,7 +141,8 @@ class EffectiveConfig:
         return layer in PROJECT_LAYERS
 
 
-PROJECT_LAYERS = ("project", "local")
+PROJECT_LAYERS = ("claude-project", "claude-local", "project", "local")
+CLAUDE_LAYERS = ("claude-project", "claude-local")  # a copied Claude Code file: lenient (config_claude.py)
 
 
 def user_settings_path(env: dict[str, str] | None = None) -> Path:
@@ -151,6 +152,9 @@ def user_settings_path(env: dict[str, str] | None = None) -> Path:
 def settings_layers(workspace: Path, env: dict[str, str] | None = None) -> list[tuple[str, Path]]:
     return [
         ("user", user_settings_path(env)),
+        # Claude Code's files before arnes's own, so that arnes's win where both set a value.
+        ("claude-project", workspace / ".claude" / "settings.json"),
+        ("claude-local", workspace / ".claude" / "settings.local.json"),
         ("project", workspace / ".arnes" / "settings.json"),
         ("local", workspace / ".arnes" / "settings.local.json"),
     ]
@@ -189,7 +193,14 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
     for layer, path in settings_layers(workspace, env):
         if not path.is_file():
             continue
-        settings = load_file(path)
+        if layer in CLAUDE_LAYERS:
+            from arnes.config_claude import read_claude_settings
+
+            raw, warnings = read_claude_settings(path)
+            cfg.warnings += warnings
+            settings = Settings.model_validate(raw)
+        else:
+            settings = load_file(path)
         cfg.files.append(path)
         if layer in PROJECT_LAYERS and not trusted:
             settings = _restrictions_only(settings, cfg, path)
@@ -217,7 +228,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         if settings.progress is not None:
             cfg.progress = settings.progress
         p = settings.permissions
-        if p.defaultMode == "bypass" and layer in ("project", "local"):
+        if p.defaultMode == "bypass" and layer in PROJECT_LAYERS:
             cfg.warnings.append(
                 f"{path}: defaultMode 'bypass' ignored: a project's settings cannot put it in bypass "
                 "(use --permission-mode bypass or your user settings)"

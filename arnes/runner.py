@@ -26,6 +26,7 @@ from arnes.llm.window import probe_window
 from arnes.messages import Message
 from arnes.permissions.approvers import choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
+from arnes.sandbox.base import Sandbox
 from arnes.session import NON_INTERACTIVE_TURNS, Limits, Role, Session, new_session_id
 from arnes.tools.files import session_diffs
 from arnes.tools.treewatch import Report
@@ -222,6 +223,23 @@ def run_interactive(args: argparse.Namespace) -> int:
         )
     with subscribe(args, session, cfg):
         return Repl(args, session, cfg, Agent(session)).run()
+
+
+def check_sandbox(workspace: Path, cfg: EffectiveConfig, what: str) -> Sandbox:
+    """The sandbox for the project's own commands run by arnes (the ladder, handoff, team and
+    feature verify commands): the agent's. Where it is not bubblewrap, only a trusted folder's
+    commands run (they would reach the home folder, the network and the keys of the parent)."""
+    from arnes.permissions.engine import RuleEngine
+    from arnes.session import workspace_sandbox
+
+    engine = RuleEngine(workspace, cfg.mode, list(cfg.rules))
+    _, sandbox = workspace_sandbox(engine, cfg.sandbox, cfg.network, tuple(cfg.env_passthrough), tuple(cfg.read_paths))
+    if sandbox.name != "bubblewrap" and not cfg.trusted:
+        raise ConfigError(
+            f"{what} would run this project's own commands outside bubblewrap (sandbox: {sandbox.name}) in a "
+            "folder you have not trusted; trust it (`arnes trust`, or --trust for one run) or install bubblewrap"
+        )
+    return sandbox
 
 
 def make_verifier(session: Session, command: str | None, rounds: int, cfg: EffectiveConfig) -> Verifier:

@@ -63,6 +63,35 @@ SMALL_WINDOW = 8192  # at or below this many tokens, tools are described briefly
 NON_INTERACTIVE_TURNS = 50  # the default --max-turns of a run nobody watches; a loop ends here
 
 
+def workspace_sandbox(
+    engine: RuleEngine,
+    mode: SandboxMode,
+    network: bool = False,
+    env_passthrough: tuple[str, ...] = (),
+    read_paths: tuple[Path, ...] = (),
+) -> tuple[SandboxSpec, Sandbox]:
+    """The sandbox for commands in the engine's workspace: the agent's, and the host-side checks'
+    (verify, the ladder, handoff, team and eval verify commands), so a repository's test command
+    never runs with more than the agent's own commands get."""
+    workspace = engine.workspace
+    spec = SandboxSpec(
+        workspace,
+        network=network,
+        read_only=tuple(workspace / p for p in SANDBOX_READ_ONLY),
+        hidden=lambda: hidden_paths(engine),
+        unwritable=lambda: unwritable_paths(engine),
+        env_passthrough=env_passthrough,
+        read_paths=read_paths,
+    )
+    sandbox = choose_sandbox(mode, spec)
+    if sandbox.name != "off":
+        _prepare_read_only(workspace)
+    # Only bubblewrap holds the whole perimeter (read-only .git/.arnes, hidden files, no
+    # network); with Landlock commands still ask as they would without a sandbox.
+    engine.sandboxed = sandbox.name == "bubblewrap"
+    return spec, sandbox
+
+
 @dataclass
 class Limits:
     max_turns: int | None = None
@@ -118,21 +147,9 @@ class Session:
         self.workspace = self.workspace.resolve()
         if self.shared is None:
             engine = RuleEngine(self.workspace, self.mode, list(self.rules))
-            spec = SandboxSpec(
-                self.workspace,
-                network=self.network,
-                read_only=tuple(self.workspace / p for p in SANDBOX_READ_ONLY),
-                hidden=lambda: hidden_paths(engine),
-                unwritable=lambda: unwritable_paths(engine),
-                env_passthrough=self.env_passthrough,
-                read_paths=self.read_paths,
+            spec, sandbox = workspace_sandbox(
+                engine, self.sandbox_mode, self.network, self.env_passthrough, self.read_paths
             )
-            sandbox = choose_sandbox(self.sandbox_mode, spec)
-            if sandbox.name != "off":
-                _prepare_read_only(self.workspace)
-            # Only bubblewrap holds the whole perimeter (read-only .git/.arnes, hidden files, no
-            # network); with Landlock commands still ask as they would without a sandbox.
-            engine.sandboxed = sandbox.name == "bubblewrap"
             self.shared = Shared(engine, spec, sandbox, ChangeLog(tree=TreeWatch(self.workspace)))
         self.engine, self.sandbox = self.shared.engine, self.shared.sandbox
         self.host = HostFiles(self.workspace, self.engine)

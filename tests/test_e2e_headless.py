@@ -131,3 +131,13 @@ def test_a_task_that_starts_with_a_subcommand_word_runs_as_a_task(shop: Path, tm
                      "-w", str(shop), "team", "up", "on", "this")  # fmt: skip
     assert team.code == 0 and 'running "team up on this" as a task' in team.err
     assert run_arnes("-w", str(shop), "team", "list").code == 0  # the subcommand itself still works
+
+
+def test_a_missing_anthropic_key_is_one_clear_line_and_exit_2(shop: Path) -> None:
+    run = run_arnes("-w", str(shop), "--provider", "anthropic", "hello")
+    assert run.code == 2
+    assert run.err.strip().splitlines() == [
+        "arnes: --provider anthropic needs a key: export ANTHROPIC_API_KEY=... (read from the environment, never "
+        "from a project file), or choose another provider (--provider ollama|openai)"
+    ]
+    assert "Traceback" not in run.out + run.err

@@ -79,7 +79,21 @@ def clean_filter(ws: Path, run: str) -> None:
     (ws / "f.txt").write_text("y\n")  # changed: status runs the clean filter to compare
 
 
-LAYOUTS = [fsmonitor_in_git_config, nested_submodule, gitfile_to_planted_folder, bare_layout, clean_filter]
+def filter_named_with_an_equals_sign(ws: Path, run: str) -> None:
+    """Found by the red team: `-c filter.a=b.clean=` splits at the first `=`, so `a=b` kept running."""
+    git(ws, "init", "-q")
+    (ws / ".gitattributes").write_text("*.txt filter=a=b\n")
+    (ws / "f.txt").write_text("x\n")
+    git(ws, "add", ".")
+    git(ws, "commit", "-qm", "start")
+    git(ws, "config", "filter.a=b.clean", f"{run} %f")
+    (ws / "f.txt").write_text("y\n")
+
+
+LAYOUTS = [
+    fsmonitor_in_git_config, nested_submodule, gitfile_to_planted_folder, bare_layout, clean_filter,
+    filter_named_with_an_equals_sign,
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=lambda f: f.__name__)

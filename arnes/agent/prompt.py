@@ -9,6 +9,8 @@ user message instead, where the repository's words are data about the task anywa
 
 from __future__ import annotations
 
+import os
+
 from arnes.agent.progress import load as load_progress
 from arnes.host.files import HostFiles, Refused
 from arnes.tools.docs import topics
@@ -47,15 +49,18 @@ def session_context(files: HostFiles, tool_names: list[str], notes: list[str] | 
     """
     workspace = files.root
     parts = [CONTEXT_HEADER]
+    # A project written for Claude Code keeps its notes in CLAUDE.md: read when there is no AGENTS.md.
+    present = [n for n in ("AGENTS.md", "CLAUDE.md") if os.path.lexists(workspace / n)]
+    name = present[0] if present else "AGENTS.md"
     try:
-        text = (files.read_text("AGENTS.md", limit=AGENTS_MD_CAP * 4 + 1) or "").strip()
+        text = (files.read_text(name, limit=AGENTS_MD_CAP * 4 + 1) or "").strip()
     except Refused as exc:
         text = ""
-        _note(notes, f"AGENTS.md left out of the prompt: {exc.strerror}")
+        _note(notes, f"{name} left out of the prompt: {exc.strerror}")
     if text:
         if len(text) > AGENTS_MD_CAP:
-            text = text[:AGENTS_MD_CAP] + "\n[AGENTS.md cut here; Read it for the rest]"
-        parts.append(f"The project's AGENTS.md (its own rules; follow them):\n{text}")
+            text = text[:AGENTS_MD_CAP] + f"\n[{name} cut here; Read it for the rest]"
+        parts.append(f"The project's {name} (its own rules; follow them):\n{text}")
     try:
         progress = load_progress(files)
     except Refused as exc:

@@ -91,9 +91,11 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     if errors:
         first = errors[0]
         print(
-            f"arnes eval: {len(errors)} of {len(records)} run(s) are errors, not failures: they could not reach "
-            f"a model or arnes broke ({first.task}-{first.attempt}: {first.error}). Check the model settings "
-            "(--provider, --base-url, --model) and the traces.",
+            visible(
+                f"arnes eval: {len(errors)} of {len(records)} run(s) are errors, not failures: they could not reach "
+                f"a model or arnes broke ({first.task}-{first.attempt}: {first.error}). Check the model settings "
+                "(--provider, --base-url, --model) and the traces."
+            ),
             file=sys.stderr,
         )
         return EXIT_ERRORS

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from arnes.cli import parse_subcommand
 from arnes.errors import ConfigError
+from arnes.sandbox.base import Sandbox
 from arnes.ui.safe import visible
 from arnes.workflow.teams.clis import PROFILES, enforcement
 from arnes.workflow.teams.config import Team, builtin_names, load_team, project_names, team_grants
@@ -109,7 +110,15 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
 
     try:
         verify = cfg.verify_command or detect(ws)
-        result = TeamRunner(team, ws, make_session, timeline, verify_command=verify).run(task)
+        from arnes.runner import check_sandbox
+
+        check_sandbox(ws, cfg, f"team {team.name}")  # refused here, before any node, when it cannot hold
+
+        def check_box(copy: Path) -> Sandbox:
+            return check_sandbox(copy, cfg, f"team {team.name}")
+
+        runner = TeamRunner(team, ws, make_session, timeline, verify_command=verify, check_box=check_box)
+        result = runner.run(task)
     except BaseException as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
         timeline.record("team_end", f"team stopped: {status} {exc}".rstrip(), "red", status=status)

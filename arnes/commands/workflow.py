@@ -7,13 +7,14 @@ from pathlib import Path
 
 from arnes.cli import parse_subcommand
 from arnes.errors import ConfigError
+from arnes.sandbox.base import Sandbox
 from arnes.ui.safe import terminal_console, visible
 from arnes.workflow.verify import Verdict, detect
 
 
 def run_check_ladder(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.cli import EXIT_OK, EXIT_RED, workspace_of
-    from arnes.runner import resolve_config
+    from arnes.runner import check_sandbox, resolve_config
     from arnes.workflow.ladder import climb
 
     parse_subcommand(
@@ -36,7 +37,7 @@ def run_check_ladder(args: argparse.Namespace, rest: list[str]) -> int:
         if not verdict.passed:
             console.print(visible(verdict.output[-2000:]), style="dim", markup=False)
 
-    result = climb(rungs, ws, None, show)
+    result = climb(rungs, ws, check_sandbox(ws, cfg, "arnes check"), show)
     if result.passed:
         console.print(f"ladder green: {', '.join(n for n, _ in result.ran)}", markup=False)
         return EXIT_OK
@@ -46,20 +47,24 @@ def run_check_ladder(args: argparse.Namespace, rest: list[str]) -> int:
 
 def run_handoff(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.cli import EXIT_OK, EXIT_RED, workspace_of
-    from arnes.runner import resolve_config
+    from arnes.runner import check_sandbox, resolve_config
 
     parse_subcommand(
         argparse.ArgumentParser(prog="arnes handoff", description="Is the workspace clean to hand over?"), rest, args
     )
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
-    return EXIT_OK if print_handoff(ws, cfg.verify_build, cfg.verify_command or detect(ws)) else EXIT_RED
+    tests = cfg.verify_command or detect(ws)
+    sandbox = check_sandbox(ws, cfg, "arnes handoff") if (tests or cfg.verify_build) else None
+    return EXIT_OK if print_handoff(ws, cfg.verify_build, tests, sandbox=sandbox) else EXIT_RED
 
 
-def print_handoff(ws: Path, build: str | None, tests: str | None, quiet_skips: bool = False) -> bool:
+def print_handoff(
+    ws: Path, build: str | None, tests: str | None, quiet_skips: bool = False, sandbox: Sandbox | None = None
+) -> bool:
     from arnes.workflow.handoff import SKIPPED, inspect
 
-    report = inspect(ws, build, tests)
+    report = inspect(ws, build, tests, sandbox)
     console = terminal_console()
     for what, result in report.checks:
         if not (quiet_skips and result == SKIPPED):

@@ -95,8 +95,13 @@ def run_git(repo: Repository, args: list[str], timeout: float = TIMEOUT) -> subp
     if sub not in SUBCOMMANDS:
         raise ValueError(f"arnes runs only read-only git subcommands on the host, not {sub!r}")
     env = _environment(repo)
-    overrides = [*SAFE_CONFIG, *_no_filters(repo, env)]
-    argv = [repo.git, "--no-pager", *(a for item in overrides for a in ("-c", item)), sub, *SUBCOMMANDS[sub], *rest]
+    # Filter overrides go in the environment, one key and one value each: on the command line
+    # `-c filter.a=b.clean=` splits at the first `=`, and a driver named `a=b` would keep running.
+    filters = _no_filters(repo, env)
+    env["GIT_CONFIG_COUNT"] = str(len(filters))
+    for i, (key, value) in enumerate(filters):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    argv = [repo.git, "--no-pager", *(a for item in SAFE_CONFIG for a in ("-c", item)), sub, *SUBCOMMANDS[sub], *rest]
     return subprocess.run(
         argv, cwd=repo.workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
         errors="replace", timeout=timeout, check=False,
@@ -117,7 +122,7 @@ def _environment(repo: Repository) -> dict[str, str]:
     return env
 
 
-def _no_filters(repo: Repository, env: dict[str, str]) -> list[str]:
+def _no_filters(repo: Repository, env: dict[str, str]) -> list[tuple[str, str]]:
     """Empty every clean/smudge/process filter the repository's own config defines.
 
     A filter runs when git re-reads a file whose stat changed (`git status` does), and its
@@ -136,4 +141,5 @@ def _no_filters(repo: Repository, env: dict[str, str]) -> list[str]:
         if scope in ("global", "system") or not name.startswith("filter."):
             continue
         drivers.add(name[len("filter.") :].rpartition(".")[0])
-    return [f"filter.{d}.{key}" for d in sorted(drivers) for key in ("clean=", "smudge=", "process=", "required=false")]
+    empty = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+    return [(f"filter.{d}.{key}", value) for d in sorted(drivers) for key, value in empty]

@@ -8,6 +8,7 @@ from typing import Any
 
 import anthropic
 
+from arnes.errors import ConfigError
 from arnes.llm.base import ProviderSettings, TextSink, api_key
 from arnes.llm.recovery import cut_input
 from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
@@ -35,8 +36,13 @@ class AnthropicProvider:
         key = api_key(settings)
         timeout = anthropic.Timeout(settings.timeout, connect=min(settings.timeout, 30.0))
         kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": 0}
-        if key or not settings.env_key:  # an explicit key: the SDK then reads no credential from the environment
-            kwargs["api_key"] = key or "withheld"
+        if not key and settings.env_key and not settings.base_url:
+            raise ConfigError(
+                "--provider anthropic needs a key: export ANTHROPIC_API_KEY=... (read from the environment, never "
+                "from a project file), or choose another provider (--provider ollama|openai)"
+            )
+        # Always an explicit key: the SDK then reads no credential from the environment by itself.
+        kwargs["api_key"] = key or "withheld"
         if settings.base_url:
             kwargs["base_url"] = settings.base_url
         self.where = settings.base_url or "api.anthropic.com"

@@ -21,6 +21,8 @@ from pathlib import Path
 ANY_DEPTH = (".git", ".arnes")
 # Files protected at the top of the workspace only.
 TOP_LEVEL_FILES = ("features.json",)
+# A copied Claude Code settings file grants like .arnes's own (config_claude.py).
+CLAUDE_SETTINGS = (".claude", ("settings.json", "settings.local.json"))
 # What the sandbox keeps read-only at the top of the workspace (nested `.git`: see `in_git`).
 SANDBOX_READ_ONLY = (".git", ".arnes", "features.json")
 
@@ -60,6 +62,9 @@ def protected_part(relative: str) -> str | None:
         for name in TOP_LEVEL_FILES:
             if folded == name:
                 return parts[0] if parts[0] == name else f"{parts[0]} (that is {name} on a disk that folds names)"
+    folder, files = CLAUDE_SETTINGS
+    if len(parts) == 2 and fold(parts[0]) == folder and fold(parts[1]) in files:
+        return "/".join(parts)
     return None
 
 

@@ -19,7 +19,12 @@ from typing import Literal
 from arnes.errors import ConfigError
 from arnes.permissions.protected import user_config_dir
 
-SETTINGS = (".arnes/settings.json", ".arnes/settings.local.json")
+SETTINGS = (
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".arnes/settings.json",
+    ".arnes/settings.local.json",
+)
 TEAMS = ".arnes/teams"  # team files choose agents, their flags and verify commands
 Status = Literal["trusted", "changed", "declined", "unknown"]
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from arnes.errors import ConfigError
 from arnes.host.files import HostFiles
+from arnes.sandbox.base import Sandbox
 from arnes.workflow.verify import run_check
 
 
@@ -120,7 +121,7 @@ def run_one(
             data = {}
         stop = str(data.get("stop_reason") or ("timeout" if code == 124 else "crashed"))
         error = _error_of(stop, data, code, err)
-        passed = error is None and run_check(task.verify, copy, timeout=300).passed
+        passed = error is None and run_check(task.verify, copy, verify_sandbox(copy), timeout=300).passed
         return RunRecord(
             task.name,
             attempt,
@@ -134,6 +135,15 @@ def run_one(
             error,
             shown_path(trace, link),
         )
+
+
+def verify_sandbox(copy: Path) -> Sandbox:
+    """A task's verify command runs like the agent's commands did: in bubblewrap where there is one
+    (an eval folder may come from anyone; the built-in set's checks need nothing more)."""
+    from arnes.permissions.engine import RuleEngine
+    from arnes.session import workspace_sandbox
+
+    return workspace_sandbox(RuleEngine(copy, "default", []), "auto")[1]
 
 
 def shown_path(path: Path, base: Path | None) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from arnes.agent.events import Event, ToolResultEvent
 from arnes.agent.loop import Agent, raise_for
 from arnes.host.files import HostFiles
+from arnes.sandbox.base import Sandbox
 from arnes.session import Session
 from arnes.workflow.teams import snapshot
 from arnes.workflow.teams.clis import command_line
@@ -52,6 +53,8 @@ class TeamRunner:
     make_session: SessionFactory
     timeline: Timeline
     verify_command: str | None = None  # what `verify = "auto"` means here (settings, else detected)
+    # The sandbox a node's verify command runs in, for the copy it worked in (the agent's own).
+    check_box: Callable[[Path], Sandbox] | None = None
     reports: dict[str, str] = field(default_factory=dict)
 
     def run(self, task: str) -> TeamResult:
@@ -179,7 +182,7 @@ class TeamRunner:
         passed = ok and not _FAIL.search(report)
         command = self.verify_command if node.verify == "auto" else node.verify
         if passed and command:
-            verdict = run_check(command, workspace)
+            verdict = run_check(command, workspace, self.check_box(workspace) if self.check_box else None)
             passed = verdict.passed
             if not verdict.passed:
                 report += f"\n\nThe verify command `{command}` is red:\n{verdict.output}"

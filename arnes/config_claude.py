@@ -1,0 +1,76 @@
+"""A copied Claude Code `.claude/settings.json` (and `.local.json`), read as arnes settings.
+
+Only what means the same in both is taken: `permissions.allow/ask/deny` and `defaultMode`. Every
+other key is named in a warning, never fatal, in these files only (arnes's own files stay strict).
+Claude Code's path rules are relative to the project where arnes's absolute ones start with `/`:
+`Read(./.env)` and `Edit(/src/**)` are the project's, `//etc/x` is absolute; they are translated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from arnes.errors import ConfigError
+from arnes.permissions.rules import RuleError, parse_rule
+
+MODES = {"default": "default", "acceptEdits": "acceptEdits", "plan": "plan", "bypassPermissions": "bypass"}
+_PATH_RULE = re.compile(r"^(Read|Edit|Write|Glob|Grep)\((.*)\)$", re.DOTALL)
+
+
+def translate_rule(raw: str) -> str:
+    """Claude Code's spelling of a path rule as arnes's (DESIGN §4): anchors differ, the rest is the same."""
+    match = _PATH_RULE.match(raw.strip())
+    if not match:
+        return raw.strip()
+    tool, spec = match.groups()
+    if spec.startswith("//"):
+        spec = spec[1:]  # absolute
+    elif spec.startswith("./"):
+        spec = spec[2:]
+    elif spec.startswith("/"):
+        spec = spec[1:]  # relative to the settings' project
+    return f"{tool}({spec})" if spec else tool
+
+
+def read_claude_settings(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """(arnes settings as a dict, warnings) from one Claude Code settings file."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc})") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a settings file is a JSON object")
+    warnings: list[str] = []
+    unused = [k for k in raw if k != "permissions"]
+    perms = raw.get("permissions") or {}
+    if not isinstance(perms, dict):
+        raise ConfigError(f"{path}: permissions must be an object")
+    unused += [f"permissions.{k}" for k in perms if k not in ("allow", "ask", "deny", "defaultMode")]
+    if unused:
+        warnings.append(f"{path}: Claude Code keys arnes does not use, ignored: {', '.join(unused)}")
+    kept: dict[str, Any] = {}
+    for kind in ("allow", "ask", "deny"):
+        rules = perms.get(kind) or []
+        if not isinstance(rules, list):
+            raise ConfigError(f"{path}: permissions.{kind} must be a list of rules")
+        for rule in rules:
+            translated = translate_rule(str(rule))
+            try:
+                parse_rule(translated)
+            except RuleError as exc:
+                lost = " (this deny does not apply in arnes: add an arnes rule for it)" if kind == "deny" else ""
+                warnings.append(f"{path}: permissions.{kind} rule {rule!r} skipped: {exc}{lost}")
+                continue
+            kept.setdefault(kind, []).append(translated)
+    mode = perms.get("defaultMode")
+    if mode is not None:
+        if mode in MODES:
+            kept["defaultMode"] = MODES[mode]
+        else:
+            warnings.append(f"{path}: permissions.defaultMode {mode!r} is not one arnes knows; ignored")
+    return ({"permissions": kept} if kept else {}), warnings
