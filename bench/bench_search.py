@@ -119,9 +119,8 @@ def main() -> None:
     for reference in ("rg-grep-all", "rg-files"):
         wall, lines, rss = child(reference, args.tree, rg)
         print(f"reference {reference}: {wall * 1000:.0f} ms, {lines} lines, {rss:.0f} MB")
-    print(
-        f"peak RSS: ru_maxrss of the child process tree; this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB"
-    )
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    print(f"MB: peak RSS (ru_maxrss) of the child and anything it ran, rg included; this process: {own} MB")
 
 
 if __name__ == "__main__":
