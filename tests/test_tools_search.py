@@ -517,3 +517,9 @@ def test_without_rules_every_shown_hit_is_still_checked_for_links(tmp_path: Path
     assert glob(ctx, "**/*.py") == "plain.py"
     assert grep(ctx, pattern="needle") == "plain.py"
     assert grep(ctx, pattern="needle", output_mode="content") == "plain.py:1:needle"
+
+
+def test_the_cap_never_ends_on_a_group_separator(ctx: ToolContext) -> None:
+    put(ctx, "a.txt", "needle\nhay\nhay\nhay\nneedle\n")
+    out = grep(ctx, pattern="needle", output_mode="content", context=1, head_limit=3).splitlines()
+    assert out == ["a.txt:1:needle", "a.txt-2-hay", "... (2 more lines; narrow the search or raise head_limit)"]

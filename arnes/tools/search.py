@@ -365,8 +365,10 @@ def _first_lines(
             continue
         more += 1
         if more >= OVERFLOW_LINES:
-            return lines, more, False
-    return lines, more, True
+            break
+    while lines and lines[-1] == "--":  # a group separator the cap left at the end
+        lines.pop()
+    return lines, more, more < OVERFLOW_LINES
 
 
 def _filter_output(printed: Iterable[str], mode: str, keep: Callable[[str], str | None]) -> Iterator[str]:
