@@ -164,6 +164,8 @@ class Session:
             changes=self.shared.changes,
             hidden=self.engine.hidden,
             listable=self.engine.listable,
+            read_rules=self.engine.has_read_rules,
+            rule_hides=self.engine.rule_hides,
             sandbox=self.sandbox,
             jobs=self.shared.jobs,
             max_output_chars=self.output_cap,

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
+from arnes.tools import rgstream
 from arnes.tools.base import ToolContext, ToolError
 from arnes.tools.docs import ReadDoc
-from arnes.tools.search import GLOB_LIMIT, GREP_LINE_LIMIT, Glob, Grep
+from arnes.tools.search import GLOB_LIMIT, GREP_LINE_LIMIT, OVERFLOW_LINES, Glob, Grep
 
 BASE_TIME = 1_700_000_000
 
@@ -440,3 +443,83 @@ def test_read_doc_target_is_the_document(ctx: ToolContext) -> None:
     (target,) = ReadDoc().targets(ReadDoc.args_model(topic="testing.md"), ctx)
     assert target.path == ctx.workspace / "docs" / "testing.md"
     assert target.access == "read"
+
+
+# ------------------------------------------------------------------------------- bounded searches
+
+
+class RecordedPopen(subprocess.Popen[bytes]):
+    """Popen that remembers each rg it started, to check afterwards that none is left running."""
+
+    started: ClassVar[list[subprocess.Popen[bytes]]] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        RecordedPopen.started.append(self)
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> list[subprocess.Popen[bytes]]:
+    RecordedPopen.started = []
+    monkeypatch.setattr(rgstream.subprocess, "Popen", RecordedPopen)
+    return RecordedPopen.started
+
+
+def test_grep_stops_reading_at_the_cap_and_kills_ripgrep(
+    ctx: ToolContext, recorded: list[subprocess.Popen[bytes]]
+) -> None:
+    """4 MB of matches cannot fit a pipe: rg is still writing when the cap is reached, so it
+    must have been killed (not waited for to the end) and reaped."""
+    put(ctx, "big.txt", "needle\n" * 600_000)
+    out = grep(ctx, pattern="needle", output_mode="content", head_limit=5).splitlines()
+    assert out[:5] == [f"big.txt:{n}:needle" for n in range(1, 6)]
+    assert out[5:] == [f"... (over {OVERFLOW_LINES} more lines; narrow the search or raise head_limit)"]
+    (rg,) = recorded
+    assert rg.returncode == -signal.SIGKILL  # stopped early, and reaped: no rg left running
+
+
+def test_grep_count_mode_is_capped_too(ctx: ToolContext, recorded: list[subprocess.Popen[bytes]]) -> None:
+    for i in range(12):
+        put(ctx, f"f{i:02}.txt", "needle\n")
+    out = grep(ctx, pattern="needle", output_mode="count", head_limit=4).splitlines()
+    assert len(out) == 5 and all(line.endswith(":1") for line in out[:4])
+    assert out[4] == "... (8 more lines; narrow the search or raise head_limit)"
+    assert all(rg.returncode is not None for rg in recorded)
+
+
+def test_grep_files_mode_shows_the_newest_up_to_head_limit(ctx: ToolContext) -> None:
+    for i in range(10):
+        put(ctx, f"f{i}.txt", "needle\n", age=i)
+    out = grep(ctx, pattern="needle", head_limit=3).splitlines()
+    assert out == ["f0.txt", "f1.txt", "f2.txt", "... (7 more lines; narrow the search or raise head_limit)"]
+
+
+def test_hits_a_rule_hides_are_neither_shown_nor_counted(tmp_path: Path) -> None:
+    ctx = ToolContext(
+        tmp_path, read_rules=lambda: True, rule_hides=lambda tool, path: "deny" in path,
+        listable=lambda tool, path: "deny" not in path,
+    )  # fmt: skip
+    for i in range(GLOB_LIMIT + 3):
+        put(ctx, f"ok{i:03}.txt")
+    for i in range(50):
+        put(ctx, f"deny{i:03}.txt")
+    lines = glob(ctx, "*.txt").splitlines()
+    assert not any("deny" in line for line in lines)
+    assert lines[-1] == "... (3 more; use a narrower pattern or path)"
+
+
+def test_without_rules_every_shown_hit_is_still_checked_for_links(tmp_path: Path) -> None:
+    """No rule can match, so counting skips the rule test; what is shown still passes `listable`
+    (the no-link check), so a hit that fails it never appears."""
+    ctx = ToolContext(tmp_path, listable=lambda tool, path: "linked" not in path)
+    put(ctx, "linked/secret.py", "needle\n", age=0)  # the newest: first in line to be shown
+    put(ctx, "plain.py", "needle\n", age=5)
+    assert glob(ctx, "**/*.py") == "plain.py"
+    assert grep(ctx, pattern="needle") == "plain.py"
+    assert grep(ctx, pattern="needle", output_mode="content") == "plain.py:1:needle"
+
+
+def test_the_cap_never_ends_on_a_group_separator(ctx: ToolContext) -> None:
+    put(ctx, "a.txt", "needle\nhay\nhay\nhay\nneedle\n")
+    out = grep(ctx, pattern="needle", output_mode="content", context=1, head_limit=3).splitlines()
+    assert out == ["a.txt:1:needle", "a.txt-2-hay", "... (2 more lines; narrow the search or raise head_limit)"]

@@ -287,6 +287,13 @@ class RuleEngine:
         with self._lock:
             return not any(self._first(kind, tools, (written,), every=False) for kind in ("deny", "ask"))
 
+    def rule_hides(self, tool: str, path: str) -> bool:
+        """Whether a deny or ask rule covers reading `path` (one form, no link check): the cheap
+        test a search applies to every hit it counts; what it shows also passes `listable`."""
+        tools = rule_tools(tool, "read")
+        with self._lock:
+            return any(self._first(kind, tools, (path,), every=False) for kind in ("deny", "ask"))
+
     def write_covered(self, path: Path) -> bool:
         """True when a deny or ask rule covers writing `path` (the sandbox then keeps it read-only)."""
         written = str(path)

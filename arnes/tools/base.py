@@ -44,6 +44,10 @@ class ToolContext:
     hidden: Callable[[str, Path], bool] = field(default=lambda tool, path: False)
     # A search hit that may be shown: no link on its way now, no rule hiding it (see RuleEngine).
     listable: Callable[[str, str], bool] = field(default=lambda tool, path: real_path(path) == path)
+    # Whether any rule hides files from reading, and the cheap rule-only test per hit: a search
+    # counts every hit but judges links only on those it shows (see tools/search.py).
+    read_rules: Callable[[], bool] = field(default=lambda: False)
+    rule_hides: Callable[[str, str], bool] = field(default=lambda tool, path: False)
     sandbox: Sandbox = field(default_factory=NoSandbox)
     jobs: BackgroundJobs = field(default_factory=BackgroundJobs)
     # Set by the agent loop: runs a sub-agent on (task, read_only) and returns its conclusion.

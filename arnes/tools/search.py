@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import heapq
 import os
 import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -20,9 +21,13 @@ from arnes.host.nofollow import LinkRefused, open_real
 from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import ESSENTIAL, BaseTool, ToolArgs, ToolContext, ToolError
+from arnes.tools.rgstream import RgRun, stream_rg
 
 GLOB_LIMIT = 100
 GREP_LINE_LIMIT = 250
+# Lines read past the limit only to say how many more there are; then rg is killed. Few: each
+# line rg must still find costs, and "over 100 more" tells the model enough to narrow.
+OVERFLOW_LINES = 100
 # Search hidden files too (dotfiles are files), but never the repository's internals.
 _BASE = ["--no-require-git", "--hidden", "--color", "never", "--no-messages"]
 # Last among the globs: ripgrep lets the last matching glob win, so a caller's `*` cannot re-include .git.
@@ -49,6 +54,13 @@ def _run_rg(args: list[str], where: _Root, paths: list[str] | None = None) -> tu
         check=False,
     )  # fmt: skip
     return proc.returncode, proc.stdout, proc.stderr
+
+
+@contextmanager
+def _stream(args: list[str], where: _Root) -> Iterator[RgRun]:
+    """rg's output line by line; rg is killed when the caller stops reading early."""
+    with stream_rg([ripgrep(), *_BASE, *args, *_NO_GIT, "--", where.target], where.cwd, where.stdin, where.keep) as run:
+        yield run
 
 
 @dataclass(frozen=True)
@@ -171,22 +183,83 @@ class Glob(BaseTool[GlobArgs]):
         select, leaky = _glob_flags(args.pattern)
         real_root = ctx.real_of(root) or resolve_real(root)
         with _opened(ctx, root) as where:
-            code, out, err = _run_rg(["--files", *select], where)
-            if code == 2 and not out:
-                raise ToolError(f"Glob failed: {err.strip() or 'bad pattern'}. Check the pattern syntax.")
-            found = [line for line in out.split("\n") if line]
-            if leaky and found:
-                listed = _listed(where)
-                found = [line for line in found if line in listed]
-        name_of = _shown_under(ctx, root, real_root, self.name)
-        hits = [hit for hit in map(name_of, found) if hit is not None]
-        if not hits:
+            listed = _listed(where) if leaky else None
+            with _stream(["--files", *select], where) as run:
+                hits = _newest(run.lines(), listed, _counted(ctx, root, real_root, self.name), GLOB_LIMIT)
+            if run.code == 2 and not hits.total:
+                raise ToolError(f"Glob failed: {run.err.strip() or 'bad pattern'}. Check the pattern syntax.")
+        lines = hits.shown(_shown_under(ctx, root, real_root, self.name), GLOB_LIMIT)
+        if not lines:
             return f"No files match {args.pattern!r} in {_where(shown)}."
-        hits.sort(key=lambda hit: _mtime(hit[1]), reverse=True)
-        lines = [name for name, _ in hits[:GLOB_LIMIT]]
-        if len(hits) > GLOB_LIMIT:
-            lines.append(f"... ({len(hits) - GLOB_LIMIT} more; use a narrower pattern or path)")
+        if hits.more:
+            lines.append(f"... ({hits.more} more; use a narrower pattern or path)")
         return "\n".join(lines)
+
+
+@dataclass
+class _Newest:
+    """The newest hits (path as rg printed it, real path), and how many were counted in all."""
+
+    top: list[tuple[str, str]]
+    total: int
+    more: int = 0
+
+    def shown(self, name_of: Callable[[str], tuple[str, str] | None], limit: int) -> list[str]:
+        """The names of the newest `limit` hits that pass the full check (links and rules) now."""
+        names: list[str] = []
+        examined = 0
+        for printed, _ in self.top:
+            if len(names) == limit:
+                break
+            examined += 1
+            hit = name_of(printed)
+            if hit is not None:
+                names.append(hit[0])
+        self.more = self.total - examined
+        return names
+
+
+def _newest(
+    printed: Iterable[str], listed: set[str] | None, counted: Callable[[str], str | None], limit: int
+) -> _Newest:
+    """Every hit counted, only the newest kept: memory stays flat however many files match.
+
+    Links are judged later, on the few shown (each costs an lstat per folder on its way); the
+    rules, a compiled pattern, are held against every hit so what they hide is not even counted.
+    The one stat per hit (its mtime) is what newest-first costs beyond rg's own walk; reading it
+    in threads gained nothing measurable on 2 cores. Twice the limit is kept so hits dropped for
+    a link still leave a full page."""
+    total = 0
+
+    def candidates() -> Iterator[tuple[float, str, str]]:
+        nonlocal total
+        for line in printed:
+            if not line or (listed is not None and line not in listed):
+                continue
+            real = counted(line)
+            if real is None:
+                continue
+            total += 1
+            yield _mtime(real), line, real
+
+    top = heapq.nlargest(2 * limit, candidates(), key=lambda hit: hit[0])
+    return _Newest([(line, real) for _, line, real in top], total)
+
+
+def _counted(ctx: ToolContext, root: Path, real_root: Path, tool: str) -> Callable[[str], str | None]:
+    """rg's path -> its real path, or None when a rule hides it (rules only: links are judged on
+    what is shown). With no read rule at all, nothing is held against any rule."""
+    base = str(real_root).rstrip("/")
+    rules = ctx.read_rules()
+
+    def counted(printed: str) -> str | None:
+        rel = printed[2:] if printed.startswith("./") else printed
+        real = base if rel in ("<stdin>", "-", "") else f"{base}/{rel}"
+        if rules and (ctx.rule_hides(tool, real) or (root != real_root and ctx.hidden(tool, root / rel))):
+            return None
+        return real
+
+    return counted
 
 
 def _mtime(path: Path | str) -> float:
@@ -241,63 +314,89 @@ class Grep(BaseTool[GrepArgs]):
                 flags += ["--context", str(args.context)]
         flags.append("--with-filename")
         real_root = ctx.real_of(root) or resolve_real(root)
+        limit = args.head_limit or GREP_LINE_LIMIT
         with _opened(ctx, root) as where:
-            code, out, err = _run_rg([*flags, "--regexp", args.pattern], where)
-            if code == 2 and not out:
-                raise ToolError(f"Grep failed: {err.strip() or 'bad pattern'}. Check the regular expression.")
-            # Split on newlines only: splitlines() also breaks at \f, \v, \x1c.. and would cut a hidden
-            # file's line into pieces that no longer carry its name.
-            lines = [line for line in out.split("\n") if line]
-            listed = _listed(where) if leaky and lines and where.stdin is None else None
-        shown = _shown_under(ctx, root, real_root, self.name)
-        names: dict[str, tuple[str, str] | None] = {}
-
-        def keep(path: str) -> str | None:
-            """The name to show, when not ignored by .gitignore nor covered by a Read deny or ask rule."""
-            if path not in names:
-                visible = listed is None or path in listed
-                names[path] = shown(path) if visible else None
-            hit = names[path]
-            return None if hit is None else hit[0]
-
-        lines = _filter_output(lines, args.output_mode, keep)
-        lines = [line.replace("\0", "") for line in lines]
+            listed = _listed(where) if leaky and where.stdin is None else None
+            with _stream([*flags, "--regexp", args.pattern], where) as run:
+                if args.output_mode == "files_with_matches":
+                    hits = _newest(run.lines(), listed, _counted(ctx, root, real_root, self.name), limit)
+                    lines = hits.shown(_shown_under(ctx, root, real_root, self.name), limit)
+                    more, exact = hits.more, True
+                else:
+                    keep = self._keeper(ctx, root, real_root, listed)
+                    lines, more, exact = _first_lines(run.lines(), args.output_mode, keep, limit)
+            if run.code == 2 and not lines:
+                raise ToolError(f"Grep failed: {run.err.strip() or 'bad pattern'}. Check the regular expression.")
         if not lines:
             return f"No matches for {args.pattern!r} in {_where(where_shown)}."
-        if args.output_mode == "files_with_matches":
-            where_is: dict[str, str] = {hit[0]: hit[1] for hit in names.values() if hit is not None}
-            lines.sort(key=lambda name: _mtime(where_is.get(name) or name), reverse=True)
-        limit = args.head_limit or GREP_LINE_LIMIT
-        body = "\n".join(lines[:limit])
-        if len(lines) > limit:
-            body += f"\n... ({len(lines) - limit} more lines; narrow the search or raise head_limit)"
+        body = "\n".join(lines)
+        if more:
+            many = f"{more}" if exact else f"over {more}"
+            body += f"\n... ({many} more lines; narrow the search or raise head_limit)"
         return body
 
+    def _keeper(
+        self, ctx: ToolContext, root: Path, real_root: Path, listed: set[str] | None
+    ) -> Callable[[str], str | None]:
+        """rg's path -> the name to show, when not ignored by .gitignore, behind no link and
+        covered by no Read deny or ask rule; judged once per file."""
+        shown = _shown_under(ctx, root, real_root, self.name)
+        names: dict[str, str | None] = {}
 
-def _filter_output(lines: list[str], mode: str, keep: Callable[[str], str | None]) -> list[str]:
-    """The output of files `keep` names, each under that name; tidy the `--` between groups."""
-    kept: list[str] = []
-    for line in lines:
-        if mode == "files_with_matches":
-            path, rest = line, ""
-        elif mode == "count":
+        def keep(path: str) -> str | None:
+            if path not in names:
+                hit = shown(path) if listed is None or path in listed else None
+                names[path] = None if hit is None else hit[0]
+            return names[path]
+
+        return keep
+
+
+def _first_lines(
+    printed: Iterable[str], mode: str, keep: Callable[[str], str | None], limit: int
+) -> tuple[list[str], int, bool]:
+    """The first `limit` lines shown, how many more, and whether that count is exact: past the
+    limit at most OVERFLOW_LINES more are read (to count them), then reading stops and rg dies."""
+    lines: list[str] = []
+    more = 0
+    for line in _filter_output(printed, mode, keep):
+        if len(lines) < limit:
+            lines.append(line)
+            continue
+        more += 1
+        if more >= OVERFLOW_LINES:
+            break
+    while lines and lines[-1] == "--":  # a group separator the cap left at the end
+        lines.pop()
+    return lines, more, more < OVERFLOW_LINES
+
+
+def _filter_output(printed: Iterable[str], mode: str, keep: Callable[[str], str | None]) -> Iterator[str]:
+    """The output of files `keep` names, each under that name, NULs taken out; a `--` between
+    context groups only where kept lines stand on both sides of it."""
+    started = pending = False
+    for line in printed:
+        if not line:
+            continue
+        if mode == "count":
             path, _, count = line.rpartition(":")
             rest = ":" + count
         elif "\0" in line:
             path, nul, rest = line.partition("\0")
             rest = nul + rest
         elif line == "--":  # the separator between context groups
-            if kept and kept[-1] != "--":
-                kept.append(line)
+            pending = started
             continue
         else:
             continue  # a line without a file name: nothing to vouch for it
         name = keep(path)
-        if name is not None:
-            kept.append(name + rest)
-    while kept and kept[-1] == "--":
-        kept.pop()
-    return kept
+        if name is None:
+            continue
+        if pending:
+            pending = False
+            yield "--"
+        started = True
+        yield (name + rest).replace("\0", "")
 
 
 def _where(shown: str) -> str:

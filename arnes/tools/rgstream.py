@@ -1,0 +1,53 @@
+"""ripgrep as a stream: lines are read as rg writes them, and rg is killed once enough is read.
+
+Why: a pattern that matches much on a big tree writes gigabytes; capturing all of it (and
+splitting it into lists) cost seconds and gigabytes of memory for the 250 lines the model sees.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import IO
+
+
+@dataclass
+class RgRun:
+    """A running rg: its lines (text, newline gone), and after the run its exit code and stderr."""
+
+    proc: subprocess.Popen[bytes]
+    err_file: IO[bytes]
+    code: int | None = None
+    err: str = ""
+    lines_read: int = field(default=0)
+
+    def lines(self) -> Iterator[str]:
+        """Each output line, split on newlines only (splitlines() would also cut at \\f, \\v ..)."""
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self.lines_read += 1
+            yield raw.rstrip(b"\n").decode("utf-8", "replace")
+
+
+@contextmanager
+def stream_rg(command: list[str], cwd: str, stdin: int | None, keep: tuple[int, ...]) -> Iterator[RgRun]:
+    """Run rg; on leaving, kill it if it still runs and reap it, so no rg outlives the call."""
+    with tempfile.TemporaryFile() as err_file:
+        proc = subprocess.Popen(
+            command, cwd=cwd, stdin=subprocess.DEVNULL if stdin is None else stdin, stdout=subprocess.PIPE,
+            stderr=err_file, pass_fds=keep,
+        )  # fmt: skip
+        run = RgRun(proc, err_file)
+        try:
+            yield run
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            assert proc.stdout is not None
+            proc.stdout.close()
+            run.code = proc.wait()
+            err_file.seek(0)
+            run.err = err_file.read(4096).decode("utf-8", "replace")
