@@ -19,7 +19,7 @@ from typing import Literal
 from arnes.errors import ConfigError
 from arnes.permissions.protected import user_config_dir
 
-SETTINGS = (".arnes/settings.json", ".arnes/settings.local.json")
+SETTINGS = (".arnes/settings.json", ".arnes/settings.local.json", ".mcp.json")  # .mcp.json starts servers
 TEAMS = ".arnes/teams"  # team files choose agents, their flags and verify commands
 Status = Literal["trusted", "changed", "declined", "unknown"]
 
