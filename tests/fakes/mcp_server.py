@@ -1,7 +1,7 @@
 """A real MCP server on the official SDK, for end-to-end tests of arnes's MCP client.
 
-`python mcp_server.py stdio` serves on stdin/stdout; `python mcp_server.py http PORTFILE` binds
-127.0.0.1 on a free port, writes the port to PORTFILE once it listens (connections queue from
+`python mcp_server.py stdio` serves on stdin/stdout; `python mcp_server.py http` binds
+127.0.0.1 on a free port, prints the port on stdout once it listens (connections queue from
 then on, so a test needs no sleep), and serves streamable HTTP at /mcp. `exit` quits at once.
 """
 
@@ -56,10 +56,7 @@ def main() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)
-    tmp = sys.argv[2] + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(str(sock.getsockname()[1]))
-    os.replace(tmp, sys.argv[2])
+    print(sock.getsockname()[1], flush=True)  # the test reads this line: from now on connections queue
     app = server.streamable_http_app()
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
