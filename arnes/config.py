@@ -245,7 +245,9 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         servers = load_mcp_file(mcp_file)
         _add_servers(cfg, servers, mcp_file, "project", trusted)
         if servers and not trusted:
-            cfg.ignored[mcp_file] = {f"mcpServers.{name}": s.model_dump(exclude_defaults=True) for name, s in servers.items()}
+            cfg.ignored[mcp_file] = {
+                f"mcpServers.{name}": s.model_dump(exclude_defaults=True) for name, s in servers.items()
+            }
         if servers:
             cfg.files.append(mcp_file)
     return cfg

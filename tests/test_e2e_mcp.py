@@ -57,8 +57,8 @@ def test_stdio_server_tools_pass_the_gate_and_a_dead_server_is_reported(tmp_path
         {"name": "mcp__fake__fail", "input": {"why": "on purpose"}},
         {"name": "mcp__fake__probe", "input": {}},  # no rule, no terminal: denied
     ]
-    run, events = run_calls(tmp_path, ws, calls, "--trust", "--allow", "mcp__fake__add", "--allow", "mcp__fake__picture",
-                            "--allow", "mcp__fake__fail")  # fmt: skip
+    allow = ["--allow", "mcp__fake__add", "--allow", "mcp__fake__picture", "--allow", "mcp__fake__fail"]
+    run, events = run_calls(tmp_path, ws, calls, "--trust", *allow)
     assert run.code == 0, run.err
     got = results(events)
     assert got["mcp__fake__add"] == (False, "sum=5")
@@ -86,7 +86,9 @@ def test_untrusted_project_mcp_json_starts_nothing(tmp_path: Path) -> None:
 
 @pytest.fixture
 def http_server() -> Iterator[str]:
-    proc = subprocess.Popen([sys.executable, SERVER, "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, SERVER, "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
     try:
         assert proc.stdout is not None
         port = proc.stdout.readline().strip()  # printed once the socket listens
@@ -107,7 +109,9 @@ def test_streamable_http_server(tmp_path: Path, http_server: str) -> None:
 @pytest.mark.skipif(Bubblewrap.unavailable() is not None, reason="needs bubblewrap")
 def test_stdio_server_runs_in_the_sandbox(tmp_path: Path) -> None:
     ws = workspace(tmp_path, {"fake": stdio()})
-    run, events = run_calls(tmp_path, ws, [{"name": "mcp__fake__probe", "input": {}}], "--trust", "--allow", "mcp__fake")
+    run, events = run_calls(
+        tmp_path, ws, [{"name": "mcp__fake__probe", "input": {}}], "--trust", "--allow", "mcp__fake"
+    )
     assert run.code == 0, run.err
     out = results(events)["mcp__fake__probe"][1]
     assert "network blocked" in out and "HOME_SECRET=<unset>" in out

@@ -42,11 +42,17 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         hub.wait()
         for name, st in hub.servers.items():
             kind = st.entry.config.transport
-            where = st.entry.config.url if kind == "http" else " ".join([st.entry.config.command or "", *st.entry.config.args])
+            where = (
+                st.entry.config.url
+                if kind == "http"
+                else " ".join([st.entry.config.command or "", *st.entry.config.args])
+            )
             boxed = f", sandbox {st.sandbox}" if st.sandbox else ""
             console.print(Text(f"{name}  {st.state}  ({kind}{boxed}: {where}; from {st.entry.source})"))
             for tool in st.tools:
-                console.print(Text(f"  mcp__{name}__{tool.name}  {tool.description.splitlines()[0] if tool.description else ''}"))
+                console.print(
+                    Text(f"  mcp__{name}__{tool.name}  {tool.description.splitlines()[0] if tool.description else ''}")
+                )
     finally:
         if hub is not None:
             hub.close()

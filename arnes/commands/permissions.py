@@ -93,7 +93,9 @@ def _tool_name(name: str) -> str:
     """A built-in tool or an MCP tool `mcp__SERVER__TOOL` (any server: the rules are what is tested)."""
     if name in KNOWN_TOOLS or (MCP_RULE.match(name) and name.count("__") == 2 and not name.endswith("*")):
         return name
-    raise argparse.ArgumentTypeError(f"{name!r} is not a tool; give one of {', '.join(KNOWN_TOOLS)} or mcp__SERVER__TOOL")
+    raise argparse.ArgumentTypeError(
+        f"{name!r} is not a tool; give one of {', '.join(KNOWN_TOOLS)} or mcp__SERVER__TOOL"
+    )
 
 
 def _check(console: Console, engine: RuleEngine, tool: str, target: str) -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client, get_default_environment
+from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from arnes.mcp.settings import ServerEntry
@@ -88,7 +88,7 @@ class McpHub:
 
     def _give_up(self, st: ServerState) -> None:
         if st.state == "starting" and st.task is not None:
-            st.fail(f"no answer within {st.entry.config.timeout:g} s (raise \"timeout\" for a slow server)")
+            st.fail(f'no answer within {st.entry.config.timeout:g} s (raise "timeout" for a slow server)')
             st.task.cancel()
 
     async def _serve(self, st: ServerState) -> None:
@@ -100,7 +100,7 @@ class McpHub:
                     params = StdioServerParameters(
                         command=confined.argv[0], args=confined.argv[1:], env=confined.env, cwd=self.workspace
                     )
-                    errlog = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
+                    errlog = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
                     st.errlog = errlog
                     read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
                 else:
@@ -125,7 +125,7 @@ class McpHub:
                 await st.stop.wait()
         except asyncio.CancelledError:
             st.fail("stopped")
-        except BaseException as exc:  # noqa: BLE001  (a server's failure is reported, never raised)
+        except BaseException as exc:
             st.fail(_reason(exc) + _tail(st))
         finally:
             if confined is not None:
@@ -176,9 +176,9 @@ class McpHub:
         except (FutureTimeout, TimeoutError) as exc:
             future.cancel()
             raise ConnectionError(
-                f"the MCP server {server!r} did not answer within {timeout:g} s (\"tool_timeout\" in its settings)"
+                f'the MCP server {server!r} did not answer within {timeout:g} s ("tool_timeout" in its settings)'
             ) from exc
-        except Exception as exc:  # noqa: BLE001  (the connection broke: the server died)
+        except Exception as exc:
             if st.session is None:
                 raise ConnectionError(f"the MCP server {server!r} stopped: {st.state}") from exc
             raise ConnectionError(f"the MCP server {server!r} failed the call: {_reason(exc)}") from exc

@@ -24,7 +24,7 @@ class McpArgs(ToolArgs):
     schema_: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
 
     @classmethod
-    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return dict(cls.schema_)
 
 
