@@ -4,8 +4,8 @@ Start-up never waits: `start` returns at once and the servers connect and list t
 behind the banner. The first model request waits for them (bounded by each server's `timeout`),
 so the tools are there when the model first looks. A server that fails, hangs or dies is marked
 failed with the reason, and its tools answer with that reason; the session goes on.
-Imports the `mcp` SDK (the optional extra `arnes[mcp]`): load this module only when a server is
-configured.
+The `mcp` SDK (the optional extra `arnes[mcp]`) takes most of a second to import: the background
+thread imports it, so the banner never waits for it.
 """
 
 from __future__ import annotations
@@ -20,14 +20,15 @@ from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
-
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from typing import IO, TYPE_CHECKING, Any
 
 from arnes.mcp.settings import ServerEntry
 from arnes.sandbox.base import Confined, Sandbox
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
+MISSING_SDK = "the MCP SDK is not installed: pip install 'arnes[mcp]'"
 
 SandboxFor = Callable[[ServerEntry], Sandbox | None]  # None: run this server unconfined
 
@@ -72,7 +73,16 @@ class McpHub:
                 st.state = "not started: untrusted (`arnes trust` or --trust to start it)"
                 st.ready.set()
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="arnes-mcp", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="arnes-mcp", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            import mcp.client.stdio  # off the start-up path: see the module docstring
+            import mcp.client.streamable_http  # noqa: F401
+        except ImportError:
+            for st in self.servers.values():
+                st.fail(MISSING_SDK)
+        self._loop.run_forever()
 
     def start(self) -> None:
         """Connect every trusted server in the background; returns at once."""
@@ -82,6 +92,8 @@ class McpHub:
                 self._loop.call_soon_threadsafe(self._launch, st)
 
     def _launch(self, st: ServerState) -> None:
+        if st.ready.is_set():  # failed already (no SDK)
+            return
         st.stop = asyncio.Event()
         st.task = self._loop.create_task(self._serve(st))
         self._loop.call_later(st.entry.config.timeout, self._give_up, st)
@@ -92,6 +104,10 @@ class McpHub:
             st.task.cancel()
 
     async def _serve(self, st: ServerState) -> None:
+        from mcp import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
         confined: Confined | None = None
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -139,6 +155,8 @@ class McpHub:
         argv = [cfg.command or "", *cfg.args]
         sandbox = self._sandbox_for(st.entry)
         if sandbox is None or sandbox.name == "off":
+            from mcp.client.stdio import get_default_environment
+
             st.sandbox = "unconfined"
             return Confined(argv, {**get_default_environment(), **cfg.env})
         st.sandbox = sandbox.name

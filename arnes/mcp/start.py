@@ -12,20 +12,12 @@ if TYPE_CHECKING:
     from arnes.mcp.client import McpHub
     from arnes.session import Session
 
-MISSING_SDK = "the MCP SDK is not installed: pip install 'arnes[mcp]'"
-
 
 def start_hub(session: Session, servers: dict[str, ServerEntry]) -> McpHub | None:
     """The hub with every trusted server connecting in the background, or None if none is set."""
     if not servers:
         return None
-    try:
-        from arnes.mcp.client import McpHub
-    except ImportError:
-        from arnes.agent.events import Notice
-
-        session.bus.emit(Notice("warning", f"warning: MCP servers not started: {MISSING_SDK}"))
-        return None
+    from arnes.mcp.client import McpHub  # the SDK itself loads in the hub's thread
 
     def sandbox_for(entry: ServerEntry) -> Sandbox | None:
         """The session's sandbox for a stdio server; only the user's own settings may lift it or open
