@@ -185,10 +185,10 @@ def build_session(
         return retrying(_provider(chosen, cfg, stream, window)[0])
 
     session.model_switch = switch
-    if cfg.mcp_servers:  # connecting behind the banner: start-up does not wait for them
-        from arnes.mcp.start import start_hub
+    if cfg.mcp_servers:  # started behind the banner (agent/loop.py): start-up does not wait for them
+        from arnes.mcp.start import make_hub
 
-        session.mcp = start_hub(session, cfg.mcp_servers)
+        session.mcp = make_hub(session, cfg.mcp_servers)
     return session
 
 

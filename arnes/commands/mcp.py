@@ -13,7 +13,7 @@ from arnes.cli import parse_subcommand
 def run(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.cli import workspace_of
     from arnes.llm.script import ScriptProvider
-    from arnes.mcp.start import start_hub
+    from arnes.mcp.start import make_hub
     from arnes.runner import resolve_config
     from arnes.session import Session
 
@@ -35,10 +35,11 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         ws, ScriptProvider.from_turns([]), mode=cfg.mode, rules=cfg.rules, sandbox_mode=cfg.sandbox,
         network=cfg.network, env_passthrough=tuple(cfg.env_passthrough), read_paths=tuple(cfg.read_paths),
     )  # fmt: skip
-    hub = start_hub(session, cfg.mcp_servers)
+    hub = make_hub(session, cfg.mcp_servers)
     try:
         if hub is None:
             return 1
+        hub.start()
         hub.wait()
         for name, st in hub.servers.items():
             kind = st.entry.config.transport

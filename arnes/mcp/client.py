@@ -85,7 +85,9 @@ class McpHub:
         self._loop.run_forever()
 
     def start(self) -> None:
-        """Connect every trusted server in the background; returns at once."""
+        """Connect every trusted server in the background; returns at once (a second call does nothing)."""
+        if self._thread.is_alive():
+            return
         self._thread.start()
         for st in self.servers.values():
             if not st.ready.is_set():
@@ -174,6 +176,7 @@ class McpHub:
     # -- for the session -----------------------------------------------------------------------
     def wait(self) -> None:
         """Wait until every server has started or failed (each bounded by its own timeout)."""
+        self.start()
         for st in self.servers.values():
             st.ready.wait(st.entry.config.timeout + 5)
             if not st.ready.is_set():

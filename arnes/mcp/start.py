@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from arnes.session import Session
 
 
-def start_hub(session: Session, servers: dict[str, ServerEntry]) -> McpHub | None:
-    """The hub with every trusted server connecting in the background, or None if none is set."""
+def make_hub(session: Session, servers: dict[str, ServerEntry]) -> McpHub | None:
+    """The hub of the session's servers, or None if none is set; `start` it once the banner is out
+    (its thread imports the SDK, which would slow the banner down)."""
     if not servers:
         return None
     from arnes.mcp.client import McpHub  # the SDK itself loads in the hub's thread
@@ -29,9 +30,7 @@ def start_hub(session: Session, servers: dict[str, ServerEntry]) -> McpHub | Non
         spec = dataclasses.replace(session.shared.spec, network=network)
         return choose_sandbox(_mode(session.sandbox), spec)
 
-    hub = McpHub(list(servers.values()), session.workspace, sandbox_for)
-    hub.start()
-    return hub
+    return McpHub(list(servers.values()), session.workspace, sandbox_for)
 
 
 def _mode(sandbox: Sandbox) -> SandboxMode:
