@@ -70,6 +70,22 @@ def test_stdio_server_tools_pass_the_gate_and_a_dead_server_is_reported(tmp_path
     assert "MCP server dead failed" in run.out + run.err
 
 
+def test_a_call_that_hangs_times_out_and_the_run_goes_on(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, {"fake": stdio(tool_timeout=1)})
+    calls = [{"name": "mcp__fake__hang", "input": {}}]
+    run, events = run_calls(tmp_path, ws, calls, "--trust", "--allow", "mcp__fake")
+    assert run.code == 0, run.err
+    is_error, out = results(events)["mcp__fake__hang"]
+    assert is_error and "did not answer within 1 s" in out
+
+
+def test_user_only_keys_in_a_project_file_are_refused(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, {"fake": stdio(sandbox=False, network=True)})
+    listed = run_arnes("--trust", "mcp", "list", "-w", str(ws))
+    assert "sandbox bubblewrap" in listed.out or Bubblewrap.unavailable() is not None
+    assert "only your user settings" in listed.out + listed.err
+
+
 def test_untrusted_project_mcp_json_starts_nothing(tmp_path: Path) -> None:
     """A hostile clone's .mcp.json runs a command: untrusted, it is listed and never started."""
     marker = tmp_path / "pwned"

@@ -24,6 +24,8 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     ws = workspace_of(args)
     cfg = resolve_config(args, ws, ask=False)
     console = Console(highlight=False, soft_wrap=True)
+    for warning in cfg.warnings:
+        console.print(Text(f"warning: {warning}", style="yellow"))
     if not cfg.mcp_servers:
         console.print(
             "no MCP servers configured (add them to .mcp.json or mcpServers in settings; see docs/mcp.md)",

@@ -192,14 +192,15 @@ class McpHub:
         future = asyncio.run_coroutine_threadsafe(
             session.call_tool(tool, arguments, read_timeout_seconds=timeout), self._loop
         )
+        late = f'the MCP server {server!r} did not answer within {timeout:g} s ("tool_timeout" in its settings)'
         try:
             result = future.result(timeout + 5)
         except (FutureTimeout, TimeoutError) as exc:
             future.cancel()
-            raise ConnectionError(
-                f'the MCP server {server!r} did not answer within {timeout:g} s ("tool_timeout" in its settings)'
-            ) from exc
-        except Exception as exc:
+            raise ConnectionError(late) from exc
+        except Exception as exc:  # the connection broke, the server died, or the SDK's own time-out
+            if "timed out" in str(exc):
+                raise ConnectionError(late) from exc
             if st.session is None:
                 raise ConnectionError(f"the MCP server {server!r} stopped: {st.state}") from exc
             raise ConnectionError(f"the MCP server {server!r} failed the call: {_reason(exc)}") from exc

@@ -44,6 +44,14 @@ def probe() -> str:
     return f"{net}; HOME_SECRET={os.environ.get('HOME_SECRET', '<unset>')}"
 
 
+@server.tool(description="Never answer.")
+async def hang() -> str:
+    import anyio
+
+    await anyio.Event().wait()  # nobody sets it
+    return "unreachable"
+
+
 def main() -> None:
     how = sys.argv[1] if len(sys.argv) > 1 else "stdio"
     if how == "exit":
