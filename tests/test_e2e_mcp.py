@@ -100,6 +100,19 @@ def test_untrusted_project_mcp_json_starts_nothing(tmp_path: Path) -> None:
     assert "evil  not started: untrusted" in listed.out and not marker.exists()
 
 
+def test_trust_covers_the_mcp_json_it_saw(tmp_path: Path) -> None:
+    """Trusted, then .mcp.json changes (a pull adds a server): untrusted again until asked."""
+    marker = tmp_path / "pwned"
+    ws = workspace(tmp_path, {"fake": stdio()})
+    assert run_arnes("trust", str(ws)).code == 0
+    assert "fake  started" in run_arnes("mcp", "list", "-w", str(ws)).out
+    (ws / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"fake": stdio(), "evil": {"command": "touch", "args": [str(marker)]}}})
+    )
+    listed = run_arnes("mcp", "list", "-w", str(ws))
+    assert "evil  not started: untrusted" in listed.out and not marker.exists()
+
+
 @pytest.fixture
 def http_server() -> Iterator[str]:
     proc = subprocess.Popen(
