@@ -16,7 +16,7 @@ from arnes import __version__
 
 SUBCOMMANDS = (
     "demo", "permissions", "features", "next", "check", "handoff", "checker", "eval", "team", "init", "doctor",
-    "trust",
+    "trust", "mcp",
 )  # fmt: skip
 SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_LIMIT, EXIT_RED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -38,6 +38,7 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
         "eval [DIR] (evals; eval compare A.json B.json); team list|show NAME|run NAME TASK; "
         "init (write AGENTS.md and .arnes/); doctor (what arnes found here, and the fixes). "
         "trust [DIR] (apply the folder's project settings; --list, --revoke). "
+        "mcp list (the MCP servers, their state and tools). "
         "Use `arnes -- TEXT` for a task that starts like a subcommand. Global options may come "
         "before or after a subcommand.",
         add_help=not after_subcommand,
@@ -250,6 +251,7 @@ def dispatch(command: str, args: argparse.Namespace, rest: list[str]) -> int:
         "init": ("setup", "run_init"),
         "doctor": ("setup", "run_doctor"),
         "trust": ("trust", "run"),
+        "mcp": ("mcp", "run"),
     }[command]
     handler = getattr(import_module(f"arnes.commands.{module}"), function)
     code: int = handler(args, rest)

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from arnes.errors import ConfigError
+from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, load_mcp_file
 from arnes.permissions.grants import split_grants
 from arnes.permissions.protected import user_config_dir
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
@@ -97,6 +98,7 @@ class Settings(Strict):
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     verify: VerifySettings = Field(default_factory=VerifySettings)
+    mcpServers: dict[str, McpServer] = Field(default_factory=dict)  # noqa: N815  (Claude Code's key, DESIGN §13)
 
 
 @dataclass
@@ -134,6 +136,7 @@ class EffectiveConfig:
     base_url_from: str = "default"  # the layer that chose base_url: a key goes only where the user chose
     role_from: dict[RoleName, str] = field(default_factory=dict)  # the same, per role
     trust_status: str = "unknown"  # for `arnes permissions`: trusted, changed, declined, unknown
+    mcp_servers: dict[str, ServerEntry] = field(default_factory=dict)  # by name; later layers win
 
     def repo_chose_url(self, role: RoleName | None = None) -> bool:
         """Whether the base URL in use came from a project file rather than from the user."""
@@ -202,6 +205,8 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         else:
             settings = load_file(path)
         cfg.files.append(path)
+        check_names(settings.mcpServers, str(path))
+        _add_servers(cfg, settings.mcpServers, path, layer, trusted)
         if layer in PROJECT_LAYERS and not trusted:
             settings = _restrictions_only(settings, cfg, path)
         m = settings.model
@@ -246,7 +251,30 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         cfg.verify_command = settings.verify.command or cfg.verify_command
         cfg.verify_build = settings.verify.build or cfg.verify_build
         cfg.ladder.update({str(k): v for k, v in settings.verify.ladder.items()})
+    mcp_file = workspace / MCP_FILE
+    if mcp_file.is_file():  # the project's own server list: a grant, like mcpServers in its settings
+        servers = load_mcp_file(mcp_file)
+        _add_servers(cfg, servers, mcp_file, "project", trusted)
+        if servers and not trusted:
+            cfg.ignored[mcp_file] = {
+                f"mcpServers.{name}": s.model_dump(exclude_defaults=True) for name, s in servers.items()
+            }
+        if servers:
+            cfg.files.append(mcp_file)
     return cfg
+
+
+def _add_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], path: Path, layer: str, trusted: bool) -> None:
+    """Record a layer's MCP servers; a project's start only in a trusted folder (DESIGN §10)."""
+    for name, server in servers.items():
+        user = layer == "user"
+        lifted = [
+            k for k in ("sandbox", "network") if (k == "sandbox" and not server.sandbox) or getattr(server, k) is True
+        ]
+        if lifted and not user:
+            keys = " and ".join(f"mcpServers.{name}.{k}" for k in lifted)
+            cfg.warnings.append(f"{path}: {keys} ignored: only your user settings may lift the sandbox")
+        cfg.mcp_servers[name] = ServerEntry(name, server, str(path), user, user or trusted)
 
 
 def _restrictions_only(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:

@@ -186,6 +186,10 @@ def build_session(
         return retrying(_provider(chosen, cfg, stream, window)[0])
 
     session.model_switch = switch
+    if cfg.mcp_servers:  # started behind the banner (agent/loop.py): start-up does not wait for them
+        from arnes.mcp.start import make_hub
+
+        session.mcp = make_hub(session, cfg.mcp_servers)
     return session
 
 

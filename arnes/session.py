@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from arnes.agent.budget import Budget
 from arnes.agent.context import SUMMARY_PROMPT
@@ -35,6 +35,9 @@ from arnes.tools.processes import BackgroundJobs
 from arnes.tools.search import Glob, Grep
 from arnes.tools.treewatch import TreeWatch
 from arnes.workflow.verify import Verifier
+
+if TYPE_CHECKING:
+    from arnes.mcp.client import McpHub
 
 Role = Literal["main", "subagent", "compaction"]
 WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
@@ -136,6 +139,7 @@ class Session:
     owns_jobs: bool = True
     verifier: Verifier | None = None
     model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
+    mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
     engine: RuleEngine = field(init=False)
     sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)
@@ -249,10 +253,28 @@ class Session:
     def close(self) -> None:
         """End the session's background work: every background shell is killed."""
         self.ctx.jobs.close()
+        if self.mcp is not None:
+            self.mcp.close()
 
     def tool_specs(self) -> list[ToolSpec]:
         """The schemas sent with every request; brief ones when the window is small."""
+        if self.mcp is not None and "mcp" not in self._noted:
+            self._add_mcp_tools(self.mcp)
         return self.tools.specs(brief=self.context_window <= SMALL_WINDOW)
+
+    def _add_mcp_tools(self, hub: McpHub) -> None:
+        """Once, before the first request: wait for the servers, offer their tools, name failures."""
+        from arnes.mcp.tools import McpTool
+
+        self._noted.add("mcp")
+        hub.wait()
+        for name, st in hub.servers.items():
+            if st.state.startswith("failed"):
+                self.bus.emit(Notice("warning", f"warning: MCP server {name} {st.state}; its tools are not offered"))
+            for listed in st.tools if st.state == "started" else []:
+                tool = McpTool(name, listed.name, listed.description, listed.schema, hub)
+                if self.tools.get(tool.name) is None:
+                    self.tools.add(tool)
 
     def system_prompt(self) -> str:
         """Fixed across sessions and workspaces, so a server can cache it (see agent/prompt.py)."""

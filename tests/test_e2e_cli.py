@@ -45,7 +45,7 @@ def test_help_does_not_import_the_provider_sdks() -> None:
     code = (
         "import sys\nfrom arnes.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('anthropic', 'openai', 'httpx', 'httpx2') if m in sys.modules))"
+        "print(sorted(m for m in ('anthropic', 'openai', 'httpx', 'httpx2', 'mcp') if m in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.stdout.strip().splitlines()[-1] == "[]"

@@ -102,6 +102,8 @@ class Agent:
                 s.context_source,
             )
         )
+        if s.mcp is not None:  # after the banner: the servers connect while the user reads it
+            s.mcp.start()
         s.ctx.subagent = self._delegate
         self._pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="arnes-tool")
 

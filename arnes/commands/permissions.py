@@ -13,7 +13,7 @@ from arnes.cli import parse_subcommand
 from arnes.config import EffectiveConfig
 from arnes.permissions.engine import READ_FAMILY, RuleEngine
 from arnes.permissions.paths import absolute
-from arnes.permissions.rules import KNOWN_TOOLS
+from arnes.permissions.rules import KNOWN_TOOLS, MCP_RULE
 from arnes.permissions.types import Access, Target, ToolRequest
 from arnes.sandbox.bubblewrap import Bubblewrap
 from arnes.ui.safe import visible
@@ -26,8 +26,8 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="arnes permissions", description="Show or test the permission rules.")
     sub = parser.add_subparsers(dest="action")
     check = sub.add_parser("check", help="print the decision for one call, without running it")
-    check.add_argument("tool", choices=KNOWN_TOOLS)
-    check.add_argument("target", help="a path (file tools) or a command (Bash)")
+    check.add_argument("tool", type=_tool_name, help=f"{', '.join(KNOWN_TOOLS)} or mcp__SERVER__TOOL")
+    check.add_argument("target", nargs="?", default="", help="a path (file tools) or a command (Bash)")
     opts = parse_subcommand(parser, rest, args)
     ws = workspace_of(args)
     cfg = resolve_config(args, ws, ask=False)
@@ -89,8 +89,22 @@ def show_rules(console: Console, engine: RuleEngine) -> None:
     )
 
 
+def _tool_name(name: str) -> str:
+    """A built-in tool or an MCP tool `mcp__SERVER__TOOL` (any server: the rules are what is tested)."""
+    if name in KNOWN_TOOLS or (MCP_RULE.match(name) and name.count("__") == 2 and not name.endswith("*")):
+        return name
+    raise argparse.ArgumentTypeError(
+        f"{name!r} is not a tool; give one of {', '.join(KNOWN_TOOLS)} or mcp__SERVER__TOOL"
+    )
+
+
 def _check(console: Console, engine: RuleEngine, tool: str, target: str) -> int:
-    if tool in ("Bash", "BashOutput", "KillShell", "Delegate"):
+    if tool.startswith("mcp__"):
+        request = ToolRequest(tool, {}, (), False)
+    elif not target:
+        console.print(f"{tool} needs a target: a path (file tools) or a command (Bash)", markup=False)
+        return 2
+    elif tool in ("Bash", "BashOutput", "KillShell", "Delegate"):
         request = ToolRequest(tool, {"command": target}, (), False, command=target)
     else:
         access: Access = "read" if tool in READ_FAMILY else "write"

@@ -76,8 +76,12 @@ class _Group:
 
 
 def rule_tools(tool: str, access: Access | None) -> frozenset[str]:
-    """Which rule names apply: `Edit(...)` covers Write, `Read(...)` covers Glob, Grep, ReadDoc."""
+    """Which rule names apply: `Edit(...)` covers Write, `Read(...)` covers Glob, Grep, ReadDoc,
+    and `mcp__NAME` or `mcp__NAME__*` covers every tool `mcp__NAME__TOOL` of that server."""
     tools = {tool}
+    if tool.startswith("mcp__"):
+        server = tool.split("__")[1]
+        tools |= {f"mcp__{server}", f"mcp__{server}__*"}
     if access == "write" or tool in WRITE_FAMILY:
         tools.add("Edit")
     if access == "read" or tool in READ_FAMILY:
@@ -181,10 +185,15 @@ class RuleEngine:
 
     def _pathless(self, request: ToolRequest) -> Decision:
         tools = rule_tools(request.tool, None)
+        mcp = request.tool.startswith("mcp__")
         for kind in ("deny", "ask", "allow"):
+            if mcp and kind == "ask" and self.mode == "plan":  # an MCP tool may write anything
+                return Decision("deny", "plan mode: no MCP calls, only reading and planning", "mode")
             hit = self._first(kind, tools, None, every=False)
             if hit:
                 return by_rule(hit)
+        if mcp:  # what a server's tool does is the server's business: the user decides
+            return Decision("ask", f"{request.tool}: an MCP tool with no rule for it", "mode")
         return Decision("allow", "touches no path", "mode")
 
     def _target(self, tool: str, target: Target) -> Decision:

@@ -10,6 +10,8 @@ from typing import Literal
 
 RuleKind = Literal["allow", "ask", "deny"]
 KNOWN_TOOLS = ("Read", "Glob", "Grep", "Write", "Edit", "ReadDoc", "Bash", "BashOutput", "KillShell", "Delegate")
+# mcp__NAME (every tool of a server), mcp__NAME__TOOL, mcp__NAME__* (DESIGN §13); no specifier.
+MCP_RULE = re.compile(r"^mcp__[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*(?:__(?:\*|[A-Za-z0-9_-]+))?$")
 _RULE = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_]*)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 
 
@@ -38,6 +40,13 @@ class Rule:
 
 def parse_rule(raw: str) -> Rule:
     text = raw.strip()
+    if text.startswith("mcp__"):
+        if not MCP_RULE.match(text):
+            raise RuleError(
+                f"{raw!r} is not an MCP rule; write mcp__SERVER, mcp__SERVER__TOOL or mcp__SERVER__* "
+                "(no parentheses: an MCP rule covers whole calls)"
+            )
+        return Rule(text, None, text)
     match = _RULE.match(text)
     if not match:
         raise RuleError(f"{raw!r} is not a rule; write Tool or Tool(specifier), e.g. Read(**/.env*)")

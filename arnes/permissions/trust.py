@@ -24,6 +24,7 @@ SETTINGS = (
     ".claude/settings.local.json",
     ".arnes/settings.json",
     ".arnes/settings.local.json",
+    ".mcp.json",  # starts servers
 )
 TEAMS = ".arnes/teams"  # team files choose agents, their flags and verify commands
 Status = Literal["trusted", "changed", "declined", "unknown"]

@@ -1,0 +1,62 @@
+"""`arnes mcp list`: the configured MCP servers, whether they started (and why not), their tools."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.text import Text
+
+from arnes.cli import parse_subcommand
+
+
+def run(args: argparse.Namespace, rest: list[str]) -> int:
+    from arnes.cli import workspace_of
+    from arnes.llm.script import ScriptProvider
+    from arnes.mcp.start import make_hub
+    from arnes.runner import resolve_config
+    from arnes.session import Session
+
+    parser = argparse.ArgumentParser(prog="arnes mcp", description="The MCP servers of this folder.")
+    sub = parser.add_subparsers(dest="action")
+    sub.add_parser("list", help="each server, its state (started / not started / failed: why) and its tools")
+    parse_subcommand(parser, rest, args)
+    ws = workspace_of(args)
+    cfg = resolve_config(args, ws, ask=False)
+    console = Console(highlight=False, soft_wrap=True)
+    for warning in cfg.warnings:
+        console.print(Text(f"warning: {warning}", style="yellow"))
+    if not cfg.mcp_servers:
+        console.print(
+            "no MCP servers configured (add them to .mcp.json or mcpServers in settings; see docs/mcp.md)",
+            markup=False,
+        )
+        return 0
+    # The same session a run would have: the servers start in the same sandbox, the same way.
+    session = Session(
+        ws, ScriptProvider.from_turns([]), mode=cfg.mode, rules=cfg.rules, sandbox_mode=cfg.sandbox,
+        network=cfg.network, env_passthrough=tuple(cfg.env_passthrough), read_paths=tuple(cfg.read_paths),
+    )  # fmt: skip
+    hub = make_hub(session, cfg.mcp_servers)
+    try:
+        if hub is None:
+            return 1
+        hub.start()
+        hub.wait()
+        for name, st in hub.servers.items():
+            kind = st.entry.config.transport
+            where = (
+                st.entry.config.url
+                if kind == "http"
+                else " ".join([st.entry.config.command or "", *st.entry.config.args])
+            )
+            boxed = f", sandbox {st.sandbox}" if st.sandbox else ""
+            console.print(Text(f"{name}  {st.state}  ({kind}{boxed}: {where}; from {st.entry.source})"))
+            for tool in st.tools:
+                console.print(
+                    Text(f"  mcp__{name}__{tool.name}  {tool.description.splitlines()[0] if tool.description else ''}")
+                )
+    finally:
+        if hub is not None:
+            hub.close()
+    return 0

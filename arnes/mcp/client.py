@@ -1,0 +1,275 @@
+"""The MCP client: each configured server on its own task in one background event loop.
+
+Start-up never waits: `start` returns at once and the servers connect and list their tools
+behind the banner. The first model request waits for them (bounded by each server's `timeout`),
+so the tools are there when the model first looks. A server that fails, hangs or dies is marked
+failed with the reason, and its tools answer with that reason; the session goes on.
+The `mcp` SDK (the optional extra `arnes[mcp]`) takes most of a second to import: the background
+thread imports it, so the banner never waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import tempfile
+import threading
+from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from arnes.mcp.settings import ServerEntry
+from arnes.sandbox.base import Confined, Sandbox
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
+MISSING_SDK = "the MCP SDK is not installed: pip install 'arnes[mcp]'"
+
+SandboxFor = Callable[[ServerEntry], Sandbox | None]  # None: run this server unconfined
+
+
+@dataclass
+class ListedTool:
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+
+@dataclass
+class ServerState:
+    """What `arnes mcp list` and the banner show of one server."""
+
+    entry: ServerEntry
+    state: str = "starting"  # starting | started | not started: untrusted | failed: WHY
+    tools: list[ListedTool] = field(default_factory=list)
+    sandbox: str = ""
+    ready: threading.Event = field(default_factory=threading.Event)
+    session: ClientSession | None = None
+    stop: asyncio.Event | None = None
+    task: asyncio.Task[None] | None = None
+    errlog: IO[str] | None = None  # the server's stderr, for the reason it failed
+
+    def fail(self, why: str) -> None:
+        if self.state in ("starting", "started"):
+            self.state = f"failed: {why}"
+        self.session = None
+        self.ready.set()
+
+
+class McpHub:
+    """The servers of one session, their state and their tools; `call` runs one tool."""
+
+    def __init__(self, entries: list[ServerEntry], workspace: Path, sandbox_for: SandboxFor):
+        self.workspace = workspace
+        self._sandbox_for = sandbox_for
+        self.servers = {e.name: ServerState(e) for e in entries}
+        for st in self.servers.values():
+            if not st.entry.trusted:
+                st.state = "not started: untrusted (`arnes trust` or --trust to start it)"
+                st.ready.set()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="arnes-mcp", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            import mcp.client.stdio  # off the start-up path: see the module docstring
+            import mcp.client.streamable_http  # noqa: F401
+        except ImportError:
+            for st in self.servers.values():
+                st.fail(MISSING_SDK)
+        self._loop.run_forever()
+
+    def start(self) -> None:
+        """Connect every trusted server in the background; returns at once (a second call does nothing)."""
+        if self._thread.is_alive():
+            return
+        self._thread.start()
+        for st in self.servers.values():
+            if not st.ready.is_set():
+                self._loop.call_soon_threadsafe(self._launch, st)
+
+    def _launch(self, st: ServerState) -> None:
+        if st.ready.is_set():  # failed already (no SDK)
+            return
+        st.stop = asyncio.Event()
+        st.task = self._loop.create_task(self._serve(st))
+        self._loop.call_later(st.entry.config.timeout, self._give_up, st)
+
+    def _give_up(self, st: ServerState) -> None:
+        if st.state == "starting" and st.task is not None:
+            st.fail(f'no answer within {st.entry.config.timeout:g} s (raise "timeout" for a slow server)')
+            st.task.cancel()
+
+    async def _serve(self, st: ServerState) -> None:
+        from mcp import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
+        confined: Confined | None = None
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                if st.entry.config.transport == "stdio":
+                    confined = self._confine(st)
+                    params = StdioServerParameters(
+                        command=confined.argv[0], args=confined.argv[1:], env=confined.env, cwd=self.workspace
+                    )
+                    errlog = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
+                    st.errlog = errlog
+                    read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+                else:
+                    import httpx2 as httpx  # the SDK's own HTTP client
+
+                    client = httpx.AsyncClient(headers=st.entry.config.headers, timeout=st.entry.config.timeout)
+                    await stack.enter_async_context(client)
+                    url = st.entry.config.url or ""
+                    read, write = await stack.enter_async_context(streamable_http_client(url, http_client=client))
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                listed = await session.list_tools()
+                if confined is not None:  # the server runs: bubblewrap has read its seccomp filter
+                    confined.close()
+                st.tools = [
+                    ListedTool(t.name, t.description or "", dict(t.input_schema or {"type": "object"}))
+                    for t in listed.tools
+                ]
+                st.session, st.state = session, "started"
+                st.ready.set()
+                assert st.stop is not None
+                await st.stop.wait()
+        except asyncio.CancelledError:
+            st.fail("stopped")
+        except BaseException as exc:
+            st.fail(_reason(exc) + _tail(st))
+        finally:
+            if confined is not None:
+                confined.close()
+            if st.state == "started":
+                st.fail("the server closed the connection")
+
+    def _confine(self, st: ServerState) -> Confined:
+        """The server's command in the sandbox, its own `env` added to the sandbox's clean one."""
+        cfg = st.entry.config
+        argv = [cfg.command or "", *cfg.args]
+        sandbox = self._sandbox_for(st.entry)
+        if sandbox is None or sandbox.name == "off":
+            from mcp.client.stdio import get_default_environment
+
+            st.sandbox = "unconfined"
+            return Confined(argv, {**get_default_environment(), **cfg.env})
+        st.sandbox = sandbox.name
+        confined = sandbox.wrap(argv, self.workspace)
+        env = {**confined.env, **cfg.env}
+        if not confined.pass_fds:
+            return Confined(confined.argv, env)
+        # The SDK starts the process without inherited descriptors: a shell reopens them from
+        # this process (the seccomp filter waits in a pipe) before it becomes the sandbox.
+        pid = os.getpid()
+        reopen = "; ".join(f"exec {fd}</proc/{pid}/fd/{fd}" for fd in confined.pass_fds)
+        script = f'{reopen}; exec "$@"'
+        return Confined(["bash", "-c", script, "arnes-mcp", *confined.argv], env, confined.pass_fds)
+
+    # -- for the session -----------------------------------------------------------------------
+    def wait(self) -> None:
+        """Wait until every server has started or failed (each bounded by its own timeout)."""
+        self.start()
+        for st in self.servers.values():
+            st.ready.wait(st.entry.config.timeout + 5)
+            if not st.ready.is_set():
+                st.fail(f"no answer within {st.entry.config.timeout:g} s")
+
+    def call(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """Run one tool: (text for the model, is_error). Raises ConnectionError when it cannot run."""
+        st = self.servers[server]
+        session = st.session
+        if session is None:
+            raise ConnectionError(f"the MCP server {server!r} is not running ({st.state})")
+        timeout = st.entry.config.tool_timeout
+        future = asyncio.run_coroutine_threadsafe(
+            session.call_tool(tool, arguments, read_timeout_seconds=timeout), self._loop
+        )
+        late = f'the MCP server {server!r} did not answer within {timeout:g} s ("tool_timeout" in its settings)'
+        try:
+            result = future.result(timeout + 5)
+        except (FutureTimeout, TimeoutError) as exc:
+            future.cancel()
+            raise ConnectionError(late) from exc
+        except Exception as exc:  # the connection broke, the server died, or the SDK's own time-out
+            if "timed out" in str(exc):
+                raise ConnectionError(late) from exc
+            if st.session is None:
+                raise ConnectionError(f"the MCP server {server!r} stopped: {st.state}") from exc
+            raise ConnectionError(f"the MCP server {server!r} failed the call: {_reason(exc)}") from exc
+        return render(result), bool(getattr(result, "isError", False) or getattr(result, "is_error", False))
+
+    def close(self) -> None:
+        """Stop every server (stdio processes are ended by the SDK) and the loop."""
+        if not self._thread.is_alive():
+            return
+
+        async def stop_all() -> None:
+            tasks = []
+            for st in self.servers.values():
+                if st.stop is not None:
+                    st.stop.set()
+                if st.task is not None:
+                    tasks.append(st.task)
+            if tasks:
+                await asyncio.wait(tasks, timeout=5)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(stop_all(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+
+def render(result: Any) -> str:
+    """A tool result as text: text as it is, an image or other content as a one-line note."""
+    parts: list[str] = []
+    for block in getattr(result, "content", []) or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind in ("image", "audio"):
+            mime = getattr(block, "mimeType", None) or getattr(block, "mime_type", None) or "?"
+            parts.append(f"[{kind} ({mime}, {len(getattr(block, 'data', '') or '') * 3 // 4} bytes) not shown]")
+        elif kind == "resource_link":
+            parts.append(f"[resource link: {getattr(block, 'uri', '?')}]")
+        elif kind == "resource":
+            inner = getattr(block, "resource", None)
+            text = getattr(inner, "text", None)
+            parts.append(text if isinstance(text, str) else f"[resource {getattr(inner, 'uri', '?')} not shown]")
+        else:
+            parts.append(f"[{kind or 'unknown'} content not shown]")
+    structured = getattr(result, "structuredContent", None) or getattr(result, "structured_content", None)
+    if not parts and structured is not None:
+        import json
+
+        parts.append(json.dumps(structured, ensure_ascii=False))
+    return "\n".join(parts) or "(no output)"
+
+
+def _reason(exc: BaseException) -> str:
+    """One line saying why, from the innermost error of an exception group."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {shlex.quote(exc.filename or text)}"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _tail(st: ServerState) -> str:
+    """The server's last line on stderr, which usually says what went wrong."""
+    if st.errlog is None or st.errlog.closed:
+        return ""
+    with contextlib.suppress(OSError, ValueError):
+        st.errlog.seek(0)
+        lines = [line.strip() for line in st.errlog.read()[-4000:].splitlines() if line.strip()]
+        if lines:
+            return f" (its stderr: {lines[-1][:200]})"
+    return ""

@@ -1,0 +1,95 @@
+"""How an MCP server is configured: `.mcp.json` and `mcpServers` in settings (Claude Code's shape)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from arnes.errors import ConfigError
+
+MCP_FILE = ".mcp.json"
+# `__` separates server and tool in `mcp__NAME__TOOL`, so a server's name may not hold it.
+NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$")
+
+
+class McpServer(BaseModel):
+    """One server: a command (stdio) or a URL (streamable HTTP)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["stdio", "http", "streamable-http"] | None = None
+    command: str | None = Field(None, description="The program that speaks MCP on stdin/stdout.")
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict, description="Variables set for the server only.")
+    url: str | None = Field(None, description="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp.")
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout: float = Field(30, gt=0, description="Seconds to start and list the tools.")
+    tool_timeout: float = Field(120, gt=0, description="Seconds one tool call may take.")
+    sandbox: bool = Field(True, description="Run a stdio server in the sandbox (false: only in user settings).")
+    network: bool | None = Field(None, description="Network for a sandboxed stdio server (user settings only).")
+
+    @model_validator(mode="after")
+    def _kind(self) -> McpServer:
+        if self.transport == "stdio" and not self.command:
+            raise ValueError('a stdio server needs "command" (or give "type": "http" and "url")')
+        if self.transport == "http" and not self.url:
+            raise ValueError('an http server needs "url"')
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        if self.type in ("http", "streamable-http") or (self.type is None and self.url and not self.command):
+            return "http"
+        return "stdio"
+
+
+def check_names(servers: dict[str, McpServer], where: str) -> None:
+    for name in servers:
+        if not NAME.match(name):
+            raise ConfigError(
+                f"{where}: mcpServers: {name!r} is not a server name; use letters, digits, - and single _ "
+                "(tools appear as mcp__NAME__TOOL)"
+            )
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    """A configured server and whether it may start (a project's server waits for trust)."""
+
+    name: str
+    config: McpServer
+    source: str  # the file it came from
+    user: bool  # from the user's own settings: may turn the sandbox off or the network on
+    trusted: bool
+
+
+class McpFile(BaseModel):
+    model_config = ConfigDict(extra="allow")  # Claude Code's file may carry other keys; only this one counts
+
+    mcpServers: dict[str, McpServer] = Field(default_factory=dict)  # noqa: N815  (the file's own key)
+
+
+def load_mcp_file(path: Path) -> dict[str, McpServer]:
+    """The servers of one `.mcp.json`, or one clear error naming the file and the key."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc})") from exc
+    try:
+        servers = McpFile.model_validate(raw).mcpServers
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+            problems.append(f"{where}: {msg}")
+        raise ConfigError(f"{path}: invalid MCP servers: " + "; ".join(problems)) from exc
+    check_names(servers, str(path))
+    return servers

@@ -1,0 +1,62 @@
+"""Start-up to the banner with three MCP servers configured (issue 15: target < 0.3 s).
+
+Runs the real `arnes -p` with the scripted model in a folder whose `.mcp.json` names three stdio
+servers (tests/fakes/mcp_server.py, a real SDK server that itself takes ~1 s to start), and times
+from spawn to the banner's first line on stdout, against the same folder with no servers.
+The servers connect behind the banner, so the two should be close.
+
+    python bench/bench_mcp_startup.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ARNES = str(Path(sys.executable).parent / "arnes")
+SERVER = str(ROOT / "tests" / "fakes" / "mcp_server.py")
+
+
+def to_banner(ws: Path, script: Path) -> float:
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [ARNES, "--trust", "-p", "--provider", "script", "--script", str(script), "-w", str(ws), "go"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    took = time.perf_counter() - start
+    assert line.startswith("workspace:"), line
+    proc.communicate(timeout=120)
+    return took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5)
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        script = base / "s.json"
+        script.write_text(json.dumps({"turns": [{"text": "done"}]}))
+        plain, three = base / "plain", base / "three"
+        plain.mkdir()
+        three.mkdir()
+        servers = {f"s{i}": {"command": sys.executable, "args": [SERVER, "stdio"]} for i in range(3)}
+        (three / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+        to_banner(plain, script)  # warm the disk cache
+        rows = {"no MCP servers": plain, "three MCP servers": three}
+        for name, ws in rows.items():
+            times = [to_banner(ws, script) for _ in range(opts.runs)]
+            print(f"{name:20s} median {statistics.median(times):.3f} s  min {min(times):.3f} s  ({opts.runs} runs)")
+
+
+if __name__ == "__main__":
+    main()

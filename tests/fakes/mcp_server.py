@@ -1,0 +1,73 @@
+"""A real MCP server on the official SDK, for end-to-end tests of arnes's MCP client.
+
+`python mcp_server.py stdio` serves on stdin/stdout; `python mcp_server.py http` binds
+127.0.0.1 on a free port, prints the port on stdout once it listens (connections queue from
+then on, so a test needs no sleep), and serves streamable HTTP at /mcp. `exit` quits at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import sys
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ImageContent, TextContent
+
+server = MCPServer("fake")
+PIXEL = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+
+
+@server.tool(description="Add two numbers.")
+def add(a: int, b: int) -> str:
+    return f"sum={a + b}"
+
+
+@server.tool(description="Fail on purpose.")
+def fail(why: str) -> str:
+    raise ValueError(f"failed because {why}")
+
+
+@server.tool(description="A picture and a caption.")
+def picture() -> list[TextContent | ImageContent]:
+    return [TextContent(type="text", text="caption"), ImageContent(type="image", data=PIXEL, mimeType="image/png")]
+
+
+@server.tool(description="Try to reach the network and the home folder from inside the server.")
+def probe() -> str:
+    try:
+        socket.create_connection(("1.1.1.1", 53), timeout=2).close()
+        net = "network reachable"
+    except OSError as exc:
+        net = f"network blocked ({exc.__class__.__name__})"
+    return f"{net}; HOME_SECRET={os.environ.get('HOME_SECRET', '<unset>')}"
+
+
+@server.tool(description="Never answer.")
+async def hang() -> str:
+    import anyio
+
+    await anyio.Event().wait()  # nobody sets it
+    return "unreachable"
+
+
+def main() -> None:
+    how = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if how == "exit":
+        sys.exit(3)
+    if how == "stdio":
+        server.run("stdio")
+        return
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    print(sock.getsockname()[1], flush=True)  # the test reads this line: from now on connections queue
+    app = server.streamable_http_app()
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""MCP servers end to end (DESIGN §13): a real server on the official SDK, the real `arnes` command.
+
+The server (tests/fakes/mcp_server.py) runs over stdio and over streamable HTTP on 127.0.0.1; the
+scripted model calls its tools as mcp__NAME__TOOL and the trace shows what came back.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arnes.agent.trace import read_trace
+from arnes.permissions.engine import RuleEngine
+from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
+from arnes.permissions.types import ToolRequest
+from arnes.sandbox.bubblewrap import Bubblewrap
+from tests.conftest import run_arnes
+
+SERVER = str(Path(__file__).parent / "fakes" / "mcp_server.py")
+
+
+def stdio(how: str = "stdio", **extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [SERVER, how], **extra}
+
+
+def workspace(tmp_path: Path, servers: dict[str, Any]) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    return ws
+
+
+def run_calls(tmp_path: Path, ws: Path, calls: list[dict[str, Any]], *flags: str) -> tuple[Any, list[dict[str, Any]]]:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"tool_calls": calls}, {"text": "done"}]}))
+    trace = tmp_path / "t.jsonl"
+    run = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                    *flags, "use the tools")  # fmt: skip
+    return run, read_trace(trace)
+
+
+def results(events: list[dict[str, Any]]) -> dict[str, tuple[bool, str]]:
+    return {e["name"]: (e["is_error"], e["output"]) for e in events if e["event"] == "tool_result"}
+
+
+def test_stdio_server_tools_pass_the_gate_and_a_dead_server_is_reported(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, {"fake": stdio(), "dead": stdio("exit")})
+    calls = [
+        {"name": "mcp__fake__add", "input": {"a": 2, "b": 3}},
+        {"name": "mcp__fake__picture", "input": {}},
+        {"name": "mcp__fake__fail", "input": {"why": "on purpose"}},
+        {"name": "mcp__fake__probe", "input": {}},  # no rule, no terminal: denied
+    ]
+    allow = ["--allow", "mcp__fake__add", "--allow", "mcp__fake__picture", "--allow", "mcp__fake__fail"]
+    run, events = run_calls(tmp_path, ws, calls, "--trust", *allow)
+    assert run.code == 0, run.err
+    got = results(events)
+    assert got["mcp__fake__add"] == (False, "sum=5")
+    assert got["mcp__fake__picture"][1] == "caption\n[image (image/png, 9 bytes) not shown]"
+    assert got["mcp__fake__fail"][0] is True and "returned an error" in got["mcp__fake__fail"][1]
+    assert got["mcp__fake__probe"][0] is True and "Permission denied" in got["mcp__fake__probe"][1]
+    spec = next(e for e in events if e["event"] == "session_start")
+    assert "dead" in run.out + run.err and "failed" in run.out + run.err, spec
+    assert "MCP server dead failed" in run.out + run.err
+
+
+def test_a_call_that_hangs_times_out_and_the_run_goes_on(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, {"fake": stdio(tool_timeout=1)})
+    calls = [{"name": "mcp__fake__hang", "input": {}}]
+    run, events = run_calls(tmp_path, ws, calls, "--trust", "--allow", "mcp__fake")
+    assert run.code == 0, run.err
+    is_error, out = results(events)["mcp__fake__hang"]
+    assert is_error and "did not answer within 1 s" in out
+
+
+def test_user_only_keys_in_a_project_file_are_refused(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, {"fake": stdio(sandbox=False, network=True)})
+    listed = run_arnes("--trust", "mcp", "list", "-w", str(ws))
+    assert "sandbox bubblewrap" in listed.out or Bubblewrap.unavailable() is not None
+    assert "only your user settings" in listed.out + listed.err
+
+
+def test_untrusted_project_mcp_json_starts_nothing(tmp_path: Path) -> None:
+    """A hostile clone's .mcp.json runs a command: untrusted, it is listed and never started."""
+    marker = tmp_path / "pwned"
+    ws = workspace(tmp_path, {"evil": {"command": "sh", "args": ["-c", f"touch {marker}"]}, "fake": stdio()})
+    run, events = run_calls(tmp_path, ws, [{"name": "mcp__fake__add", "input": {"a": 1, "b": 1}}],
+                            "--allow", "mcp__fake")  # fmt: skip
+    assert run.code == 0, run.err
+    assert not marker.exists()
+    assert "Unknown tool 'mcp__fake__add'" in results(events)["mcp__fake__add"][1]
+    assert "mcpServers.evil" in run.err  # named in the untrusted warning
+    listed = run_arnes("mcp", "list", "-w", str(ws))
+    assert "evil  not started: untrusted" in listed.out and not marker.exists()
+
+
+def test_trust_covers_the_mcp_json_it_saw(tmp_path: Path) -> None:
+    """Trusted, then .mcp.json changes (a pull adds a server): untrusted again until asked."""
+    marker = tmp_path / "pwned"
+    ws = workspace(tmp_path, {"fake": stdio()})
+    assert run_arnes("trust", str(ws)).code == 0
+    assert "fake  started" in run_arnes("mcp", "list", "-w", str(ws)).out
+    (ws / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"fake": stdio(), "evil": {"command": "touch", "args": [str(marker)]}}})
+    )
+    listed = run_arnes("mcp", "list", "-w", str(ws))
+    assert "evil  not started: untrusted" in listed.out and not marker.exists()
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    proc = subprocess.Popen(
+        [sys.executable, SERVER, "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        port = proc.stdout.readline().strip()  # printed once the socket listens
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_streamable_http_server(tmp_path: Path, http_server: str) -> None:
+    ws = workspace(tmp_path, {"web": {"type": "http", "url": http_server}})
+    run, events = run_calls(tmp_path, ws, [{"name": "mcp__web__add", "input": {"a": 20, "b": 22}}],
+                            "--trust", "--allow", "mcp__web__*")  # fmt: skip
+    assert run.code == 0, run.err
+    assert results(events)["mcp__web__add"] == (False, "sum=42")
+
+
+@pytest.mark.skipif(Bubblewrap.unavailable() is not None, reason="needs bubblewrap")
+def test_stdio_server_runs_in_the_sandbox(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, {"fake": stdio()})
+    run, events = run_calls(
+        tmp_path, ws, [{"name": "mcp__fake__probe", "input": {}}], "--trust", "--allow", "mcp__fake"
+    )
+    assert run.code == 0, run.err
+    out = results(events)["mcp__fake__probe"][1]
+    assert "network blocked" in out and "HOME_SECRET=<unset>" in out
+
+
+def test_mcp_list_shows_state_and_tools_and_a_hung_server(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, {"fake": stdio(), "hung": {"command": "sleep", "args": ["600"], "timeout": 1}})
+    listed = run_arnes("--trust", "mcp", "list", "-w", str(ws))
+    assert listed.code == 0, listed.err
+    assert "fake  started" in listed.out and "mcp__fake__add  Add two numbers." in listed.out
+    assert "hung  failed: no answer within 1 s" in listed.out
+
+
+def test_mcp_rules_parse_strictly_and_decide() -> None:
+    for bad in ("mcp__", "mcp__a__b__c(x)", "mcp__bad name", "mcp__a(x)", "mcp__a__b*"):
+        with pytest.raises(RuleError):
+            parse_rule(bad)
+    rules = [SourcedRule("allow", "mcp__fs__read", "t"), SourcedRule("deny", "mcp__evil", "t"),
+             SourcedRule("ask", "mcp__db__*", "t"), SourcedRule("allow", "mcp__db__query", "t")]  # fmt: skip
+    engine = RuleEngine(Path("/tmp"), "default", rules)
+
+    def kind(tool: str, mode: str = "default") -> str:
+        engine.mode = mode  # type: ignore[assignment]
+        return engine.decide(ToolRequest(tool, {}, (), False)).kind
+
+    assert kind("mcp__fs__read") == "allow"
+    assert kind("mcp__fs__write") == "ask"  # no rule: the user decides
+    assert kind("mcp__evil__anything") == "deny"
+    assert kind("mcp__db__query") == "ask"  # ask beats allow
+    assert kind("mcp__fs__read", "plan") == "deny"  # plan changes nothing, and a tool may write
+
+
+def test_permissions_check_explains_an_mcp_call(tmp_path: Path) -> None:
+    run = run_arnes("permissions", "check", "mcp__gh__create_issue", "-w", str(tmp_path), "--allow", "mcp__gh")
+    assert run.code == 0 and "allow: rule mcp__gh" in run.out
+    run = run_arnes("permissions", "check", "mcp__gh__create_issue", "-w", str(tmp_path))
+    assert "ask:" in run.out and "denied" in run.out
+
+
+def test_bad_mcp_json_is_one_clear_line(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, {"x": {"args": ["a"]}})
+    run = run_arnes("mcp", "list", "-w", str(ws))
+    assert run.code == 2 and ".mcp.json: invalid MCP servers: mcpServers.x" in run.err and "Traceback" not in run.err
