@@ -6,10 +6,13 @@ never in a client, so switching provider changes nothing else.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 Role = Literal["user", "assistant"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,26 @@ Block = TextBlock | ToolCall | ToolResultBlock
 
 @dataclass
 class Message:
+    """One turn. Its content is never changed in place (a changed turn is a new Message), so what is
+    derived from it (its size, its wire form, its bytes) is worked out once and kept in `_memo`:
+    a long session then pays for each message once, not once per step."""
+
     role: Role
     content: list[Block] = field(default_factory=list)
+    _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def memo(self, key: str, make: Callable[[], T]) -> T:
+        """`make()`, computed on the first call for `key` and reused after."""
+        try:
+            return cast(T, self._memo[key])
+        except KeyError:
+            value = self._memo[key] = make()
+            return value
+
+    @property
+    def tokens(self) -> int:
+        """The estimated size of this message in a request (its JSON at 4 characters a token)."""
+        return self.memo("tokens", lambda: estimate_tokens(json.dumps(self.to_json(), ensure_ascii=False)))
 
     @classmethod
     def user(cls, text: str) -> Message:
