@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.fakes.llm_server import DONE_TURN, FakeLLMServer, Json  # noqa: E402
 
+SERVER_SECONDS: list[float] = []  # one per model request, in order
+
 
 class CountingResponder:
     """Read a.txt until `n` calls were asked for, then `done.`; summary calls (no tools) get a summary.
@@ -66,6 +68,15 @@ def run(steps: int, provider: str, window: int | None, read_bytes: int) -> list[
         # Keeping every parsed request (1,000 of up to 1,000 messages) makes the harness's garbage
         # collector the slowest part of a late step; only the count is needed here.
         srv._record = lambda path, body, headers=None: False  # type: ignore[method-assign]
+        handler = srv._httpd.RequestHandlerClass
+        post = handler.do_POST  # type: ignore[attr-defined]
+
+        def timed_post(self: Any) -> None:  # the server's own time per request: the floor of a step
+            t = time.perf_counter()
+            post(self)
+            SERVER_SECONDS.append(time.perf_counter() - t)
+
+        handler.do_POST = timed_post  # type: ignore[attr-defined]
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env |= {"OPENAI_API_KEY": "test", "ANTHROPIC_API_KEY": "test", "XDG_CONFIG_HOME": f"{tmp}/xdg"}
         exe = str(Path(sys.executable).parent / "arnes")
@@ -103,6 +114,10 @@ def flat(args: argparse.Namespace) -> None:
     print(f"steps 1-100:                 {a:.2f} ms/step")
     print(f"steps {len(steps) - 99}-{len(steps)}:          {b:.2f} ms/step")
     print(f"ratio last/first:            {b / a:.2f}x")
+    server = SERVER_SECONDS[1:]  # aligned with `steps`: step i ends with request i+1
+    sa, sb = sum(server[:100]) / 100 * 1000, sum(server[-100:]) / 100 * 1000
+    print(f"fake server's own time:      {sa:.2f} -> {sb:.2f} ms/request (parsing the body it is sent)")
+    print(f"step minus server:           {a - sa:.2f} -> {b - sb:.2f} ms/step, {(b - sb) / (a - sa):.2f}x")
 
 
 def compaction(args: argparse.Namespace) -> None:

@@ -16,6 +16,7 @@ from arnes.llm.base import ProviderSettings, TextSink, api_key
 from arnes.llm.recovery import cut_input
 from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
+    Appended,
     Message,
     ModelResponse,
     StopReason,
@@ -45,6 +46,7 @@ class AnthropicProvider:
             kwargs["base_url"] = settings.base_url
         self.where = settings.base_url or "api.anthropic.com"
         self.client = anthropic.Anthropic(**kwargs)
+        self._joined = joined_messages()
 
     def complete(
         self,
@@ -67,7 +69,7 @@ class AnthropicProvider:
         post = functools.partial(
             self.client.post,
             "/v1/messages",
-            content=request_body(request, messages),
+            content=request_body(request, messages, self._joined),
             options={"headers": {"Content-Type": "application/json"}},
             cast_to=SDKMessage,
         )
@@ -115,11 +117,18 @@ def _cut(call: ToolCall, cap: int) -> ToolCall:
     return ToolCall(call.id, call.name, cut_input(json.dumps(call.input), cap))
 
 
-def request_body(request: dict[str, Any], messages: Sequence[Message]) -> bytes:
-    """The JSON body: the settings, then the messages, each encoded once in its life (memo)."""
-    head = _encode(request)[:-1]
-    parts = [m.memo("anthropic-bytes", functools.partial(_message_bytes, m)) for m in messages]
-    return head + b',"messages":[' + b",".join(parts) + b"]}"
+def joined_messages() -> Appended[bytes]:
+    """The messages' bytes joined with commas, extended as the conversation grows (kept per provider)."""
+    return Appended(b"", lambda done, new: b",".join([p for p in (done, *map(_message_bytes_memo, new)) if p]))
+
+
+def request_body(request: dict[str, Any], messages: Sequence[Message], joined: Appended[bytes] | None = None) -> bytes:
+    """The JSON body: the settings, then the messages, each encoded once in its life."""
+    return _encode(request)[:-1] + b',"messages":[' + (joined or joined_messages())(messages) + b"]}"
+
+
+def _message_bytes_memo(message: Message) -> bytes:
+    return message.memo("anthropic-bytes", functools.partial(_message_bytes, message))
 
 
 def _message_bytes(message: Message) -> bytes:

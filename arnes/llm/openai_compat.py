@@ -20,6 +20,7 @@ from arnes.llm.base import PROFILES, ProviderSettings, TextSink, api_key
 from arnes.llm.recovery import call_id, cut_call, parse_arguments, split_tool_calls
 from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
+    Appended,
     Message,
     ModelResponse,
     StopReason,
@@ -47,6 +48,7 @@ class OpenAICompatProvider:
             max_retries=0,
         )
         self.where = self.base_url or "api.openai.com"
+        self._joined = joined_messages()
 
     def complete(
         self,
@@ -77,7 +79,7 @@ class OpenAICompatProvider:
             # so does encoding the whole body again; each message's bytes are kept on it instead.
             response = self.client.post(
                 "/chat/completions",
-                content=request_body(request, system, messages),
+                content=request_body(request, system, messages, self._joined),
                 options={"headers": {"Content-Type": "application/json"}},
                 cast_to=ChatCompletion,
                 stream=self.stream,
@@ -108,12 +110,22 @@ class OpenAICompatProvider:
             raise
 
 
-def request_body(request: dict[str, Any], system: str, messages: Sequence[Message]) -> bytes:
-    """The JSON body: the settings, then the messages, each encoded once in its life (memo)."""
+def joined_messages() -> Appended[bytes]:
+    """The messages' bytes joined with commas, extended as the conversation grows (kept per provider)."""
+    return Appended(b"", lambda done, new: b",".join([p for p in (done, *map(_message_bytes_memo, new)) if p]))
+
+
+def request_body(
+    request: dict[str, Any], system: str, messages: Sequence[Message], joined: Appended[bytes] | None = None
+) -> bytes:
+    """The JSON body: the settings, then the messages, each encoded once in its life."""
     head = json.dumps(request, ensure_ascii=False, separators=(",", ":"))[:-1].encode()
-    parts = [_encode({"role": "system", "content": system})]
-    parts += [m.memo("openai-bytes", partial(_message_bytes, m)) for m in messages]
+    parts = [_encode({"role": "system", "content": system}), (joined or joined_messages())(messages)]
     return head + b',"messages":[' + b",".join(p for p in parts if p) + b"]}"
+
+
+def _message_bytes_memo(message: Message) -> bytes:
+    return message.memo("openai-bytes", partial(_message_bytes, message))
 
 
 def _message_bytes(message: Message) -> bytes:
