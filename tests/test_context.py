@@ -138,3 +138,26 @@ def test_the_newest_user_request_survives_even_when_it_follows_a_long_answer() -
         assert done is not None
         texts = [b.text for m in done.messages for b in m.content if isinstance(b, TextBlock)]
         assert texts[0] == TASK and texts[-1] == "SECOND: rename foo"
+
+
+def test_a_small_window_compacts_every_few_turns_not_every_other() -> None:
+    """200 turns of 2 kB reads in a 4k window, sized as `bench/bench_longrun.py compaction` measures them.
+
+    Each compaction is an extra model call, seconds on a local model: it must leave the window at most
+    half full (task, summary and the newest, unread result), so that turns pass before the next one.
+    """
+    window, fixed = 4096, 900  # system prompt and tool schemas
+    limit = int(window * 0.8)
+    messages = [Message.user(TASK + " " + "context " * 80)]
+    compactions, after = 0, []
+    for i in range(200):
+        messages += turn(i, 2300)
+        if fixed + message_tokens(messages) > limit:
+            done = compact(messages, limit - fixed, lambda _: "Read f0..fN; nothing changed yet.")
+            assert done is not None and done.method == "summary"
+            messages = done.messages
+            compactions += 1
+            after.append((fixed + message_tokens(messages)) / window)
+            assert messages[-1].content[0] == ToolResultBlock(f"c{i}_0", "x" * 2300)  # the unread result stays
+    assert compactions <= 200 // 3, f"{compactions} compactions in 200 turns"
+    assert max(after) <= 0.5, f"the window is {max(after):.0%} full after a compaction"

@@ -157,3 +157,18 @@ def test_ollama_without_streaming_answers_in_one_object() -> None:
         body = server.requests[0][1]
     assert response.message.text == TEXT and response.usage.output_tokens > 0
     assert body["stream"] is False and body["options"]["num_ctx"] == 4096
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])  # Ollama's native client opens one per request
+def test_streamed_turns_reuse_one_connection(api: str) -> None:
+    """Each turn on a new connection is a TCP (and, remotely, a TLS) handshake per turn: read to the end, keep it."""
+    turns = [{"text": TEXT}, {"tool_calls": [{"name": "Read", "input": {"file_path": "a"}}]}, {"text": "ok"}] * 2
+    specs = [ToolSpec("Read", "read a file", {"type": "object", "properties": {"file_path": {"type": "string"}}})]
+    with FakeLLMServer(turns) as server:
+        llm = provider(api, server)
+        history = [Message.user("hi")]
+        for _ in turns:
+            reply = llm.complete("sys", history, specs).message
+            history += [reply, Message.user("go on")]
+    assert len(server.requests) == len(turns)
+    assert server.connections == 1, f"{server.connections} connections for {len(turns)} streamed turns"

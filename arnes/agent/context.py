@@ -27,7 +27,8 @@ Summarise = Callable[[str], str]
 
 
 def message_tokens(messages: Sequence[Message]) -> int:
-    return sum(estimate_tokens(json.dumps(m.to_json(), ensure_ascii=False)) for m in messages)
+    """Each message's estimate is kept on it: this is a sum, not a re-encoding of the conversation."""
+    return sum(m.tokens for m in messages)
 
 
 def fixed_tokens(system: str, tools: Sequence[ToolSpec]) -> int:

@@ -30,7 +30,16 @@ from arnes.agent.events import (
 )
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
-from arnes.messages import Message, ModelResponse, TextBlock, ToolCall, ToolResultBlock, ToolSpec, block_to_json
+from arnes.messages import (
+    Appended,
+    Message,
+    ModelResponse,
+    TextBlock,
+    ToolCall,
+    ToolResultBlock,
+    ToolSpec,
+    block_to_json,
+)
 from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
@@ -76,6 +85,7 @@ class Agent:
         self._cut_text = ""  # prose of cut replies, the start of the answer their continuation ends
         self._pool = ThreadPoolExecutor(max_workers=1)
         self.guard = LoopGuard()
+        self._tally = Appended(0, lambda total, new: total + message_tokens(new))  # the size, kept as it grows
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, task: str) -> RunResult:
@@ -190,7 +200,7 @@ class Agent:
         r.turns += 1
         fixed = fixed_tokens(system, specs)
         self._fit(fixed)
-        estimate = fixed + message_tokens(self.messages)
+        estimate = fixed + self._tally(self.messages)
         s.bus.emit(ModelRequest(r.turns, self._measure(fixed), s.context_window))
         response = self._query(system, specs, fixed)
         usage = response.usage

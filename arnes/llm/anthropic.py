@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
 
 import anthropic
+from anthropic.lib.streaming import MessageStreamManager
+from anthropic.types import Message as SDKMessage
+from anthropic.types import RawMessageStreamEvent
 
 from arnes.errors import ConfigError
 from arnes.llm.base import ProviderSettings, TextSink, api_key
 from arnes.llm.recovery import cut_input
 from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
+    Appended,
     Message,
     ModelResponse,
     StopReason,
@@ -47,6 +52,7 @@ class AnthropicProvider:
             kwargs["base_url"] = settings.base_url
         self.where = settings.base_url or "api.anthropic.com"
         self.client = anthropic.Anthropic(**kwargs)
+        self._joined = joined_messages()
 
     def complete(
         self,
@@ -55,30 +61,37 @@ class AnthropicProvider:
         tools: Sequence[ToolSpec],
         on_text: TextSink | None = None,
     ) -> ModelResponse:
-        request: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_output_tokens,
-            "system": system,
-            "messages": to_anthropic_messages(messages),
-        }
+        request: dict[str, Any] = {"model": self.model, "max_tokens": self.max_output_tokens, "system": system}
         if self.settings.temperature is not None:  # only when the user chose one (see llm/models.py)
-            request["extra_body"] = {"temperature": self.settings.temperature}
+            request["temperature"] = self.settings.temperature
         if tools:
             request["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
             ]
+        if self.stream:
+            request["stream"] = True
+        # Posted as bytes we build, each message encoded once in its life: encoding the whole
+        # conversation again for every request grows with the session (bench/bench_longrun.py).
+        post = functools.partial(
+            self.client.post,
+            "/v1/messages",
+            content=request_body(request, messages, self._joined),
+            options={"headers": {"Content-Type": "application/json"}},
+            cast_to=SDKMessage,
+        )
         streaming = False
         try:
             if self.stream:
-                with self.client.messages.stream(**request) as stream:
+                raw = functools.partial(post, stream=True, stream_cls=anthropic.Stream[RawMessageStreamEvent])
+                with MessageStreamManager(raw, output_format=anthropic.NOT_GIVEN) as stream:
                     streaming = True
                     shorten_read_timeout(getattr(stream, "response", None), self.settings.read_timeout)
                     for event in stream:
                         if event.type == "text" and on_text:
                             on_text(event.text)
-                    final = stream.get_final_message()
+                    final: Any = stream.get_final_message()
             else:
-                final = self.client.messages.create(**request)
+                final = post()
                 if on_text:
                     for part in final.content:
                         if part.type == "text":
@@ -110,24 +123,41 @@ def _cut(call: ToolCall, cap: int) -> ToolCall:
     return ToolCall(call.id, call.name, cut_input(json.dumps(call.input), cap))
 
 
+def joined_messages() -> Appended[bytes]:
+    """The messages' bytes joined with commas, extended as the conversation grows (kept per provider)."""
+    return Appended(b"", lambda done, new: b",".join([p for p in (done, *map(_message_bytes_memo, new)) if p]))
+
+
+def request_body(request: dict[str, Any], messages: Sequence[Message], joined: Appended[bytes] | None = None) -> bytes:
+    """The JSON body: the settings, then the messages, each encoded once in its life."""
+    return _encode(request)[:-1] + b',"messages":[' + (joined or joined_messages())(messages) + b"]}"
+
+
+def _message_bytes_memo(message: Message) -> bytes:
+    return message.memo("anthropic-bytes", functools.partial(_message_bytes, message))
+
+
+def _message_bytes(message: Message) -> bytes:
+    return _encode(_wire(message))
+
+
+def _encode(value: dict[str, Any]) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for msg in messages:
-        content: list[dict[str, Any]] = []
-        for block in msg.content:
-            if isinstance(block, TextBlock):
-                if block.text:
-                    content.append({"type": "text", "text": block.text})
-            elif isinstance(block, ToolCall):
-                content.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
-            elif isinstance(block, ToolResultBlock):
-                content.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": block.tool_call_id,
-                        "content": block.content,
-                        "is_error": block.is_error,
-                    }
-                )
-        out.append({"role": msg.role, "content": content})
-    return out
+    return [_wire(m) for m in messages]
+
+
+def _wire(msg: Message) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    for block in msg.content:
+        if isinstance(block, TextBlock):
+            if block.text:
+                content.append({"type": "text", "text": block.text})
+        elif isinstance(block, ToolCall):
+            content.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
+        elif isinstance(block, ToolResultBlock):
+            result = {"type": "tool_result", "tool_use_id": block.tool_call_id, "content": block.content}
+            content.append(result | {"is_error": block.is_error})
+    return {"role": msg.role, "content": content}

@@ -7,8 +7,9 @@ prints as JSON text are recovered into real calls.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from functools import partial
+from typing import Any, cast
 
 import openai
 from openai import Stream
@@ -19,6 +20,7 @@ from arnes.llm.base import PROFILES, ProviderSettings, TextSink, api_key
 from arnes.llm.recovery import call_id, cut_call, parse_arguments, split_tool_calls
 from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
+    Appended,
     Message,
     ModelResponse,
     StopReason,
@@ -46,6 +48,7 @@ class OpenAICompatProvider:
             max_retries=0,
         )
         self.where = self.base_url or "api.openai.com"
+        self._joined = joined_messages()
 
     def complete(
         self,
@@ -55,11 +58,7 @@ class OpenAICompatProvider:
         on_text: TextSink | None = None,
     ) -> ModelResponse:
         settings = self.settings
-        request: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_openai_messages(system, messages),
-            settings.max_tokens_key: settings.max_output_tokens,
-        }
+        request: dict[str, Any] = {"model": self.model, settings.max_tokens_key: settings.max_output_tokens}
         if settings.temperature is not None:
             request["temperature"] = settings.temperature
         if self.stream:
@@ -75,12 +74,13 @@ class OpenAICompatProvider:
             ]
         streaming = False
         try:
-            # Posted as it is: the SDK's per-request type transform walks every message and grows
-            # with the conversation (37 ms a request after 100 steps, bench/README.md); ours are
-            # built to the wire format already.
+            # Posted as bytes we build: the SDK's per-request type transform walks every message and
+            # grows with the conversation (37 ms a request after 100 steps, bench/README.md), and
+            # so does encoding the whole body again; each message's bytes are kept on it instead.
             response = self.client.post(
                 "/chat/completions",
-                body=request,
+                content=request_body(request, system, messages, self._joined),
+                options={"headers": {"Content-Type": "application/json"}},
                 cast_to=ChatCompletion,
                 stream=self.stream,
                 stream_cls=Stream[ChatCompletionChunk],
@@ -89,8 +89,12 @@ class OpenAICompatProvider:
             if not self.stream:
                 return _from_completion(response, on_text, names, settings.max_output_tokens)
             streaming = True
-            shorten_read_timeout(getattr(response, "response", None), settings.read_timeout)
-            return _assemble(response, on_text, names, settings.max_output_tokens)
+            http = cast(Stream[ChatCompletionChunk], response).response
+            shorten_read_timeout(http, settings.read_timeout)
+            try:
+                return _assemble(_chunks(http), on_text, names, settings.max_output_tokens)
+            finally:
+                http.close()
         except openai.OpenAIError as exc:
             raise to_provider_error(
                 exc,
@@ -106,31 +110,84 @@ class OpenAICompatProvider:
             raise
 
 
+def joined_messages() -> Appended[bytes]:
+    """The messages' bytes joined with commas, extended as the conversation grows (kept per provider)."""
+    return Appended(b"", lambda done, new: b",".join([p for p in (done, *map(_message_bytes_memo, new)) if p]))
+
+
+def request_body(
+    request: dict[str, Any], system: str, messages: Sequence[Message], joined: Appended[bytes] | None = None
+) -> bytes:
+    """The JSON body: the settings, then the messages, each encoded once in its life."""
+    head = json.dumps(request, ensure_ascii=False, separators=(",", ":"))[:-1].encode()
+    parts = [_encode({"role": "system", "content": system}), (joined or joined_messages())(messages)]
+    return head + b',"messages":[' + b",".join(p for p in parts if p) + b"]}"
+
+
+def _message_bytes_memo(message: Message) -> bytes:
+    return message.memo("openai-bytes", partial(_message_bytes, message))
+
+
+def _message_bytes(message: Message) -> bytes:
+    return b",".join(map(_encode, _wire(message)))
+
+
+def _encode(entry: dict[str, Any]) -> bytes:
+    return json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _chunks(http: Any) -> Iterator[dict[str, Any]]:
+    """The stream's chunks as plain dicts, read to the end of the body.
+
+    Reading past `[DONE]` to the body's end is what lets the HTTP client put the connection back in
+    its pool (the SDK's stream stops at `[DONE]` and closes it: a new TCP/TLS handshake every turn).
+    Plain dicts, not one pydantic object per chunk: a reply has hundreds of chunks.
+    """
+    lines = http.iter_lines()
+    for line in lines:
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if data.startswith("[DONE]"):
+            for _ in lines:  # the rest of the body (the chunked terminator)
+                pass
+            return
+        chunk = json.loads(data)
+        if isinstance(chunk, dict) and chunk.get("error"):
+            error = chunk["error"]
+            message = error.get("message") if isinstance(error, dict) else None
+            raise openai.APIError(message or "An error occurred during streaming", http.request, body=error)
+        if isinstance(chunk, dict):
+            yield chunk
+
+
 def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "system", "content": system}]
     for msg in messages:
-        if msg.role == "assistant":
-            entry: dict[str, Any] = {"role": "assistant", "content": msg.text or None}
-            calls = msg.tool_calls
-            if calls:
-                entry["tool_calls"] = [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {"name": c.name, "arguments": json.dumps(c.input)},
-                    }
-                    for c in calls
-                ]
-            out.append(entry)
-            continue
-        texts: list[str] = []
-        for block in msg.content:
-            if isinstance(block, ToolResultBlock):
-                out.append({"role": "tool", "tool_call_id": block.tool_call_id, "content": block.content})
-            elif isinstance(block, TextBlock):
-                texts.append(block.text)
-        if texts:
-            out.append({"role": "user", "content": "\n\n".join(texts)})
+        out += _wire(msg)
+    return out
+
+
+def _wire(msg: Message) -> list[dict[str, Any]]:
+    """One of our messages as chat entries: an assistant turn is one, a user turn one per result plus its text."""
+    if msg.role == "assistant":
+        entry: dict[str, Any] = {"role": "assistant", "content": msg.text or None}
+        calls = msg.tool_calls
+        if calls:
+            entry["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.input)}}
+                for c in calls
+            ]
+        return [entry]
+    out: list[dict[str, Any]] = []
+    texts: list[str] = []
+    for block in msg.content:
+        if isinstance(block, ToolResultBlock):
+            out.append({"role": "tool", "tool_call_id": block.tool_call_id, "content": block.content})
+        elif isinstance(block, TextBlock):
+            texts.append(block.text)
+    if texts:
+        out.append({"role": "user", "content": "\n\n".join(texts)})
     return out
 
 
@@ -150,29 +207,31 @@ def _from_completion(response: Any, on_text: TextSink | None, known_tools: list[
     return _build(text, calls, choice.finish_reason, usage, known_tools, cap)
 
 
-def _assemble(stream: Any, on_text: TextSink | None, known_tools: list[str], cap: int) -> ModelResponse:
+def _assemble(
+    chunks: Iterator[dict[str, Any]], on_text: TextSink | None, known_tools: list[str], cap: int
+) -> ModelResponse:
     text_parts: list[str] = []
     calls: dict[int, dict[str, str]] = {}
     finish: str | None = None
     usage = Usage()
-    for chunk in stream:
-        if getattr(chunk, "usage", None):
-            usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
-        for choice in chunk.choices or []:
-            delta = choice.delta
-            if delta is not None and delta.content:
-                text_parts.append(delta.content)
+    for chunk in chunks:
+        if isinstance(chunk.get("usage"), dict):
+            usage = Usage(chunk["usage"].get("prompt_tokens") or 0, chunk["usage"].get("completion_tokens") or 0)
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                text_parts.append(delta["content"])
                 if on_text:
-                    on_text(delta.content)
-            for tc in (delta.tool_calls or []) if delta is not None else []:
-                slot = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
-                if tc.id:
-                    slot["id"] = tc.id
-                if tc.function is not None:
-                    slot["name"] += tc.function.name or ""
-                    slot["arguments"] += tc.function.arguments or ""
-            if choice.finish_reason:
-                finish = choice.finish_reason
+                    on_text(delta["content"])
+            for tc in delta.get("tool_calls") or []:
+                slot = calls.setdefault(tc.get("index") or 0, {"id": "", "name": "", "arguments": ""})
+                if tc.get("id"):
+                    slot["id"] = tc["id"]
+                function = tc.get("function") or {}
+                slot["name"] += function.get("name") or ""
+                slot["arguments"] += function.get("arguments") or ""
+            if choice.get("finish_reason"):
+                finish = choice["finish_reason"]
     return _build("".join(text_parts), calls, finish, usage, known_tools, cap)
 
 

@@ -106,6 +106,7 @@ class FakeLLMServer:
         self.requests: list[tuple[str, Json]] = []
         self.headers: list[dict[str, str]] = []  # each POST's headers, in order (who sent which key)
         self.turn_index = 0  # successful model POSTs so far
+        self.connections = 0  # TCP connections accepted: a client that keeps its connection alive opens one
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", port), _make_handler(self))
         self._thread: threading.Thread | None = None
@@ -322,6 +323,11 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
+
+        def setup(self) -> None:  # once per TCP connection
+            with server._lock:
+                server.connections += 1
+            super().setup()
 
         def _json(self, status: int, obj: Json, **headers: str) -> None:
             data = json.dumps(obj).encode()
