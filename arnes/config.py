@@ -261,7 +261,22 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             }
         if servers:
             cfg.files.append(mcp_file)
+    _deny_secrets_by_default(cfg, user_settings_path(env))
     return cfg
+
+
+# Files that hold keys and credentials: not read unless the user's own settings allow the same rule.
+SECRET_DENIES = (
+    "Read(**/.env)", "Read(**/.env.*)", "Read(**/*.pem)", "Read(**/*.key)", "Read(**/id_rsa*)",
+    "Read(**/id_ecdsa*)", "Read(**/id_ed25519*)", "Read(**/.netrc)", "Read(**/.pgpass)",
+    "Read(**/.aws/credentials)", "Read(**/.docker/config.json)", "Read(**/.npmrc)", "Read(**/.pypirc)",
+)  # fmt: skip
+SECRET_SOURCE = "built in: secrets"
+
+
+def _deny_secrets_by_default(cfg: EffectiveConfig, user: Path) -> None:
+    lifted = {r.rule for r in cfg.rules if r.kind == "allow" and r.source == str(user)}
+    cfg.rules += [SourcedRule("deny", rule, SECRET_SOURCE) for rule in SECRET_DENIES if rule not in lifted]
 
 
 def _add_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], path: Path, layer: str, trusted: bool) -> None:

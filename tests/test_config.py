@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arnes.config import load_config, user_settings_path
+from arnes.config import SECRET_SOURCE, load_config, user_settings_path
 from arnes.errors import ConfigError
 
 
@@ -40,7 +40,7 @@ def test_later_layers_win_and_rules_accumulate(env: dict[str, str], tmp_path: Pa
     )
     cfg = load_config(ws, env, trusted=True)
     assert (cfg.provider, cfg.model, cfg.context_window, cfg.mode) == ("anthropic", "p", 4096, "acceptEdits")
-    assert [(r.kind, r.rule, r.source) for r in cfg.rules] == [
+    assert [(r.kind, r.rule, r.source) for r in cfg.rules if r.source != SECRET_SOURCE] == [
         ("deny", "Read(**/.env*)", str(user)),
         ("allow", "Read", str(project)),
     ]

@@ -169,3 +169,14 @@ def test_json_output_is_one_object(shop: Path) -> None:
     assert data["tool_calls"] == 3 and data["turns"] == 4
     assert data["result"] == "Changed the discount to 15 %."
     assert data["denials"] == []
+
+
+def test_anthropic_requests_mark_the_fixed_prefix_for_prompt_caching(shop: Path) -> None:
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        run = run_arnes(*provider_args("anthropic", server), "-w", str(shop), "hi", env=KEYS)
+        body = server.requests[0][1]
+    assert run.code == 0, run.err
+    [system] = body["system"]
+    assert system["type"] == "text" and system["cache_control"] == {"type": "ephemeral"}
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert all("cache_control" not in tool for tool in body["tools"][:-1])  # one breakpoint for the prefix

@@ -161,3 +161,33 @@ def test_grep_never_shows_a_hidden_line_split_by_a_form_feed(tmp_path: Path) -> 
     agent.run("go")
     (result,) = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
     assert "TOPSECRET" not in result.content and "a.txt:1:matchme here" in result.content
+
+
+def test_secrets_are_denied_by_default_until_the_users_settings_allow_them(shop: Path, tmp_path: Path) -> None:
+    import json as _json
+    import os as _os
+
+    from arnes.agent.trace import read_trace
+    from tests.conftest import run_arnes
+
+    (shop / ".env").write_text("TOKEN=s3cr3t-value\n")
+    (shop / "deploy.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
+    script = tmp_path / "s.json"
+    calls = [{"tool_calls": [{"name": "Read", "input": {"file_path": f}}]} for f in (".env", "deploy.pem")]
+    script.write_text(_json.dumps({"turns": [*calls, {"tool_calls": [{"name": "Grep", "input": {
+        "pattern": "s3cr3t", "output_mode": "content"}}]}, {"text": "done"}]}))  # fmt: skip
+    trace = tmp_path / "t.jsonl"
+    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(shop), "--trace", str(trace), "x")
+    assert run.code == 0
+    assert "s3cr3t-value" not in trace.read_text()
+    reasons = [e["reason"] for e in read_trace(trace) if e["event"] == "permission" and e["decision"] == "deny"]
+    assert reasons[:2] == ["rule Read(**/.env)", "rule Read(**/*.pem)"]
+    # the user's own settings lift one; a project's cannot (its allow is a grant, and deny wins anyway)
+    user = Path(_os.environ["XDG_CONFIG_HOME"]) / "arnes" / "settings.json"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(_json.dumps({"permissions": {"allow": ["Read(**/.env)"]}}))
+    again = tmp_path / "t2.jsonl"
+    run_arnes("--provider", "script", "--script", str(script), "-w", str(shop), "--trace", str(again), "x")
+    assert "s3cr3t-value" in again.read_text() and "BEGIN PRIVATE KEY" not in again.read_text()
+    listing = run_arnes("-w", str(shop), "permissions")
+    assert "secrets (.env files, keys, credentials) are denied by default" in listing.out

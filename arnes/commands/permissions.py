@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arnes.cli import parse_subcommand
-from arnes.config import EffectiveConfig
+from arnes.config import SECRET_SOURCE, EffectiveConfig
 from arnes.permissions.engine import READ_FAMILY, RuleEngine
 from arnes.permissions.paths import absolute
 from arnes.permissions.rules import KNOWN_TOOLS, MCP_RULE
@@ -77,6 +77,12 @@ def show_rules(console: Console, engine: RuleEngine) -> None:
         console.print(table)
     else:
         console.print("no rules: the perimeter and the mode decide", markup=False)
+    if any(r.source == SECRET_SOURCE for r in engine.rules):
+        console.print(
+            'secrets (.env files, keys, credentials) are denied by default ("built in: secrets"): '
+            "an allow of the same rule in your user settings lifts one",
+            markup=False,
+        )
     console.print(
         "order: deny > ask > allow over every source, then the perimeter (reads inside allowed, "
         "anything outside asks), then the mode",

@@ -61,13 +61,18 @@ class AnthropicProvider:
         tools: Sequence[ToolSpec],
         on_text: TextSink | None = None,
     ) -> ModelResponse:
-        request: dict[str, Any] = {"model": self.model, "max_tokens": self.max_output_tokens, "system": system}
+        # Prompt caching: the system prompt and the tool schemas are the same bytes every turn (and
+        # in every session, agent/prompt.py), so they are marked as a cacheable prefix.
+        cached = {"type": "ephemeral"}
+        prefix: list[dict[str, Any]] = [{"type": "text", "text": system, "cache_control": cached}]
+        request: dict[str, Any] = {"model": self.model, "max_tokens": self.max_output_tokens, "system": prefix}
         if self.settings.temperature is not None:  # only when the user chose one (see llm/models.py)
             request["temperature"] = self.settings.temperature
         if tools:
             request["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
             ]
+            request["tools"][-1]["cache_control"] = cached
         if self.stream:
             request["stream"] = True
         # Posted as bytes we build, each message encoded once in its life: encoding the whole
