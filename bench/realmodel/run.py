@@ -453,7 +453,8 @@ def cmd_bench(a: argparse.Namespace) -> None:
     out_dir = CACHE / "results" / f"{stamp}-{re.sub(r'[^A-Za-z0-9._-]+', '-', a.label)}"
     out_dir.mkdir(parents=True, exist_ok=True)
     log(f"  results and trajectories: {out_dir}")
-    rev = git("rev-parse", "--short", "HEAD") + (" (dirty)" if git("status", "--porcelain", "arnes") else "")
+    # The code measured: the last commit that changed arnes/ (this bench's own commits do not count).
+    rev = git("log", "-1", "--format=%h", "--", "arnes") + (" (dirty)" if git("status", "--porcelain", "arnes") else "")
     entry: dict[str, Any] = {
         "label": a.label,
         "date": now(),
@@ -574,6 +575,11 @@ def cmd_cache(a: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------------- results
 def record(entry: dict[str, Any], key: str = "bench") -> None:
     data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    old = next((e for e in data.get(key, []) if e.get("label") == entry["label"]), None)
+    if old is not None and key == "bench":
+        # The same label again with other agents (`--agents mini-textbased` later): one table, the new rows win.
+        mine = {ag["agent"] for ag in entry["agents"]}
+        entry["agents"] = [ag for ag in old["agents"] if ag["agent"] not in mine] + entry["agents"]
     items = [e for e in data.get(key, []) if e.get("label") != entry["label"]]
     data[key] = [*items, entry]
     tmp = RESULTS.with_suffix(".tmp")
