@@ -354,7 +354,7 @@ def run_arnes(a: argparse.Namespace, info: dict[str, Any], out_dir: Path) -> dic
     ]
     return {
         "agent": "arnes",
-        "command": "arnes " + " ".join(cmd[3:]),
+        "command": "arnes " + " ".join(cmd[3:]).replace(f" --out {report}", ""),
         "wall": round(wall, 1),
         "runs": runs,
         "exit_code": r.returncode,
@@ -461,7 +461,9 @@ def cmd_bench(a: argparse.Namespace) -> None:
         "arnes_rev": rev,
         "machine": machine(),
         "model": info["model"],
-        "server": " ".join(Path(x).name if i == 0 else x for i, x in enumerate(info.get("argv", []))),
+        "server": " ".join(Path(x).name if i == 0 else x for i, x in enumerate(info.get("argv", []))).replace(
+            str(Path.home()), "~"
+        ),
         "ctx": info.get("ctx"),
         "command": "python bench/realmodel/run.py " + " ".join(sys.argv[1:]),
         "agents": [],
@@ -633,7 +635,7 @@ def render(data: dict[str, Any]) -> str:
                 cells.append(
                     "-"
                     if r is None
-                    else f"{'pass' if r['passed'] else 'fail'} ({r['stop']}, {r['turns']} turns, {r['seconds']:.0f} s)"
+                    else f"{'pass' if r['passed'] else 'fail'} ({r['stop']}, {r['turns']} t, {r['seconds']:.0f} s)"
                 )
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
         lines += ["", "Agent commands: " + "; ".join(f"{ag['agent']}: `{ag['command']}`" for ag in e["agents"]), ""]
