@@ -565,7 +565,7 @@ def cmd_cache(a: argparse.Namespace) -> None:
     entry = {
         "label": a.label,
         "date": now(),
-        "arnes_rev": git("rev-parse", "--short", "HEAD"),
+        "arnes_rev": git("log", "-1", "--format=%h", "--", "arnes"),
         "model": info["model"],
         "command": "python bench/realmodel/run.py " + " ".join(sys.argv[1:]),
         "rows": rows,
