@@ -582,8 +582,8 @@ def record(entry: dict[str, Any], key: str = "bench") -> None:
         # The same label again with other agents (`--agents mini-textbased` later): one table, the new rows win.
         mine = {ag["agent"] for ag in entry["agents"]}
         entry["agents"] = [ag for ag in old["agents"] if ag["agent"] not in mine] + entry["agents"]
-    items = [e for e in data.get(key, []) if e.get("label") != entry["label"]]
-    data[key] = [*items, entry]
+    items = data.get(key, [])
+    data[key] = [entry if e is old else e for e in items] if old is not None else [*items, entry]
     tmp = RESULTS.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n")
     tmp.replace(RESULTS)
@@ -602,7 +602,16 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def render(data: dict[str, Any]) -> str:
-    lines = []
+    agents = ["arnes", "mini-swe-agent", "mini-swe-agent (textbased)"]
+    lines = ["| measurement | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
+    for e in data.get("bench", []):
+        cells = []
+        for name in agents:
+            ag = next((x for x in e["agents"] if x["agent"] == name), None)
+            s = summary(ag["runs"]) if ag else None
+            cells.append(f"**{s['passed']}/{s['runs']}** in {ag['wall']:.0f} s" if ag and s else "-")
+        lines.append(f"| {e['label']} | " + " | ".join(cells) + " |")
+    lines.append("")
     for e in data.get("bench", []):
         lines += [f"### {e['label']}", ""]
         lines += [
