@@ -544,7 +544,6 @@ def cmd_cache(a: argparse.Namespace) -> None:
                 out = json.loads(r2.stdout)
             except json.JSONDecodeError:
                 out = {}
-            requests = int(m1.get("requests_processing", 0))  # 0 once idle; the counters below are what counts
             rows.append(
                 {
                     "session": name,
@@ -553,7 +552,6 @@ def cmd_cache(a: argparse.Namespace) -> None:
                     "input_tokens_reported": int(out.get("input_tokens", 0)),
                     "wall_seconds": round(seconds, 1),
                     "turns": int(out.get("turns", 0)),
-                    "busy": requests,
                 }
             )
     for row in rows:
