@@ -354,7 +354,7 @@ def run_arnes(a: argparse.Namespace, info: dict[str, Any], out_dir: Path) -> dic
     ]
     return {
         "agent": "arnes",
-        "command": "arnes " + " ".join(cmd[3:]),
+        "command": "arnes " + " ".join(cmd[3:]).replace(f" --out {report}", ""),
         "wall": round(wall, 1),
         "runs": runs,
         "exit_code": r.returncode,
@@ -453,14 +453,17 @@ def cmd_bench(a: argparse.Namespace) -> None:
     out_dir = CACHE / "results" / f"{stamp}-{re.sub(r'[^A-Za-z0-9._-]+', '-', a.label)}"
     out_dir.mkdir(parents=True, exist_ok=True)
     log(f"  results and trajectories: {out_dir}")
-    rev = git("rev-parse", "--short", "HEAD") + (" (dirty)" if git("status", "--porcelain", "arnes") else "")
+    # The code measured: the last commit that changed arnes/ (this bench's own commits do not count).
+    rev = git("log", "-1", "--format=%h", "--", "arnes") + (" (dirty)" if git("status", "--porcelain", "arnes") else "")
     entry: dict[str, Any] = {
         "label": a.label,
         "date": now(),
         "arnes_rev": rev,
         "machine": machine(),
         "model": info["model"],
-        "server": " ".join(Path(x).name if i == 0 else x for i, x in enumerate(info.get("argv", []))),
+        "server": " ".join(Path(x).name if i == 0 else x for i, x in enumerate(info.get("argv", []))).replace(
+            str(Path.home()), "~"
+        ),
         "ctx": info.get("ctx"),
         "command": "python bench/realmodel/run.py " + " ".join(sys.argv[1:]),
         "agents": [],
@@ -541,7 +544,6 @@ def cmd_cache(a: argparse.Namespace) -> None:
                 out = json.loads(r2.stdout)
             except json.JSONDecodeError:
                 out = {}
-            requests = int(m1.get("requests_processing", 0))  # 0 once idle; the counters below are what counts
             rows.append(
                 {
                     "session": name,
@@ -550,7 +552,6 @@ def cmd_cache(a: argparse.Namespace) -> None:
                     "input_tokens_reported": int(out.get("input_tokens", 0)),
                     "wall_seconds": round(seconds, 1),
                     "turns": int(out.get("turns", 0)),
-                    "busy": requests,
                 }
             )
     for row in rows:
@@ -562,7 +563,7 @@ def cmd_cache(a: argparse.Namespace) -> None:
     entry = {
         "label": a.label,
         "date": now(),
-        "arnes_rev": git("rev-parse", "--short", "HEAD"),
+        "arnes_rev": git("log", "-1", "--format=%h", "--", "arnes"),
         "model": info["model"],
         "command": "python bench/realmodel/run.py " + " ".join(sys.argv[1:]),
         "rows": rows,
@@ -574,8 +575,13 @@ def cmd_cache(a: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------------- results
 def record(entry: dict[str, Any], key: str = "bench") -> None:
     data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    items = [e for e in data.get(key, []) if e.get("label") != entry["label"]]
-    data[key] = [*items, entry]
+    old = next((e for e in data.get(key, []) if e.get("label") == entry["label"]), None)
+    if old is not None and key == "bench":
+        # The same label again with other agents (`--agents mini-textbased` later): one table, the new rows win.
+        mine = {ag["agent"] for ag in entry["agents"]}
+        entry["agents"] = [ag for ag in old["agents"] if ag["agent"] not in mine] + entry["agents"]
+    items = data.get(key, [])
+    data[key] = [entry if e is old else e for e in items] if old is not None else [*items, entry]
     tmp = RESULTS.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n")
     tmp.replace(RESULTS)
@@ -594,7 +600,16 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def render(data: dict[str, Any]) -> str:
-    lines = []
+    agents = ["arnes", "mini-swe-agent", "mini-swe-agent (textbased)"]
+    lines = ["| measurement | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
+    for e in data.get("bench", []):
+        cells = []
+        for name in agents:
+            ag = next((x for x in e["agents"] if x["agent"] == name), None)
+            s = summary(ag["runs"]) if ag else None
+            cells.append(f"**{s['passed']}/{s['runs']}** in {ag['wall']:.0f} s" if ag and s else "-")
+        lines.append(f"| {e['label']} | " + " | ".join(cells) + " |")
+    lines.append("")
     for e in data.get("bench", []):
         lines += [f"### {e['label']}", ""]
         lines += [
@@ -627,7 +642,7 @@ def render(data: dict[str, Any]) -> str:
                 cells.append(
                     "-"
                     if r is None
-                    else f"{'pass' if r['passed'] else 'fail'} ({r['stop']}, {r['turns']} turns, {r['seconds']:.0f} s)"
+                    else f"{'pass' if r['passed'] else 'fail'} ({r['stop']}, {r['turns']} t, {r['seconds']:.0f} s)"
                 )
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
         lines += ["", "Agent commands: " + "; ".join(f"{ag['agent']}: `{ag['command']}`" for ag in e["agents"]), ""]

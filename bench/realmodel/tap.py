@@ -90,20 +90,28 @@ def main() -> None:
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             raw = bytearray()
+            gone = False
             while True:
                 piece = resp.read1(65536)
                 if not piece:
                     break
                 raw += piece
-                self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
+                try:
+                    self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                    self.wfile.flush()
+                except OSError:  # the agent hung up (killed at its time-out): stop the generation too
+                    gone = True
+                    break
+            if not gone:
+                self.wfile.write(b"0\r\n\r\n")
             conn.close()
             try:
                 request = json.loads(body) if body else None
             except ValueError:
                 request = body.decode("utf-8", "replace")
             entry = {"path": self.path, "status": resp.status, "request": request, "response": digest(bytes(raw))}
+            if gone:
+                entry["client_gone"] = True
             with LOCK, log.open("a") as f:
                 f.write(json.dumps(entry) + "\n")
 
