@@ -212,7 +212,7 @@ def test_a_fence_inside_a_json_string_does_not_end_the_fenced_call() -> None:
     """Qwen2.5-Coder-1.5B's docs-section reply (realmodel findings): a README with a ```bash example."""
     content = "## Usage\nRun it from a terminal:\n```bash\npython app.py --help\n```"
     text = (
-        "Here is the section.\n```json\n{\n  \"name\": \"Write\",\n  \"arguments\": {\n"
+        'Here is the section.\n```json\n{\n  "name": "Write",\n  "arguments": {\n'
         f'    "file_path": "README.md",\n    "content": {json.dumps(content)}\n  }}\n}}\n```\nDone.'
     )
     prose, calls = split_tool_calls(text, TOOLS)
