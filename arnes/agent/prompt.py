@@ -45,9 +45,9 @@ def session_context(files: HostFiles, tool_names: list[str], notes: list[str] | 
     """What this run knows about its workspace, for the head of the first user message.
 
     A short listing of the files comes before the path, so a model's first call names a real
-    file instead of a guessed one. The path comes last: what several runs share (a project's AGENTS.md across eval repeats in
-    fresh copies) stays in the prefix a server can reuse. What was left out (a link out of the
-    workspace, a file a rule hides) goes to `notes`.
+    file instead of a guessed one. The path comes last: what several runs share (a project's
+    AGENTS.md across eval repeats in fresh copies) stays in the prefix a server can reuse. What
+    was left out (a link out of the workspace, a file a rule hides) goes to `notes`.
     """
     workspace = files.root
     parts = [CONTEXT_HEADER]

@@ -17,6 +17,8 @@ from arnes.tools.filestate import atomic_write, newline_of
 
 MAX_LINE_CHARS = 2000
 DEFAULT_READ_LINES = 2000
+SMALL_FILE_LINES = 200  # a file shorter than this is shown whole when the model asks for a tiny part...
+TINY_LIMIT = 20  # ...of fewer lines than this (a limit of 1 reads as a mistake, not a plan)
 
 
 class ReadArgs(ToolArgs):
@@ -201,8 +203,13 @@ class Read(BaseTool[ReadArgs]):
         if start >= len(lines):
             raise ToolError(f"offset {args.offset} is past the end of {shown}, which has {len(lines)} lines.")
         count = args.limit or DEFAULT_READ_LINES
+        whole = ""
+        if len(lines) < SMALL_FILE_LINES and count < TINY_LIMIT and (start > 0 or count < len(lines)):
+            # A small model asks for `offset 1 limit 1`, then invents the rest: a small file comes whole.
+            start, count = 0, len(lines)
+            whole = f"[arnes: {shown} is short ({len(lines)} lines), so all of it is shown, not offset/limit]\n"
         chosen = lines[start : start + count]
-        body = numbered(chosen, start + 1)
+        body = whole + numbered(chosen, start + 1)
         end = start + len(chosen)
         if end < len(lines):
             body += f"\n... ({len(lines) - end} more lines; call Read with offset={end + 1} to continue)"
