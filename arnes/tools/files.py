@@ -94,7 +94,7 @@ def numbered(lines: list[str], first: int = 1) -> str:
     return "\n".join(f"{n:>6}\t{line[:MAX_LINE_CHARS]}" for n, line in enumerate(lines, start=first))
 
 
-def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str) -> None:
+def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str, call: str = "") -> None:
     """Refuse a write over a file not read (or changed) since, and show the file instead.
 
     A refusal alone costs the model a turn and small models often do not find their way back;
@@ -113,6 +113,8 @@ def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str) -> None:
     except ToolError:
         raise ToolError(plain) from None
     ctx.files.record(path)
+    if call:
+        ctx.files.note_refused(path, call)
     lines = split_lines(text)
     budget = max(1000, ctx.max_output_chars - 800)
     shown_lines: list[str] = []
@@ -297,8 +299,18 @@ class Edit(BaseTool[EditArgs]):
         shown = ctx.display(path)
         if not path.exists():
             raise ToolError(f"File does not exist: {shown}. To create a file, use Write.")
-        guard_write(ctx, path, shown, "Edit")
-        _, after, done = self._apply(args, path, shown, ctx.real_of(path))
+        call = args.model_dump_json()
+        guard_write(ctx, path, shown, "Edit", call)
+        try:
+            _, after, done = self._apply(args, path, shown, ctx.real_of(path))
+        except ToolError as exc:
+            if not ctx.files.was_refused(path, call):
+                raise
+            raise ToolError(
+                f"This is the same Edit as the one refused above, where the whole content of {shown} was "
+                "shown. old_string must be a part of that content, copied exactly (without the line numbers). "
+                f"{exc}"
+            ) from None
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
