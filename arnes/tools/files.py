@@ -12,6 +12,7 @@ from arnes.host.nofollow import LinkRefused, NotRegularFile, read_regular
 from arnes.permissions.paths import is_inside, resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
+from arnes.tools.defnames import dropped_names
 from arnes.tools.editmatch import Replacement, replace, without_read_numbers
 from arnes.tools.filestate import atomic_write, newline_of
 
@@ -249,7 +250,16 @@ class Write(BaseTool[WriteArgs]):
         existed = path.exists()
         if existed:
             guard_write(ctx, path, shown, "Write")
-        _, content = self._new_text(args, path, ctx.real_of(path))
+        before, content = self._new_text(args, path, ctx.real_of(path))
+        gone = dropped_names(before, content, path.suffix) if existed else []
+        if gone and ctx.files.warn_once(path, "dropped"):
+            names = ", ".join(gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
+            raise ToolError(
+                f"This Write was not made: it would replace all of {shown} and drop {names}, which the file "
+                "defines now. Use Edit to change part of a file (old_string: the lines to change; to add "
+                "code, old_string: the last lines of the file, new_string: those lines plus the new code). "
+                "If dropping them is really what the task needs, call this Write again."
+            )
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, content.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
