@@ -121,21 +121,29 @@ def test_read_empty_file_says_so_and_records_a_snapshot(ctx: ToolContext) -> Non
 
 
 def test_read_missing_file_suggests_close_names(ctx: ToolContext) -> None:
-    (ctx.workspace / "main.py").write_text("x\n")
+    (ctx.workspace / "src").mkdir()
+    (ctx.workspace / "src" / "main.py").write_text("x\n")
     with pytest.raises(ToolError) as err:
         read(ctx, "mian.py")
     msg = str(err.value)
     assert "File does not exist: mian.py." in msg
-    assert "Did you mean: main.py?" in msg
+    assert "Existing files with similar names: src/main.py." in msg
     assert "Glob" in msg
 
 
-def test_read_missing_file_without_close_names(ctx: ToolContext) -> None:
-    (ctx.workspace / "main.py").write_text("x\n")
+def test_a_missing_file_names_what_a_small_workspace_has_but_not_what_a_rule_hides(ctx: ToolContext) -> None:
+    """discount (real model): `Edit discount.txt` where the workspace holds pricing.py and its test."""
+    for name in ("pricing.py", "test_pricing.py", ".gitignore", "build.log", "secret-keys.txt"):
+        (ctx.workspace / name).write_text("x\n")
+    (ctx.workspace / ".gitignore").write_text("*.log\n")
+    ctx.hidden = lambda tool, path: path.name == "secret-keys.txt"
     with pytest.raises(ToolError) as err:
         read(ctx, "zzzzzzzz.txt")
-    assert "File does not exist: zzzzzzzz.txt." in str(err.value)
-    assert "Did you mean" not in str(err.value)
+    assert "The workspace's files are: .gitignore, pricing.py, test_pricing.py." in str(err.value)
+    with pytest.raises(ToolError) as missing:
+        edit(ctx, "discount.txt", "10%", "15%")
+    assert str(missing.value).startswith("File does not exist: discount.txt. The workspace's files are: .gitignore")
+    assert "To create a file, use Write." in str(missing.value)
 
 
 def test_read_missing_folder(ctx: ToolContext) -> None:
@@ -638,7 +646,10 @@ def test_edit_refused_when_the_file_changed_since_read(ctx: ToolContext) -> None
 
 
 def test_edit_missing_file(ctx: ToolContext) -> None:
-    with pytest.raises(ToolError, match=r"File does not exist: nope\.py\. To create a file, use Write\."):
+    with pytest.raises(
+        ToolError,
+        match=r"File does not exist: nope\.py\. The workspace has no files yet\. To create a file, use Write\.",
+    ):
         edit(ctx, "nope.py", "a", "b")
 
 

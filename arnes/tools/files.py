@@ -15,6 +15,7 @@ from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.defnames import dropped_names
 from arnes.tools.editmatch import Replacement, replace, without_read_numbers
 from arnes.tools.filestate import atomic_write, newline_of
+from arnes.tools.nearest import nearest_files
 
 MAX_LINE_CHARS = 2000
 DEFAULT_READ_LINES = 2000
@@ -45,13 +46,15 @@ def read_text(path: Path, shown: str, real: Path | None = None) -> str:
     return read_checked(path, shown, real or resolve_real(path))[0]
 
 
-def read_checked(path: Path, shown: str, real: Path) -> tuple[str, bytes, os.stat_result]:
+def read_checked(
+    path: Path, shown: str, real: Path, ctx: ToolContext | None = None
+) -> tuple[str, bytes, os.stat_result]:
     """The text at `real`, the real path that was judged, opened through no link (a link swapped
     in since the decision makes the read fail), with the bytes and stat it came from."""
     try:
         data, st = read_regular(real)
     except FileNotFoundError:
-        hint = _similar_names(path)
+        hint = nearest_files(ctx, path) if ctx is not None else ""
         raise ToolError(f"File does not exist: {shown}.{hint} Use Glob to find the right path.") from None
     except IsADirectoryError:
         raise ToolError(f"{shown} is a folder, not a file. Use Glob with path={shown!r} to list it.") from None
@@ -136,15 +139,6 @@ def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str, call: str =
     )
 
 
-def _similar_names(path: Path) -> str:
-    parent = path.parent
-    if not parent.is_dir():
-        return ""
-    names = [p.name for p in parent.iterdir()]
-    close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
-    return f" Did you mean: {', '.join(close)}?" if close else ""
-
-
 def unified_diff(before: str, after: str, shown: str) -> str:
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
@@ -197,7 +191,7 @@ class Read(BaseTool[ReadArgs]):
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
         real = ctx.real_of(path) or resolve_real(path)
-        text, data, st = read_checked(path, shown, real)
+        text, data, st = read_checked(path, shown, real, ctx)
         ctx.files.record_read(real, data, st)
         lines = split_lines(text)
         if not lines:
@@ -308,7 +302,8 @@ class Edit(BaseTool[EditArgs]):
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
         if not path.exists():
-            raise ToolError(f"File does not exist: {shown}. To create a file, use Write.")
+            hint = nearest_files(ctx, path)
+            raise ToolError(f"File does not exist: {shown}.{hint} To create a file, use Write.")
         call = args.model_dump_json()
         guard_write(ctx, path, shown, "Edit", call)
         try:
