@@ -76,3 +76,8 @@ def test_the_command_does_not_end_on_an_empty_first_reply(tmp_path: Path) -> Non
     )
     assert done.code == 0, done.err
     assert (ws / "hi.txt").read_text() == "hi" and "did not finish the task" in done.out
+
+
+def test_code_in_the_answer_of_a_plan_mode_run_is_the_answer(tmp_path: Path) -> None:
+    session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns([{"text": CODE_IN_CHAT}]), mode="plan")
+    assert Agent(session).run("how should page() change?").text == CODE_IN_CHAT

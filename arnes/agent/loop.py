@@ -214,7 +214,7 @@ class Agent:
         text, self._cut, self._cut_text = self._cut_text + text, 0, ""
         if not calls:
             wrote = bool(s.ctx.changes.turns and s.ctx.changes.turns[-1])
-            can_write = any(spec.name in ("Write", "Edit") for spec in specs)
+            can_write = s.mode != "plan" and any(spec.name in ("Write", "Edit") for spec in specs)
             guard = self.guard.after_text
             nudge = guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write) if specs else None
             if nudge is None:
