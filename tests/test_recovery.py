@@ -8,6 +8,8 @@ that merely shows JSON stays prose.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -204,3 +206,15 @@ def test_recovery_never_fails_on_any_text(pieces: list[str]) -> None:
     assert all(isinstance(c.input, dict) and isinstance(c.name, str) for c in calls)
     if not calls:
         assert prose == text
+
+
+def test_a_fence_inside_a_json_string_does_not_end_the_fenced_call() -> None:
+    """Qwen2.5-Coder-1.5B's docs-section reply (realmodel findings): a README with a ```bash example."""
+    content = "## Usage\nRun it from a terminal:\n```bash\npython app.py --help\n```"
+    text = (
+        'Here is the section.\n```json\n{\n  "name": "Write",\n  "arguments": {\n'
+        f'    "file_path": "README.md",\n    "content": {json.dumps(content)}\n  }}\n}}\n```\nDone.'
+    )
+    prose, calls = split_tool_calls(text, TOOLS)
+    assert calls == [Recovered("Write", {"file_path": "README.md", "content": content})]
+    assert prose == "Here is the section.\n\nDone."

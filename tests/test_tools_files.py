@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from arnes.tools import filestate
 from arnes.tools.base import ToolArgs, ToolContext, ToolError, ToolRegistry
 from arnes.tools.docs import ReadDoc
-from arnes.tools.files import DEFAULT_READ_LINES, MAX_LINE_CHARS, Edit, Read, Write
+from arnes.tools.files import DEFAULT_READ_LINES, MAX_LINE_CHARS, SMALL_FILE_LINES, Edit, Read, Write
 from arnes.tools.search import Glob, Grep
 
 
@@ -72,16 +72,29 @@ def test_read_last_line_without_newline(ctx: ToolContext) -> None:
 
 
 def test_read_offset_and_limit_with_more_lines_note(ctx: ToolContext) -> None:
-    (ctx.workspace / "a.txt").write_text("".join(f"line{i}\n" for i in range(1, 11)))
+    (ctx.workspace / "a.txt").write_text("".join(f"line{i}\n" for i in range(1, SMALL_FILE_LINES + 11)))
     out = read(ctx, "a.txt", offset=3, limit=2)
-    assert out == "     3\tline3\n     4\tline4\n... (6 more lines; call Read with offset=5 to continue)"
+    rest = SMALL_FILE_LINES + 6
+    assert out == f"     3\tline3\n     4\tline4\n... ({rest} more lines; call Read with offset=5 to continue)"
 
 
 def test_read_offset_to_the_end_has_no_note(ctx: ToolContext) -> None:
     (ctx.workspace / "a.txt").write_text("".join(f"line{i}\n" for i in range(1, 11)))
-    out = read(ctx, "a.txt", offset=9)
+    out = read(ctx, "a.txt", offset=9, limit=50)
     assert out == "     9\tline9\n    10\tline10"
-    assert "more lines" not in read(ctx, "a.txt", offset=8, limit=3)
+    assert "more lines" not in read(ctx, "a.txt", offset=8, limit=30)
+
+
+def test_a_tiny_limit_on_a_small_file_shows_all_of_it_and_says_so(ctx: ToolContext) -> None:
+    """Qwen2.5-Coder-1.5B read calc.py with offset 1 limit 1, then made up the rest (failing-test)."""
+    (ctx.workspace / "calc.py").write_text("".join(f"x{i} = {i}\n" for i in range(1, 7)))
+    out = read(ctx, "calc.py", offset=1, limit=1)
+    assert out.startswith("[arnes: calc.py is short (6 lines), so all of it is shown, not offset/limit]\n")
+    assert "     6\tx6 = 6" in out and "more lines" not in out
+    assert (
+        read(ctx, "calc.py", offset=2, limit=30)
+        == "     2\tx2 = 2\n     3\tx3 = 3\n     4\tx4 = 4\n     5\tx5 = 5\n     6\tx6 = 6"
+    )
 
 
 def test_read_default_limit(ctx: ToolContext) -> None:
@@ -108,21 +121,29 @@ def test_read_empty_file_says_so_and_records_a_snapshot(ctx: ToolContext) -> Non
 
 
 def test_read_missing_file_suggests_close_names(ctx: ToolContext) -> None:
-    (ctx.workspace / "main.py").write_text("x\n")
+    (ctx.workspace / "src").mkdir()
+    (ctx.workspace / "src" / "main.py").write_text("x\n")
     with pytest.raises(ToolError) as err:
         read(ctx, "mian.py")
     msg = str(err.value)
     assert "File does not exist: mian.py." in msg
-    assert "Did you mean: main.py?" in msg
+    assert "Existing files with similar names: src/main.py." in msg
     assert "Glob" in msg
 
 
-def test_read_missing_file_without_close_names(ctx: ToolContext) -> None:
-    (ctx.workspace / "main.py").write_text("x\n")
+def test_a_missing_file_names_what_a_small_workspace_has_but_not_what_a_rule_hides(ctx: ToolContext) -> None:
+    """discount (real model): `Edit discount.txt` where the workspace holds pricing.py and its test."""
+    for name in ("pricing.py", "test_pricing.py", ".gitignore", "build.log", "secret-keys.txt"):
+        (ctx.workspace / name).write_text("x\n")
+    (ctx.workspace / ".gitignore").write_text("*.log\n")
+    ctx.hidden = lambda tool, path: path.name == "secret-keys.txt"
     with pytest.raises(ToolError) as err:
         read(ctx, "zzzzzzzz.txt")
-    assert "File does not exist: zzzzzzzz.txt." in str(err.value)
-    assert "Did you mean" not in str(err.value)
+    assert "The workspace's files are: .gitignore, pricing.py, test_pricing.py." in str(err.value)
+    with pytest.raises(ToolError) as missing:
+        edit(ctx, "discount.txt", "10%", "15%")
+    assert str(missing.value).startswith("File does not exist: discount.txt. The workspace's files are: .gitignore")
+    assert "To create a file, use Write." in str(missing.value)
 
 
 def test_read_missing_folder(ctx: ToolContext) -> None:
@@ -625,7 +646,10 @@ def test_edit_refused_when_the_file_changed_since_read(ctx: ToolContext) -> None
 
 
 def test_edit_missing_file(ctx: ToolContext) -> None:
-    with pytest.raises(ToolError, match=r"File does not exist: nope\.py\. To create a file, use Write\."):
+    with pytest.raises(
+        ToolError,
+        match=r"File does not exist: nope\.py\. The workspace has no files yet\. To create a file, use Write\.",
+    ):
         edit(ctx, "nope.py", "a", "b")
 
 

@@ -163,7 +163,7 @@ def test_glob_path_outside_the_workspace_is_shown_absolute(tmp_path: Path) -> No
 
 
 def test_glob_missing_path(ctx: ToolContext) -> None:
-    with pytest.raises(ToolError, match=r"Path does not exist: nowhere\. Use Glob"):
+    with pytest.raises(ToolError, match=r"Path does not exist: nowhere\. The workspace has no files yet\. Use Glob"):
         glob(ctx, "*", path="nowhere")
 
 

@@ -13,12 +13,14 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from arnes.agent.unfinished import unfinished
 from arnes.errors import ArnesError
 from arnes.messages import ToolCall, ToolResultBlock
 
 NUDGE_AFTER = 2  # turns in a row made only of calls already answered the same way: nudge
 STOP_AFTER = 3  # ...and still repeating right after the nudge: stop
 ANNOUNCE_NUDGES = 2  # at most this many "you only announced it" nudges per task
+UNFINISHED_NUDGES = 2  # at most this many "that reply is not an answer" nudges per task (agent/unfinished.py)
 ANNOUNCE_MAX_CHARS = 400  # a longer answer is a real answer, whatever its last sentence
 POLLING = frozenset({"BashOutput"})  # asking again is the point of these: neither progress nor a repeat
 
@@ -48,12 +50,13 @@ class LoopGuard:
     streak: int = 0
     nudged: bool = False
     announce_nudges: int = 0
+    unfinished_nudges: int = 0
     stuck: str | None = None
 
     def reset(self) -> None:
         """A new task from the user: what came before is no evidence of a loop."""
         self.forget()
-        self.announce_nudges, self.stuck = 0, None
+        self.announce_nudges, self.unfinished_nudges, self.stuck = 0, 0, None
 
     def forget(self) -> None:
         """After a compaction the model no longer sees its earlier results: reading again is fair."""
@@ -88,12 +91,20 @@ class LoopGuard:
         if self.stuck:
             raise Stuck(self.stuck)
 
-    def after_text(self, text: str) -> str | None:
-        """The nudge for a turn that ended with no tool call, when it only announced a step."""
-        if self.announce_nudges >= ANNOUNCE_NUDGES or not announces(text):
+    def after_text(
+        self, text: str, *, last_error: str | None = None, wrote: bool = True, can_write: bool = False
+    ) -> str | None:
+        """The nudge for a turn that ended with no tool call: it only announced a step, or it is
+        not an answer at all (empty, the last error repeated, a made-up tool result, code in chat)."""
+        if self.announce_nudges < ANNOUNCE_NUDGES and announces(text):
+            self.announce_nudges += 1
+            return ANNOUNCE_NUDGE
+        if self.unfinished_nudges >= UNFINISHED_NUDGES:
             return None
-        self.announce_nudges += 1
-        return ANNOUNCE_NUDGE
+        nudge = unfinished(text, last_error, wrote, can_write)
+        if nudge is not None:
+            self.unfinished_nudges += 1
+        return nudge
 
 
 def _key(call: ToolCall, result: ToolResultBlock) -> str:

@@ -86,6 +86,7 @@ class Agent:
         self._pool = ThreadPoolExecutor(max_workers=1)
         self.guard = LoopGuard()
         self._tally = Appended(0, lambda total, new: total + message_tokens(new))  # the size, kept as it grows
+        self._last_error: str | None = None  # the last tool error of the last tool turn, if it had one
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, task: str) -> RunResult:
@@ -123,6 +124,7 @@ class Agent:
         r.stop_reason, r.error, r.limit, r.text = "end_turn", None, None, ""
         s.ctx.changes.new_turn()
         self.guard.reset()
+        self._last_error = None
         if not self.messages:  # the session's context leads its first message: the system prompt stays fixed
             self._append(Message("user", [TextBlock(s.context()), TextBlock(task)]))
         elif self.messages[-1].role == "user":  # resumed after results or a task
@@ -223,15 +225,19 @@ class Agent:
             return self._cut_reply(calls, text, pool)
         text, self._cut, self._cut_text = self._cut_text + text, 0, ""
         if not calls:
-            nudge = self.guard.after_text(text) if specs else None
+            wrote = bool(s.ctx.changes.turns and s.ctx.changes.turns[-1])
+            can_write = s.mode != "plan" and any(spec.name in ("Write", "Edit") for spec in specs)
+            guard = self.guard.after_text
+            nudge = guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write) if specs else None
             if nudge is None:
                 r.text = text
                 r.stop_reason = "end_turn"
                 return False
-            s.bus.emit(Notice("info", "the model only announced a step; asked it to take it"))
+            s.bus.emit(Notice("info", "the model's reply did not finish the task; asked it to go on"))
             self._append(Message.user(nudge))
             return True
         results = self._execute(calls, pool)
+        self._last_error = next((res.content for res in reversed(results) if res.is_error), None)
         nudge = self.guard.after_tools(calls, results)
         self._append(Message("user", [*results, *([TextBlock(nudge)] if nudge else [])]))
         if nudge:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from arnes.agent.listing import listing
 from arnes.agent.progress import load as load_progress
 from arnes.host.files import HostFiles, Refused
 from arnes.tools.docs import topics
@@ -43,9 +44,10 @@ def system_prompt(*, read_only: bool = False) -> str:
 def session_context(files: HostFiles, tool_names: list[str], notes: list[str] | None = None) -> str:
     """What this run knows about its workspace, for the head of the first user message.
 
-    The path comes last: what several runs share (a project's AGENTS.md across eval repeats in
-    fresh copies) stays in the prefix a server can reuse. What was left out (a link out of the
-    workspace, a file a rule hides) goes to `notes`.
+    A short listing of the files comes before the path, so a model's first call names a real
+    file instead of a guessed one. The path comes last: what several runs share (a project's
+    AGENTS.md across eval repeats in fresh copies) stays in the prefix a server can reuse. What
+    was left out (a link out of the workspace, a file a rule hides) goes to `notes`.
     """
     workspace = files.root
     parts = [CONTEXT_HEADER]
@@ -72,6 +74,9 @@ def session_context(files: HostFiles, tool_names: list[str], notes: list[str] | 
         names = topics(workspace)
         if names:
             parts.append(f"Documents you can load with ReadDoc: {', '.join(names)}.")
+    files_line = listing(workspace, files.rules)
+    if files_line:
+        parts.append(files_line)
     parts.append(f"The workspace is {workspace}.")
     return "\n\n".join(parts)
 

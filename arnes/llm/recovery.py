@@ -93,10 +93,12 @@ def split_tool_calls(text: str, known_tools: Collection[str]) -> tuple[str, list
     for match in _FENCE.finditer(text):
         if _overlaps(match.start(), match.end(), taken):
             continue
-        calls = _read_fence(match.group(1), known_tools)
+        calls, end = _read_fence(match.group(1), known_tools), match.end()
+        if calls and all(UNREADABLE in c.input for c in calls):
+            calls, end = _past_inner_fence(text, match.start(1), known_tools) or (calls, end)
         if calls:
-            found.append((match.start(), match.end(), calls))
-            taken.append((match.start(), match.end()))
+            found.append((match.start(), end, calls))
+            taken.append((match.start(), end))
     pos = 0
     while (bare := _BARE.search(text, pos)) is not None:
         start = bare.start()
@@ -189,6 +191,26 @@ def _read_fence(body: str, known: Collection[str]) -> list[Recovered]:
         while pos < len(inner) and inner[pos] in " \t\r\n,":
             pos += 1
     return calls if pos >= len(inner) else []
+
+
+def _past_inner_fence(text: str, body: int, known: Collection[str]) -> tuple[list[Recovered], int] | None:
+    """A fenced call whose JSON string holds a fence of its own (a README's ```bash example).
+
+    The fence pattern ends at the inner ```, cutting the call; the value's own span, read over
+    the whole text, ends where the call does. The fence that closes the block after it is swallowed.
+    """
+    while body < len(text) and text[body] in " \t\r\n":
+        body += 1
+    end, closed = _span(text, body)
+    if not closed:
+        return None
+    calls = _read_fence(text[body:end], known)
+    if not calls or any(UNREADABLE in c.input for c in calls):
+        return None
+    pos = end
+    while pos < len(text) and text[pos] in " \t\r\n}":
+        pos += 1
+    return calls, pos + 3 if text.startswith("```", pos) else end
 
 
 def _read_one(chunk: str, known: Collection[str], *, strong: bool, unclosed: bool) -> list[Recovered] | None:

@@ -173,12 +173,12 @@ def _closest(text: str, old: str) -> tuple[int, int, str] | None:
     size = len(want)
     if size > 200 or len(lines) > 20_000:
         return None
-    target = "\n".join(w.strip() for w in want)
+    target = "\n".join(w.strip() for w in want).lower()  # `discount = 0.10` is near `DISCOUNT_RATE = 0.10`
     best: tuple[float, int] = (0.0, -1)
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(target)
     for start in range(0, max(1, len(lines) - size + 1)):
-        window = "\n".join(line.strip() for line in lines[start : start + size])
+        window = "\n".join(line.strip() for line in lines[start : start + size]).lower()
         matcher.set_seq1(window)
         if matcher.real_quick_ratio() <= best[0] or matcher.quick_ratio() <= best[0]:
             continue

@@ -12,11 +12,15 @@ from arnes.host.nofollow import LinkRefused, NotRegularFile, read_regular
 from arnes.permissions.paths import is_inside, resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
+from arnes.tools.defnames import dropped_names
 from arnes.tools.editmatch import Replacement, replace, without_read_numbers
 from arnes.tools.filestate import atomic_write, newline_of
+from arnes.tools.nearest import nearest_files
 
 MAX_LINE_CHARS = 2000
 DEFAULT_READ_LINES = 2000
+SMALL_FILE_LINES = 200  # a file shorter than this is shown whole when the model asks for a tiny part...
+TINY_LIMIT = 20  # ...of fewer lines than this (a limit of 1 reads as a mistake, not a plan)
 
 
 class ReadArgs(ToolArgs):
@@ -42,13 +46,15 @@ def read_text(path: Path, shown: str, real: Path | None = None) -> str:
     return read_checked(path, shown, real or resolve_real(path))[0]
 
 
-def read_checked(path: Path, shown: str, real: Path) -> tuple[str, bytes, os.stat_result]:
+def read_checked(
+    path: Path, shown: str, real: Path, ctx: ToolContext | None = None
+) -> tuple[str, bytes, os.stat_result]:
     """The text at `real`, the real path that was judged, opened through no link (a link swapped
     in since the decision makes the read fail), with the bytes and stat it came from."""
     try:
         data, st = read_regular(real)
     except FileNotFoundError:
-        hint = _similar_names(path)
+        hint = nearest_files(ctx, path) if ctx is not None else ""
         raise ToolError(f"File does not exist: {shown}.{hint} Use Glob to find the right path.") from None
     except IsADirectoryError:
         raise ToolError(f"{shown} is a folder, not a file. Use Glob with path={shown!r} to list it.") from None
@@ -92,7 +98,7 @@ def numbered(lines: list[str], first: int = 1) -> str:
     return "\n".join(f"{n:>6}\t{line[:MAX_LINE_CHARS]}" for n, line in enumerate(lines, start=first))
 
 
-def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str) -> None:
+def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str, call: str = "") -> None:
     """Refuse a write over a file not read (or changed) since, and show the file instead.
 
     A refusal alone costs the model a turn and small models often do not find their way back;
@@ -111,6 +117,8 @@ def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str) -> None:
     except ToolError:
         raise ToolError(plain) from None
     ctx.files.record(path)
+    if call:
+        ctx.files.note_refused(path, call)
     lines = split_lines(text)
     budget = max(1000, ctx.max_output_chars - 800)
     shown_lines: list[str] = []
@@ -129,15 +137,6 @@ def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str) -> None:
         f"{shown} {why}, so this {tool} was not made. Its current content is below, and it now counts "
         f"as read: call {tool} again, based on this content.\n{body}"
     )
-
-
-def _similar_names(path: Path) -> str:
-    parent = path.parent
-    if not parent.is_dir():
-        return ""
-    names = [p.name for p in parent.iterdir()]
-    close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
-    return f" Did you mean: {', '.join(close)}?" if close else ""
 
 
 def unified_diff(before: str, after: str, shown: str) -> str:
@@ -192,7 +191,7 @@ class Read(BaseTool[ReadArgs]):
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
         real = ctx.real_of(path) or resolve_real(path)
-        text, data, st = read_checked(path, shown, real)
+        text, data, st = read_checked(path, shown, real, ctx)
         ctx.files.record_read(real, data, st)
         lines = split_lines(text)
         if not lines:
@@ -201,8 +200,13 @@ class Read(BaseTool[ReadArgs]):
         if start >= len(lines):
             raise ToolError(f"offset {args.offset} is past the end of {shown}, which has {len(lines)} lines.")
         count = args.limit or DEFAULT_READ_LINES
+        whole = ""
+        if len(lines) < SMALL_FILE_LINES and count < TINY_LIMIT and (start > 0 or count < len(lines)):
+            # A small model asks for `offset 1 limit 1`, then invents the rest: a small file comes whole.
+            start, count = 0, len(lines)
+            whole = f"[arnes: {shown} is short ({len(lines)} lines), so all of it is shown, not offset/limit]\n"
         chosen = lines[start : start + count]
-        body = numbered(chosen, start + 1)
+        body = whole + numbered(chosen, start + 1)
         end = start + len(chosen)
         if end < len(lines):
             body += f"\n... ({len(lines) - end} more lines; call Read with offset={end + 1} to continue)"
@@ -240,7 +244,16 @@ class Write(BaseTool[WriteArgs]):
         existed = path.exists()
         if existed:
             guard_write(ctx, path, shown, "Write")
-        _, content = self._new_text(args, path, ctx.real_of(path))
+        before, content = self._new_text(args, path, ctx.real_of(path))
+        gone = dropped_names(before, content, path.suffix) if existed else []
+        if gone and ctx.files.warn_once(path, "dropped"):
+            names = ", ".join(gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
+            raise ToolError(
+                f"This Write was not made: it would replace all of {shown} and drop {names}, which the file "
+                "defines now. Use Edit to change part of a file (old_string: the lines to change; to add "
+                "code, old_string: the last lines of the file, new_string: those lines plus the new code). "
+                "If dropping them is really what the task needs, call this Write again."
+            )
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, content.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
@@ -289,9 +302,20 @@ class Edit(BaseTool[EditArgs]):
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
         if not path.exists():
-            raise ToolError(f"File does not exist: {shown}. To create a file, use Write.")
-        guard_write(ctx, path, shown, "Edit")
-        _, after, done = self._apply(args, path, shown, ctx.real_of(path))
+            hint = nearest_files(ctx, path)
+            raise ToolError(f"File does not exist: {shown}.{hint} To create a file, use Write.")
+        call = args.model_dump_json()
+        guard_write(ctx, path, shown, "Edit", call)
+        try:
+            _, after, done = self._apply(args, path, shown, ctx.real_of(path))
+        except ToolError as exc:
+            if not ctx.files.was_refused(path, call):
+                raise
+            raise ToolError(
+                f"This is the same Edit as the one refused above, where the whole content of {shown} was "
+                "shown. old_string must be a part of that content, copied exactly (without the line numbers). "
+                f"{exc}"
+            ) from None
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)

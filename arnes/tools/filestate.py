@@ -39,6 +39,27 @@ class FileStateCache:
 
     _snaps: dict[Path, Snapshot] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # The call a refusal for a missing Read answered with the file's content: made again unchanged,
+    # it gets a pointed message (small models repeat it word for word).
+    _refused: dict[Path, str] = field(default_factory=dict)
+    _warned: set[tuple[Path, str]] = field(default_factory=set)
+
+    def note_refused(self, path: Path, call: str) -> None:
+        with self._lock:
+            self._refused[Path(os.path.realpath(path))] = call
+
+    def warn_once(self, path: Path, what: str) -> bool:
+        """True the first time `what` is said about this file in the session: a warning, not a wall."""
+        key = Path(os.path.realpath(path))
+        with self._lock:
+            if (key, what) in self._warned:
+                return False
+            self._warned.add((key, what))
+            return True
+
+    def was_refused(self, path: Path, call: str) -> bool:
+        with self._lock:
+            return self._refused.get(Path(os.path.realpath(path))) == call
 
     def record(self, path: Path) -> None:
         snap = snapshot(path)

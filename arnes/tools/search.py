@@ -158,7 +158,10 @@ def _shown_under(ctx: ToolContext, root: Path, real_root: Path, tool: str) -> Ca
 def _search_root(ctx: ToolContext, path: str | None) -> tuple[Path, str]:
     root = ctx.path(path or ".")
     if not root.exists():
-        raise ToolError(f"Path does not exist: {ctx.display(root)}. Use Glob to find the right folder.")
+        from arnes.tools.nearest import nearest_files
+
+        hint = nearest_files(ctx, root)
+        raise ToolError(f"Path does not exist: {ctx.display(root)}.{hint} Use Glob to find the right folder.")
     return root, ctx.display(root)
 
 

@@ -1,0 +1,52 @@
+"""The top-level names a code file defines, to notice a Write that throws most of them away.
+
+A small model asked to add a function to a file Writes a file holding only the new function
+(Qwen2.5-Coder-1.5B dropped `title_case` from text.py to add `slugify`). Comparing the names
+defined at the top level before and after is cheap and language-light: a few line patterns.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PATTERNS: dict[str, re.Pattern[str]] = {
+    "python": re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)|^class[ \t]+(\w+)", re.MULTILINE),
+    "js": re.compile(
+        r"^(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function[ \t]*\*?[ \t]*(\w+)"
+        r"|^(?:export[ \t]+)?(?:default[ \t]+)?class[ \t]+(\w+)"
+        r"|^(?:export[ \t]+)?(?:const|let|var)[ \t]+(\w+)[ \t]*=[ \t]*(?:async[ \t]*)?(?:\(|function)",
+        re.MULTILINE,
+    ),
+    "go": re.compile(r"^func[ \t]+(?:\([^)]*\)[ \t]*)?(\w+)|^type[ \t]+(\w+)", re.MULTILINE),
+    "rust": re.compile(
+        r"^(?:pub(?:\([^)]*\))?[ \t]+)?(?:async[ \t]+)?(?:fn|struct|enum|trait)[ \t]+(\w+)", re.MULTILINE
+    ),
+    "ruby": re.compile(r"^(?:def|class|module)[ \t]+([\w.]+)", re.MULTILINE),
+}
+_LANGUAGE = {
+    ".py": "python", ".pyi": "python", ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "js",
+    ".ts": "js", ".tsx": "js", ".go": "go", ".rs": "rust", ".rb": "ruby",
+}  # fmt: skip
+
+
+def defined_names(text: str, suffix: str) -> list[str] | None:
+    """The names defined at the top level, in order; None when the file is not code we read."""
+    pattern = _PATTERNS.get(_LANGUAGE.get(suffix.lower(), ""))
+    if pattern is None:
+        return None
+    names: list[str] = []
+    for match in pattern.finditer(text):
+        name = next((g for g in match.groups() if g), None)
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+def dropped_names(before: str, after: str, suffix: str) -> list[str]:
+    """The names a rewrite drops, when it drops most of them (half or more); else []."""
+    old = defined_names(before, suffix)
+    if not old:
+        return []
+    new = set(defined_names(after, suffix) or [])
+    gone = [name for name in old if name not in new]
+    return gone if gone and 2 * len(gone) >= len(old) else []

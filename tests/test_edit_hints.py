@@ -1,0 +1,76 @@
+"""Edit's hints for a small model: the near miss is shown, and the same refused call again is named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arnes.agent.loop import Agent
+from arnes.llm.script import ScriptProvider
+from arnes.messages import ToolResultBlock
+from arnes.session import Session
+from arnes.tools.base import ToolError
+from arnes.tools.defnames import dropped_names
+from arnes.tools.editmatch import replace
+
+PRICING = '"""Prices."""\n\nDISCOUNT_RATE = 0.10\n\n\ndef total(price):\n    return price * (1 - DISCOUNT_RATE)\n'
+
+
+def test_a_near_miss_that_differs_in_case_and_name_shows_the_closest_line() -> None:
+    with pytest.raises(ToolError) as err:
+        replace(PRICING, "discount = 0.10", "discount = 0.15", False, "pricing.py")
+    assert "closest match is at lines 3-3" in str(err.value) and "     3\tDISCOUNT_RATE = 0.10" in str(err.value)
+
+
+def test_the_same_edit_after_a_refusal_that_showed_the_file_gets_a_pointed_message(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-1.5B on the discount task: refused (not read), then the very same Edit."""
+    (tmp_path / "pricing.py").write_text(PRICING)
+    edit: dict[str, Any] = {
+        "name": "Edit",
+        "input": {"file_path": "pricing.py", "old_string": "discount = 0.10", "new_string": "discount = 0.15"},
+    }
+    turns = [{"tool_calls": [edit]}, {"tool_calls": [edit]}, {"text": "done"}]
+    session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits")
+    agent = Agent(session)
+    agent.run("raise the discount to 15%")
+    results = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
+    assert "has not been read yet" in results[0].content
+    second = results[1].content
+    assert second.startswith("This is the same Edit as the one refused above, where the whole content of pricing.py")
+    assert "DISCOUNT_RATE = 0.10" in second
+    assert (tmp_path / "pricing.py").read_text() == PRICING
+
+
+TEXT_PY = "def title_case(text):\n    return text.title()\n"
+SLUGIFY_ONLY = "import re\n\n\ndef slugify(text):\n    return re.sub(r'\\W+', '-', text.lower()).strip('-')\n"
+
+
+def test_a_write_that_drops_the_files_definitions_is_refused_once(tmp_path: Path) -> None:
+    """add-function with Qwen2.5-Coder-1.5B: text.py was rewritten holding only the new slugify."""
+    (tmp_path / "text.py").write_text(TEXT_PY)
+    write = {"name": "Write", "input": {"file_path": "text.py", "content": SLUGIFY_ONLY}}
+    turns = [{"tool_calls": [{"name": "Read", "input": {"file_path": "text.py"}}]}, {"tool_calls": [write]}]
+    provider = ScriptProvider.from_turns([*turns, {"tool_calls": [write]}, {"text": "done"}])
+    agent = Agent(Session(workspace=tmp_path, provider=provider, mode="acceptEdits"))
+    agent.run("add slugify to text.py")
+    results = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
+    assert results[1].is_error and "drop title_case" in results[1].content and "Use Edit" in results[1].content
+    # Asked for again, it is the model's decision: the warning is not a wall.
+    assert results[2].content.startswith("Overwrote text.py")
+    assert (tmp_path / "text.py").read_text() == SLUGIFY_ONLY
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "suffix", "gone"),
+    [
+        ("def a():\n    pass\n\nclass B:\n    pass\n", "def a():\n    return 1\n", ".py", ["B"]),
+        ("def a():\n    pass\n", "def a():\n    pass\ndef c():\n    pass\n", ".py", []),
+        ("def a(): ...\ndef b(): ...\ndef c(): ...\n", "def a(): ...\ndef b(): ...\n", ".py", []),  # 1 of 3
+        ("export function calcTotal(x) {}\nconst f = (y) => y\n", "function other() {}\n", ".js", ["calcTotal", "f"]),
+        ("# app\n\n## Usage\n", "## Usage only\n", ".md", []),  # not code
+    ],
+)
+def test_dropped_names(before: str, after: str, suffix: str, gone: list[str]) -> None:
+    assert dropped_names(before, after, suffix) == gone

@@ -1,0 +1,83 @@
+"""Tool-less replies that are not an answer (real Qwen2.5-Coder-1.5B outputs) get a nudge, not exit 0."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arnes.agent import unfinished as u
+from arnes.agent.loop import Agent
+from arnes.llm.script import ScriptProvider
+from arnes.messages import Message, TextBlock
+from arnes.session import Session
+from tests.conftest import run_arnes
+
+FAKE_RESULT = 'I ran it:\n<tool_response>\n{"name": "Bash", "content": "4 passed"}\n</tool_response>\nAll tests pass.'
+CODE_IN_CHAT = "Here is the fix:\n```python\ndef page(items, number, size):\n    start = (number - 1) * size\n```"
+
+
+def _nudges(messages: list[Message]) -> list[str]:
+    return [b.text for m in messages if m.role == "user" for b in m.content if isinstance(b, TextBlock)]
+
+
+def _run(tmp_path: Path, turns: list[dict[str, Any]]) -> tuple[Agent, Any]:
+    session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits")
+    agent = Agent(session)
+    return agent, agent.run("task")
+
+
+@pytest.mark.parametrize(
+    ("text", "nudge"),
+    [("", u.EMPTY), ("   \n", u.EMPTY), (FAKE_RESULT, u.FAKE), ("```\n1\n2\n3\n```", u.CODE), (CODE_IN_CHAT, u.CODE)],
+)
+def test_a_reply_that_is_not_an_answer_is_nudged_and_the_run_goes_on(tmp_path: Path, text: str, nudge: str) -> None:
+    turns = [{"text": text}, {"tool_calls": [{"name": "Write", "input": {"file_path": "a.py", "content": "x\n"}}]}]
+    agent, result = _run(tmp_path, [*turns, {"text": "I wrote a.py."}])
+    assert nudge in _nudges(agent.messages)
+    assert result.text == "I wrote a.py." and (tmp_path / "a.py").read_text() == "x\n"
+
+
+def test_parroting_the_last_tool_error_is_nudged(tmp_path: Path) -> None:
+    edit = {"name": "Edit", "input": {"file_path": "discount.txt", "old_string": "10%", "new_string": "15%"}}
+    agent, result = _run(tmp_path, [{"tool_calls": [edit]}, {"text": "To create a file, use Write."}, {"text": "ok"}])
+    assert u.ECHO in _nudges(agent.messages) and result.text == "ok"
+
+
+def test_real_answers_still_end_the_run_and_nudges_are_bounded(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    write = {"tool_calls": [{"name": "Write", "input": {"file_path": "b.py", "content": "y\n"}}]}
+    # After a change, code in the answer is a report of it, not a missing Write.
+    _, done = _run(tmp_path, [write, {"text": CODE_IN_CHAT}, {"text": "never"}])
+    assert done.text == CODE_IN_CHAT and done.turns == 2
+    agent, gave_up = _run(tmp_path, [{"text": ""}] * 5)
+    assert gave_up.turns == 3 and gave_up.stop_reason == "end_turn"
+    assert _nudges(agent.messages).count(u.EMPTY) == 2
+
+
+def test_the_command_does_not_end_on_an_empty_first_reply(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    turns = [{"text": ""}, {"tool_calls": [{"name": "Write", "input": {"file_path": "hi.txt", "content": "hi"}}]}]
+    script.write_text(json.dumps({"turns": [*turns, {"text": "Created hi.txt."}]}))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    done = run_arnes(
+        "--provider",
+        "script",
+        "--script",
+        str(script),
+        "-w",
+        str(ws),
+        "--permission-mode",
+        "acceptEdits",
+        "make hi.txt",
+    )
+    assert done.code == 0, done.err
+    assert (ws / "hi.txt").read_text() == "hi" and "did not finish the task" in done.out
+
+
+def test_code_in_the_answer_of_a_plan_mode_run_is_the_answer(tmp_path: Path) -> None:
+    session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns([{"text": CODE_IN_CHAT}]), mode="plan")
+    assert Agent(session).run("how should page() change?").text == CODE_IN_CHAT
