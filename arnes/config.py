@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from arnes.errors import ConfigError
+from arnes.jsonfile import read_json
 from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, load_mcp_file
 from arnes.permissions.grants import split_grants
 from arnes.permissions.protected import user_config_dir
@@ -165,14 +165,7 @@ def settings_layers(workspace: Path, env: dict[str, str] | None = None) -> list[
 
 def load_file(path: Path) -> Settings:
     """Parse and validate one settings file, naming the file and the offending key on error."""
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    raw = read_json(path)
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:

@@ -8,12 +8,12 @@ Claude Code's path rules are relative to the project where arnes's absolute ones
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from arnes.errors import ConfigError
+from arnes.jsonfile import read_json
 from arnes.permissions.rules import RuleError, parse_rule
 
 MODES = {"default": "default", "acceptEdits": "acceptEdits", "plan": "plan", "bypassPermissions": "bypass"}
@@ -37,12 +37,7 @@ def translate_rule(raw: str) -> str:
 
 def read_claude_settings(path: Path) -> tuple[dict[str, Any], list[str]]:
     """(arnes settings as a dict, warnings) from one Claude Code settings file."""
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot be read ({exc})") from exc
+    raw = read_json(path)
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a settings file is a JSON object")
     warnings: list[str] = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from arnes.errors import ConfigError
+from arnes.jsonfile import read_json
 
 MCP_FILE = ".mcp.json"
 # `__` separates server and tool in `mcp__NAME__TOOL`, so a server's name may not hold it.
@@ -76,12 +76,7 @@ class McpFile(BaseModel):
 
 def load_mcp_file(path: Path) -> dict[str, McpServer]:
     """The servers of one `.mcp.json`, or one clear error naming the file and the key."""
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot be read ({exc})") from exc
+    raw = read_json(path)
     try:
         servers = McpFile.model_validate(raw).mcpServers
     except ValidationError as exc:
