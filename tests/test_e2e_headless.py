@@ -141,3 +141,14 @@ def test_a_missing_anthropic_key_is_one_clear_line_and_exit_2(shop: Path) -> Non
         "from a project file), or choose another provider (--provider ollama|openai)"
     ]
     assert "Traceback" not in run.out + run.err
+
+
+def test_an_unknown_model_is_one_clear_line_and_exit_1(shop: Path) -> None:
+    from tests.fakes.llm_server import FakeLLMServer
+
+    with FakeLLMServer([], fail_first=10, fail_status=404) as server:  # how servers answer a model they lack
+        run = run_arnes("--provider", "openai", "--base-url", f"{server.url}/v1", "--model", "nope",
+                        "-w", str(shop), "-p", "hi", env={"OPENAI_API_KEY": "x"})  # fmt: skip
+    assert run.code == 1
+    assert "refused the request (HTTP 404)" in run.out and "Check the model name and the base URL." in run.out
+    assert "Traceback" not in run.out + run.err and "To configure a model" not in run.out + run.err
