@@ -7,6 +7,7 @@ scripted model calls its tools as mcp__NAME__TOOL and the trace shows what came 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -30,9 +31,13 @@ def stdio(how: str = "stdio", **extra: Any) -> dict[str, Any]:
 
 
 def workspace(tmp_path: Path, servers: dict[str, Any]) -> Path:
+    """A workspace with the fake server copied in: the sandbox's private /tmp hides a checkout
+    of arnes that lives under /tmp (a CI clone may), the workspace it binds."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    shutil.copy(SERVER, ws / "mcp_server.py")
+    text = json.dumps({"mcpServers": servers}).replace(json.dumps(SERVER), json.dumps(str(ws / "mcp_server.py")))
+    (ws / ".mcp.json").write_text(text)
     return ws
 
 
@@ -106,9 +111,8 @@ def test_trust_covers_the_mcp_json_it_saw(tmp_path: Path) -> None:
     ws = workspace(tmp_path, {"fake": stdio()})
     assert run_arnes("trust", str(ws)).code == 0
     assert "fake  started" in run_arnes("mcp", "list", "-w", str(ws)).out
-    (ws / ".mcp.json").write_text(
-        json.dumps({"mcpServers": {"fake": stdio(), "evil": {"command": "touch", "args": [str(marker)]}}})
-    )
+    servers = {"fake": stdio(), "evil": {"command": "touch", "args": [str(marker)]}}
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": servers}).replace(SERVER, str(ws / "mcp_server.py")))
     listed = run_arnes("mcp", "list", "-w", str(ws))
     assert "evil  not started: untrusted" in listed.out and not marker.exists()
 

@@ -282,3 +282,29 @@ def test_commands_a_person_or_a_mode_allowed_can_still_write(tmp_path: Path) -> 
                 mode="acceptEdits")  # fmt: skip
     Agent(s).run("go")
     assert (tmp_path / "made.txt").exists()
+
+
+def test_a_virtual_environment_under_tmp_stays_usable_in_the_private_tmp(tmp_path: Path) -> None:
+    """/tmp is private in the sandbox; the active venv (a CI clone may live in /tmp) is bound back read-only."""
+    import json
+
+    from arnes.agent.trace import read_trace
+    from tests.conftest import run_arnes
+
+    require(Bubblewrap.unavailable())
+    venv, other = tmp_path / "venv", tmp_path / "other"
+    (venv / "bin").mkdir(parents=True)
+    other.mkdir()
+    (venv / "bin" / "tool").write_text("#!/bin/sh\necho tool-ran\n")
+    (venv / "bin" / "tool").chmod(0o755)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = tmp_path / "s.json"
+    command = f"tool; test -e {other} && echo other-seen; touch {venv}/x || echo read-only"
+    script.write_text(json.dumps({"turns": [{"tool_calls": [{"name": "Bash", "input": {"command": command}}]}]}))
+    trace = tmp_path / "t.jsonl"
+    env = {"VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
+    run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+              "--permission-mode", "bypass", "--sandbox", "bubblewrap", "x", env=env)  # fmt: skip
+    [output] = [e["output"] for e in read_trace(trace) if e["event"] == "tool_result"]
+    assert "tool-ran" in output and "read-only" in output and "other-seen" not in output

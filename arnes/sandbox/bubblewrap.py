@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -54,6 +55,7 @@ class Bubblewrap:
             self._home = None  # cannot replace the root; said in describe()
         self._placeholders: list[Path] = []
         self._views: dict[tuple[Path, ...], HomeView] = {}
+        self._tmp_kept: list[Path] | None = None
         self._env = command_env(os.environ, spec.env_passthrough)  # the session's environment is fixed
 
     @staticmethod
@@ -83,6 +85,21 @@ class Bubblewrap:
             self._views[venvs] = view
         return view
 
+    def _tmp_toolchains(self) -> list[Path]:
+        """The private /tmp hides everything under it, also an interpreter commands need: the
+        active virtual environment, arnes's own, and toolchain folders on PATH, read-only."""
+        if self._tmp_kept is None:
+            tmp = Path("/tmp")
+            venv = os.environ.get("VIRTUAL_ENV")
+            wanted = [Path(sys.prefix), *([Path(venv)] if venv else [])]
+            for raw in os.environ.get("PATH", "").split(os.pathsep):
+                entry = Path(raw)
+                if raw and entry.is_absolute():
+                    wanted.append(entry.parent if entry.name == "bin" else entry)
+            kept = {Path(os.path.realpath(p)) for p in wanted}
+            self._tmp_kept = sorted(p for p in kept if p.is_dir() and p.is_relative_to(tmp) and p != tmp)
+        return self._tmp_kept
+
     def _home_args(self) -> tuple[list[str], list[str]]:
         """Mounts for the home folder: before the workspace's (an empty home, toolchains bound
         back) and after it (secrets hidden, also when the workspace is the home folder)."""
@@ -106,6 +123,8 @@ class Bubblewrap:
         assert path is not None
         args = [path, "--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        for kept in self._tmp_toolchains():  # a virtual environment or toolchain living under /tmp
+            args += ["--ro-bind", str(kept), str(kept)]
         home_before, home_after = self._home_args()
         args += home_before
         args += ["--ro-bind" if self.spec.read_only_workspace else "--bind", ws, ws]
