@@ -308,3 +308,18 @@ def test_a_virtual_environment_under_tmp_stays_usable_in_the_private_tmp(tmp_pat
               "--permission-mode", "bypass", "--sandbox", "bubblewrap", "x", env=env)  # fmt: skip
     [output] = [e["output"] for e in read_trace(trace) if e["event"] == "tool_result"]
     assert "tool-ran" in output and "read-only" in output and "other-seen" not in output
+
+
+def test_a_stale_errno_does_not_make_landlock_look_missing() -> None:
+    """The landlock library reads ctypes' errno, not the result: ENOENT left by an earlier call
+    (found in a full CI run, after a refused openat2) made a working kernel look like none."""
+    import ctypes
+
+    import landlock
+
+    from arnes.sandbox.landlock import LandlockSandbox
+
+    require(LandlockSandbox.unavailable.__wrapped__())  # type: ignore[attr-defined]  # functools.cache
+    landlock.landlock_abi_version.cache_clear()
+    ctypes.set_errno(2)
+    assert LandlockSandbox.unavailable.__wrapped__() is None  # type: ignore[attr-defined]

@@ -25,8 +25,13 @@ class LandlockSandbox:
     @cache
     def unavailable() -> str | None:
         try:
+            import ctypes
+
             import landlock
 
+            # The library takes any non-zero errno as a failure, also one an earlier ctypes call of
+            # this thread left behind (a refused openat2): clear it, or a working kernel reads as none.
+            ctypes.set_errno(0)
             if landlock.landlock_abi_version() < 1:
                 return "the kernel has no Landlock"
         except Exception as exc:

@@ -33,8 +33,11 @@ def apply_seccomp(block_unix_sockets: bool) -> bool:
 
 
 def main(argv: list[str]) -> None:
+    import ctypes
+
     import landlock
 
+    ctypes.set_errno(0)  # see LandlockSandbox.unavailable: a stale errno reads as a failure
     workspace, rest = argv[0], argv[argv.index("--") + 1 :]
     allow_unix = "--unix" in argv[1 : argv.index("--")]
     access = landlock.FSAccess
