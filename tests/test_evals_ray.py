@@ -128,3 +128,35 @@ def test_a_worker_that_dies_is_retried_once_then_reported_as_an_error(cluster: A
     [record] = evals_ray.run_all(tasks, 1, die, tmp_path / "traces", 60, cluster.address)
     assert record.error is not None and "after one retry" in record.error and not record.passed
     assert len(list(calls.iterdir())) == 2  # the first try and the one retry
+
+
+def test_ctrl_c_cancels_the_rest_and_still_writes_the_partial_report(cluster: Any, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import ARNES
+
+    evals_dir = tmp_path / "evals"
+    for name, turns in (("a-fast", [{"text": "done"}]), ("b-slow", [{"sleep": 300, "text": "thinking"}])):
+        task = evals_dir / name
+        (task / "workspace").mkdir(parents=True)
+        (task / "task.md").write_text("hi\n")
+        (task / "verify").write_text("true\n")
+        (task / "script.json").write_text(json.dumps({"turns": turns}))
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [ARNES, "--provider", "script", "eval", str(evals_dir), "--backend", "ray", "--ray-address", cluster.address,
+         "--out", str(out)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    fast_trace = tmp_path / "r.traces" / "a-fast-1.jsonl"
+    deadline = time.monotonic() + 120
+    while not fast_trace.exists() and time.monotonic() < deadline:  # a-fast collected: b-slow is still out
+        time.sleep(0.1)
+    assert fast_trace.exists()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    report = json.loads(out.read_text())
+    assert [r["task"] for r in report["runs"]] == ["a-fast"] and "interrupted" in err
