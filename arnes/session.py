@@ -21,6 +21,7 @@ from arnes.permissions.approvers import Approver, NoTerminalApprover
 from arnes.permissions.compose import AllowTools, ReadOnly
 from arnes.permissions.engine import RuleEngine
 from arnes.permissions.gate import PermissionGate
+from arnes.permissions.protected import SANDBOX_READ_ONLY
 from arnes.permissions.rules import SourcedRule
 from arnes.permissions.types import Mode, Policy
 from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec, choose_sandbox
@@ -41,10 +42,6 @@ if TYPE_CHECKING:
 
 Role = Literal["main", "subagent", "compaction"]
 WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
-# Inside the workspace, kept read-only for shell commands: hooks and config run code later.
-# The whole .git: hooks, config, commondir and friends all run code on the host later, and a
-# renamed .git could carry them back. Git commands that write the repository fail in the sandbox.
-SANDBOX_READ_ONLY = (".git", ".arnes", "features.json")
 
 
 def default_tools() -> list[Tool]:  # type: ignore[type-arg]  # heterogeneous argument types

@@ -23,7 +23,9 @@ ANY_DEPTH = (".git", ".arnes")
 TOP_LEVEL_FILES = ("features.json",)
 # A copied Claude Code settings file grants like .arnes's own (config_claude.py).
 CLAUDE_SETTINGS = (".claude", ("settings.json", "settings.local.json"))
-# What the sandbox keeps read-only at the top of the workspace (nested `.git`: see `in_git`).
+# What the sandbox keeps read-only at the top of the workspace (nested `.git`: see `in_git`): the
+# whole .git (hooks, config, commondir run code on the host later, and a renamed .git could carry
+# them back; git commands that write the repository fail in the sandbox), .arnes and features.json.
 SANDBOX_READ_ONLY = (".git", ".arnes", "features.json")
 
 # Code points HFS+ ignores in names (git's list in utf8.c, `next_hfs_char`).
