@@ -18,7 +18,8 @@ from arnes.cli import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED
 from arnes.config import EffectiveConfig, ModelSettings, RoleName
 from arnes.errors import ConfigError
 from arnes.host.files import HostFiles, Refused, open_log
-from arnes.llm.base import PROFILES, Provider, ProviderSettings, make_provider
+from arnes.llm.base import PROFILES, Provider, ProviderSettings
+from arnes.llm.factory import make_provider
 from arnes.llm.models import defaults_for
 from arnes.llm.pricing import Price, price_for
 from arnes.llm.retry import RetryingProvider

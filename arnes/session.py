@@ -24,7 +24,8 @@ from arnes.permissions.gate import PermissionGate
 from arnes.permissions.protected import SANDBOX_READ_ONLY
 from arnes.permissions.rules import SourcedRule
 from arnes.permissions.types import Mode, Policy
-from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec, choose_sandbox
+from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec
+from arnes.sandbox.choose import choose_sandbox
 from arnes.sandbox.hidden import hidden_paths, unwritable_paths
 from arnes.tools.base import Tool, ToolContext, ToolRegistry
 from arnes.tools.bash import Bash, BashOutput, KillShell

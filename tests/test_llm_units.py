@@ -9,7 +9,8 @@ import pytest
 
 from arnes.errors import ConfigError, ProviderError
 from arnes.llm.anthropic import to_anthropic_messages
-from arnes.llm.base import ProviderSettings, make_provider
+from arnes.llm.base import ProviderSettings
+from arnes.llm.factory import make_provider
 from arnes.llm.openai_compat import to_openai_messages
 from arnes.llm.retry import RetryingProvider
 from arnes.llm.script import ScriptProvider

@@ -20,7 +20,8 @@ from arnes.permissions.commands import directories, path_target
 from arnes.permissions.engine import RuleEngine
 from arnes.permissions.paths import real_path
 from arnes.permissions.readonly import is_read_only, path_arguments
-from arnes.permissions.shell import ShellAnalysis, SimpleCommand, analyse
+from arnes.permissions.shell import ShellAnalysis, analyse
+from arnes.permissions.simplecommand import SimpleCommand
 from tests.bash_oracle import Ran, run_all
 
 CORPUS = Path(__file__).parent / "data" / "shell_corpus.txt"

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from arnes.tools import filestate
 from arnes.tools.base import ToolArgs, ToolContext, ToolError, ToolRegistry
 from arnes.tools.docs import ReadDoc
-from arnes.tools.files import DEFAULT_READ_LINES, MAX_LINE_CHARS, SMALL_FILE_LINES, Edit, Read, Write
+from arnes.tools.files import DEFAULT_READ_LINES, SMALL_FILE_LINES, Edit, Read, Write
+from arnes.tools.readformat import MAX_LINE_CHARS
 from arnes.tools.search import Glob, Grep
 
 

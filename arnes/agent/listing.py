@@ -12,7 +12,7 @@ from pathlib import Path
 
 from arnes.host.files import Rules
 from arnes.tools.base import ToolError
-from arnes.tools.search import workspace_files
+from arnes.tools.ripgrep import workspace_files
 
 LISTING_CAP = 60  # paths; a bigger workspace gets the first ones and a count
 

@@ -109,7 +109,7 @@ def sandbox_findings(mode: str) -> list[Finding]:
 
 def ripgrep_finding() -> Finding:
     from arnes.tools.base import ToolError
-    from arnes.tools.search import ripgrep
+    from arnes.tools.ripgrep import ripgrep
 
     try:
         rg = ripgrep()

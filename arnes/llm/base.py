@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from arnes.errors import ConfigError
 from arnes.messages import Message, ModelResponse, ToolSpec
 
 TextSink = Callable[[str], None]
@@ -78,27 +77,3 @@ def api_key(settings: ProviderSettings) -> str | None:
     """
     env = PROFILES[settings.provider].api_key_env
     return settings.api_key or (os.environ.get(env) if env and settings.env_key else None)
-
-
-def make_provider(settings: ProviderSettings) -> Provider:
-    """Build a provider; the heavy SDK import happens here, not at start-up."""
-    profile = PROFILES.get(settings.provider)
-    if profile is None:
-        raise ConfigError(f"unknown provider {settings.provider!r}; use one of {sorted(PROFILES)}")
-    if profile.wire == "script":
-        from arnes.llm.script import ScriptProvider
-
-        if not settings.script:
-            raise ConfigError("--provider script needs --script FILE")
-        return ScriptProvider.from_file(settings.script)
-    if profile.wire == "anthropic":
-        from arnes.llm.anthropic import AnthropicProvider
-
-        return AnthropicProvider(settings)
-    if profile.wire == "ollama":
-        from arnes.llm.ollama import OllamaProvider
-
-        return OllamaProvider(settings)
-    from arnes.llm.openai_compat import OpenAICompatProvider
-
-    return OpenAICompatProvider(settings)

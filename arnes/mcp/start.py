@@ -6,7 +6,8 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from arnes.mcp.settings import ServerEntry
-from arnes.sandbox.base import Sandbox, SandboxMode, choose_sandbox
+from arnes.sandbox.base import Sandbox, SandboxMode
+from arnes.sandbox.choose import choose_sandbox
 
 if TYPE_CHECKING:
     from arnes.mcp.client import McpHub

@@ -9,17 +9,15 @@ import glob
 import os
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from arnes.permissions.gitrepo import repository_code
 from arnes.permissions.paths import absolute
 from arnes.permissions.readonly import COMPUTED, FILE_ARGS, git_subcommand, is_read_only, path_arguments
-from arnes.permissions.rules import CommandPattern, RuleError, parse_rule
-from arnes.permissions.shell import SHELLS, ShellAnalysis, SimpleCommand, analyse
-from arnes.permissions.types import Access, Decision, DecisionKind, Target
-
-if TYPE_CHECKING:
-    from arnes.permissions.engine import RuleEngine
+from arnes.permissions.rules import CommandPattern, Rule, RuleError, RuleKind, parse_rule
+from arnes.permissions.shell import SHELLS, ShellAnalysis, analyse
+from arnes.permissions.simplecommand import SimpleCommand
+from arnes.permissions.types import Access, Decision, DecisionKind, Mode, Target
 
 GLOB_CHARS = set("*?[{")
 READS_HERE = FILE_ARGS | {"git"}  # with no path argument, these read the folder they run in
@@ -27,7 +25,38 @@ READS_HERE = FILE_ARGS | {"git"}  # with no path argument, these read the folder
 GIT_NAMES_ONLY = frozenset({"status", "ls-files", "rev-parse", "describe", "show-ref"})
 
 
-def decide_command(engine: RuleEngine, tool: str, command: str) -> Decision:
+class RuleHit(Protocol):
+    """The Bash rule a command part matched, as the engine found it."""
+
+    @property
+    def kind(self) -> RuleKind: ...
+    @property
+    def rule(self) -> Rule: ...
+    @property
+    def origin(self) -> str: ...
+    @property
+    def command(self) -> CommandPattern | None: ...
+
+
+class CommandRules(Protocol):
+    """What judging a command asks of the rule engine (engine.py's `RuleEngine`). A protocol, so
+    the engine calls this judge and the judge never imports the engine back."""
+
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def mode(self) -> Mode: ...
+    @property
+    def home(self) -> Path: ...
+    @property
+    def sandboxed(self) -> bool: ...
+    def command_rule(self, kind: RuleKind, words: list[str]) -> RuleHit | None: ...
+    def has_read_rules(self) -> bool: ...
+    def has_command_denies(self) -> bool: ...
+    def target(self, tool: str, target: Target) -> Decision: ...
+
+
+def decide_command(engine: CommandRules, tool: str, command: str) -> Decision:
     analysis = analyse(command)
     if analysis.error:
         if engine.mode == "bypass" and engine.has_command_denies():
@@ -90,7 +119,7 @@ class _ReadOnly:
     """`is_read_only`, plus what only the workspace can tell: git is read-only only where the
     repository's configuration names no program (gitrepo.py)."""
 
-    def __init__(self, engine: RuleEngine, parts: list[SimpleCommand], folders: list[Path] | None):
+    def __init__(self, engine: CommandRules, parts: list[SimpleCommand], folders: list[Path] | None):
         self.why: dict[int, str] = {}
         self._answers: dict[int, bool] = {}
         repository: str | None = None
@@ -111,7 +140,7 @@ class _ReadOnly:
         return self._answers.get(id(part), False)
 
 
-def _allowed_by_rule(engine: RuleEngine, part: SimpleCommand) -> bool:
+def _allowed_by_rule(engine: CommandRules, part: SimpleCommand) -> bool:
     """Rules cover plain commands only: not inside $(...)/eval/sh -c, not behind a risky variable
     or another user's rights."""
     if part.nested or part.risky_env or part.privileged or (part.unknown_args and not _prefix_rule(engine, part)):
@@ -119,12 +148,12 @@ def _allowed_by_rule(engine: RuleEngine, part: SimpleCommand) -> bool:
     return engine.command_rule("allow", part.words) is not None
 
 
-def _prefix_rule(engine: RuleEngine, part: SimpleCommand) -> bool:
+def _prefix_rule(engine: CommandRules, part: SimpleCommand) -> bool:
     hit = engine.command_rule("allow", part.words)
     return hit is not None and hit.command is not None and hit.command.prefix
 
 
-def _covered(engine: RuleEngine, parts: list[SimpleCommand], judged: _ReadOnly) -> Decision:
+def _covered(engine: CommandRules, parts: list[SimpleCommand], judged: _ReadOnly) -> Decision:
     for part in parts:
         if not judged(part):
             hit = engine.command_rule("allow", part.words)
@@ -133,7 +162,7 @@ def _covered(engine: RuleEngine, parts: list[SimpleCommand], judged: _ReadOnly) 
     return Decision("allow", "read-only command", "mode", confine=True)
 
 
-def directories(engine: RuleEngine, analysis: ShellAnalysis) -> list[Path] | None:
+def directories(engine: CommandRules, analysis: ShellAnalysis) -> list[Path] | None:
     """Every folder the command's parts may run in: the workspace and where each `cd` may lead
     (each cd may fail, so every subset in order), or None when a cd goes somewhere unknown."""
     folders = [engine.workspace]
@@ -170,7 +199,7 @@ def expand_tilde(word: str, cwd: Path, home: Path) -> str | None:
 
 
 def _paths(
-    engine: RuleEngine,
+    engine: CommandRules,
     parts: list[SimpleCommand],
     analysis: ShellAnalysis,
     folders: list[Path] | None,
@@ -200,7 +229,7 @@ def _paths(
     return [d for d in decisions if d.kind != "allow"]
 
 
-def path_target(engine: RuleEngine, folder: Path, arg: str, access: Access) -> Target | None:
+def path_target(engine: CommandRules, folder: Path, arg: str, access: Access) -> Target | None:
     """The path a command's word names, from `folder`, as the kernel will open it (None: unknown)."""
     expanded = expand_tilde(arg, folder, engine.home)
     if expanded is None:
@@ -212,14 +241,14 @@ def path_target(engine: RuleEngine, folder: Path, arg: str, access: Access) -> T
     return Target(Path(os.path.normpath(joined)), access, real=real)
 
 
-def _judge(engine: RuleEngine, folder: Path, arg: str, access: Access) -> Decision:
+def _judge(engine: CommandRules, folder: Path, arg: str, access: Access) -> Decision:
     target = path_target(engine, folder, arg, access)
     if target is None:
         return Decision("ask", f"{arg!r} names a folder only known when it runs", "mode")
     return engine.target("Bash", target)
 
 
-def _read(engine: RuleEngine, folder: Path, arg: str) -> Decision:
+def _read(engine: CommandRules, folder: Path, arg: str) -> Decision:
     if arg == COMPUTED or "$" in arg:
         return Decision("ask", "reads a path only known when it runs", "mode")
     if "{" in arg:
@@ -243,7 +272,7 @@ def _fixed_folder(pattern: str) -> str:
     return prefix.rsplit("/", 1)[0] or "/"
 
 
-def _denied_writes(engine: RuleEngine, folder: Path, part: SimpleCommand) -> list[Decision]:
+def _denied_writes(engine: CommandRules, folder: Path, part: SimpleCommand) -> list[Decision]:
     """Arguments of a command that may write which an Edit deny rule covers (`sed -i x .env`);
     patterns are expanded first, so `.g?t/config` is `.git/config`."""
     found = []
@@ -278,7 +307,7 @@ def _braces(word: str) -> list[str]:
     return [w for option in body.split(",") for w in _braces(head + option + tail)][:64]
 
 
-def _may_show_hidden(engine: RuleEngine, parts: list[SimpleCommand]) -> str | None:
+def _may_show_hidden(engine: CommandRules, parts: list[SimpleCommand]) -> str | None:
     """With Read rules hiding files and no sandbox to hide them, searches and git may show them."""
     if not engine.has_read_rules():
         return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from arnes.permissions.shell import SimpleCommand
+from arnes.permissions.simplecommand import SimpleCommand
 
 # Commands that only read, audited option by option (tests/test_readonly_audit.py holds each
 # entry's writing, executing and file-reading options). Not here: `env`/`printenv` (they print the

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from arnes.permissions.programs import inner_programs
 from arnes.permissions.shellwords import heredoc_delimiter, join_continuations, literal, quoted_heredoc, words_of
+from arnes.permissions.simplecommand import SimpleCommand
 from arnes.permissions.wrappers import unwrap
 
 if TYPE_CHECKING:
@@ -31,10 +32,6 @@ EVALUATES_ARGUMENTS = frozenset(
     "compgen fc bind unset declare typeset local export readonly shopt set".split()
 )
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
-# Environment variables that change what a command does; a command prefixed with one is not
-# allowed by a rule written for the bare command (every GIT_* variable counts too).
-RISKY_ENV = {"PATH", "BASH_ENV", "ENV", "IFS", "PROMPT_COMMAND", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS",
-             "PERL5OPT", "RUBYOPT", "EDITOR", "PAGER", "SHELLOPTS", "BASHOPTS", "PS4", "CDPATH", "HOME"}  # fmt: skip
 # Variables that make any bash started later run code: assigned anywhere in a command, it is opaque.
 CODE_ENV = re.compile(r"^(BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|BASH_FUNC_\S+)\+?=")
 _CODE_ENV_WORD = re.compile(r"(^|\s)(BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|BASH_FUNC_\S+)\+?=|\s-\w*n\b")
@@ -43,30 +40,6 @@ _CODE_ENV_REASON = "sets a variable that makes a later bash run code (BASH_ENV, 
 RESERVED = frozenset("{ } ( ) [[ ]] ! then else elif fi do done esac in function coproc select".split())
 _NAMED_FD = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
 _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
-
-
-@dataclass
-class SimpleCommand:
-    """One command as it would run: wrappers and assignments peeled off `words`."""
-
-    words: list[str]
-    wrappers: list[str] = field(default_factory=list)
-    env: list[str] = field(default_factory=list)
-    nested: bool = False  # inside $(...), backticks, <(...), eval or `sh -c`: never allowed by a rule
-    unknown_args: bool = False  # xargs appends arguments nobody can see here
-
-    @property
-    def text(self) -> str:
-        return " ".join(self.words or self.wrappers)
-
-    @property
-    def privileged(self) -> bool:
-        """Run as another user: never read-only, never allowed by a rule for the bare command."""
-        return any(w in ("sudo", "doas") for w in self.wrappers)
-
-    @property
-    def risky_env(self) -> bool:
-        return any(v.split("=", 1)[0] in RISKY_ENV or v.startswith(("LD_", "DYLD_", "GIT_", "LESS")) for v in self.env)
 
 
 @dataclass

@@ -6,10 +6,7 @@ wrapper adds (another user, arguments from standard input) is kept on the `Simpl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from arnes.permissions.shell import SimpleCommand
+from arnes.permissions.simplecommand import SimpleCommand
 
 # -- wrappers --------------------------------------------------------------------------------
 # name -> (options that take a value, how many leading positional words belong to the wrapper)

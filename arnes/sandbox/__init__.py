@@ -1,5 +1,2 @@
-"""OS confinement for shell commands: one protocol, three backends (bubblewrap, Landlock, off)."""
-
-from arnes.sandbox.base import Sandbox, SandboxSpec, choose_sandbox
-
-__all__ = ["Sandbox", "SandboxSpec", "choose_sandbox"]
+"""OS confinement for shell commands: one protocol (base.py), backends (bubblewrap, Landlock, off),
+and choose.py picking the one that works here."""

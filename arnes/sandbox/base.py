@@ -10,7 +10,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal, Protocol
 
-from arnes.errors import ConfigError
 from arnes.sandbox.env import command_env
 
 SandboxMode = Literal["auto", "bubblewrap", "landlock", "off"]
@@ -91,27 +90,3 @@ class NoSandbox:
 
     def settle(self) -> None:
         return None
-
-
-def choose_sandbox(mode: SandboxMode, spec: SandboxSpec) -> Sandbox:
-    """`auto` takes the first backend that works here; a named one must work or it is an error."""
-    from arnes.sandbox.bubblewrap import Bubblewrap
-    from arnes.sandbox.landlock import LandlockSandbox
-
-    if mode == "off":
-        return NoSandbox(spec)
-    backends: dict[str, tuple[Callable[[], str | None], Callable[[SandboxSpec], Sandbox]]] = {
-        "bubblewrap": (Bubblewrap.unavailable, Bubblewrap),
-        "landlock": (LandlockSandbox.unavailable, LandlockSandbox),
-    }
-    names = ["bubblewrap", "landlock"] if mode == "auto" else [mode]
-    problems = []
-    for name in names:
-        unavailable, build = backends[name]
-        problem = unavailable()
-        if problem is None:
-            return build(spec)
-        problems.append(f"{name}: {problem}")
-    if mode == "auto":
-        return NoSandbox(spec)
-    raise ConfigError(f"--sandbox {mode} cannot run here ({'; '.join(problems)}); use --sandbox auto or off")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from arnes.permissions.engine import RuleEngine
 from arnes.permissions.rules import anchor, parse_rule
-from arnes.tools.search import ripgrep
+from arnes.tools.ripgrep import ripgrep
 
 _WILD = set("*?[")
 

@@ -16,10 +16,7 @@ from arnes.permissions.types import Target
 from arnes.sandbox.base import NoSandbox, Sandbox
 from arnes.tools.filestate import ChangeLog, FileStateCache
 from arnes.tools.processes import BackgroundJobs
-
-
-class ToolError(Exception):
-    """A failure the model can act on: the message says what happened and what to do next."""
+from arnes.tools.toolerror import ToolError as ToolError  # the seam's error, for every tool
 
 
 class ToolArgs(BaseModel):

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from arnes.tools.base import ToolError
+from arnes.tools.readformat import numbered
 
 # Read's prefix is "number, tab"; the arrow is how some other agents' Read shows it.
 _PREFIX = re.compile(r"^ *\d+(?:\t|→ ?)")
@@ -166,8 +167,6 @@ def _not_found(text: str, old: str, shown: str, new: str) -> str:
 
 def _closest(text: str, old: str) -> tuple[int, int, str] | None:
     """The window of lines most like old_string, if any is reasonably close, numbered."""
-    from arnes.tools.files import numbered  # here, not at the top: files imports this module
-
     lines = text.split("\n")
     want = old.strip("\n").split("\n")
     size = len(want)

@@ -16,8 +16,8 @@ from arnes.tools.defnames import dropped_names
 from arnes.tools.editmatch import Replacement, replace, without_read_numbers
 from arnes.tools.filestate import atomic_write, newline_of
 from arnes.tools.nearest import nearest_files
+from arnes.tools.readformat import MAX_LINE_CHARS, numbered
 
-MAX_LINE_CHARS = 2000
 DEFAULT_READ_LINES = 2000
 SMALL_FILE_LINES = 200  # a file shorter than this is shown whole when the model asks for a tiny part...
 TINY_LIMIT = 20  # ...of fewer lines than this (a limit of 1 reads as a mistake, not a plan)
@@ -91,11 +91,6 @@ def split_lines(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
-def numbered(lines: list[str], first: int = 1) -> str:
-    """Lines as Read shows them (`cat -n`: number, tab, text), long lines cut."""
-    return "\n".join(f"{n:>6}\t{line[:MAX_LINE_CHARS]}" for n, line in enumerate(lines, start=first))
 
 
 def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str, call: str = "") -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from arnes.permissions.paths import is_inside
 from arnes.tools.base import ToolContext, ToolError
+from arnes.tools.ripgrep import workspace_files
 
 LIST_ALL_UNDER = 12  # a workspace this small is named whole when nothing is close
 MAX_NAMED = 5
@@ -19,8 +20,6 @@ MAX_NAMED = 5
 
 def nearest_files(ctx: ToolContext, path: Path) -> str:
     """A sentence naming the files most like `path`, or "" when nothing useful can be said."""
-    from arnes.tools.search import workspace_files  # search imports the tools' base too
-
     root = ctx.workspace
     if not is_inside(root, path):
         return ""

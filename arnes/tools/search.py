@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import heapq
 import os
-import shutil
 import stat
 import subprocess
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -22,6 +19,7 @@ from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import ESSENTIAL, BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.rgstream import RgRun, stream_rg
+from arnes.tools.ripgrep import ripgrep
 
 GLOB_LIMIT = 100
 GREP_LINE_LIMIT = 250
@@ -32,18 +30,6 @@ OVERFLOW_LINES = 100
 _BASE = ["--no-require-git", "--hidden", "--color", "never", "--no-messages"]
 # Last among the globs: ripgrep lets the last matching glob win, so a caller's `*` cannot re-include .git.
 _NO_GIT = ["--glob", "!.git"]
-
-
-@cache
-def ripgrep() -> str:
-    """The `rg` next to this Python (the PyPI package's), else the one on PATH."""
-    beside = Path(sys.executable).parent / "rg"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("rg")
-    if found:
-        return found
-    raise ToolError("ripgrep (rg) is not installed; reinstall arnes (`pip install .`), which brings it.")
 
 
 def _run_rg(args: list[str], where: _Root, paths: list[str] | None = None) -> tuple[int, str, str]:
@@ -112,16 +98,6 @@ def _glob_flags(pattern: str) -> tuple[list[str], bool]:
     if name and "/" not in name and ":" not in name and not name.startswith("!"):
         return ["--type-add", f"{_NAME_TYPE}:{name}", "--type", _NAME_TYPE], False
     return ["--glob", pattern], True
-
-
-def workspace_files(workspace: Path, exclude: tuple[str, ...] = (".git", ".arnes")) -> list[str]:
-    """Every file ripgrep would search (ignore rules applied, dotfiles included), relative paths."""
-    globs = [arg for folder in exclude for arg in ("--glob", f"!{folder}")]
-    done = subprocess.run(
-        [ripgrep(), "--files", "--hidden", "--no-require-git", *globs],
-        cwd=workspace, capture_output=True, text=True, errors="replace", check=False,
-    )  # fmt: skip
-    return [line for line in done.stdout.split("\n") if line]
 
 
 def _listed(where: _Root) -> set[str]:

@@ -21,6 +21,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arnes.tools.ripgrep import ripgrep
+
 # arnes's own output while it runs (and the .gitignore it writes at start-up): never a command's.
 _OWN = frozenset({".arnes/traces", ".arnes/history", ".arnes/teams/runs", ".arnes/checkpoints", ".arnes/.gitignore"})
 _IGNORED_NAMES = frozenset({
@@ -104,8 +106,6 @@ def _git_parts(git: Path, rel: str, tree: Tree) -> None:
 
 def _listed_by_ripgrep(workspace: Path) -> set[str] | None:
     """The files .gitignore does not exclude (a repository's .ignore/.rgignore do not count)."""
-    from arnes.tools.search import ripgrep
-
     argv = [ripgrep(), "--files", "--hidden", "--no-require-git", "--no-ignore-dot", "--glob", "!.git"]
     try:
         done = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, errors="replace", check=False)

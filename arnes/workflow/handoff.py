@@ -9,7 +9,7 @@ from pathlib import Path
 
 from arnes.host.git import repository, run_git
 from arnes.sandbox.base import Sandbox
-from arnes.tools.search import workspace_files
+from arnes.tools.ripgrep import workspace_files
 from arnes.workflow.verify import run_check
 
 SKIPPED = "no command configured (skipped)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from arnes.tools.search import workspace_files
+from arnes.tools.ripgrep import workspace_files
 
 Snapshot = dict[str, str]  # relative path -> sha256
 

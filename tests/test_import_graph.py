@@ -1,0 +1,121 @@
+"""The house seen from its imports: data flows one way, so no module inside arnes/ imports itself back.
+
+The graph is built from the source with `ast`, not by importing, so a lazy (function-level) import
+is an edge like any other: deferring an import hides a circle from Python but not from the reader.
+Imports under `if TYPE_CHECKING:` count too: a type taken from a module above is still an arrow
+pointing up.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import arnes
+
+ROOT = Path(arnes.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package by dotted name; a package's __init__ is the package itself."""
+    found: dict[str, Path] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = ["arnes", *path.relative_to(ROOT).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    """The deepest module of arnes that `import name` names (None for anything outside arnes)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    is_package = path.name == "__init__.py"
+    package = module if is_package else module.rpartition(".")[0]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                targets.add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join([*base, node.module] if node.module else base)
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                # `from pkg import submodule` imports the submodule; `from pkg import name` the package.
+                targets.add(f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source)
+    edges = {_resolve(t, modules) for t in targets if t == "arnes" or t.startswith("arnes.")}
+    return {e for e in edges if e is not None and e != module}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def test_the_graph_sees_relative_lazy_and_submodule_imports() -> None:
+    graph = _graph()
+    assert "arnes.tools.filestate" in graph["arnes.tools.files"]  # relative or absolute, module level
+    assert "arnes.llm.anthropic" in graph["arnes.llm.factory"]  # a lazy import inside a function
+    assert "arnes.sandbox.choose" in graph["arnes.sandbox"]  # a package __init__ is a module
+
+
+def test_no_import_cycle_inside_arnes() -> None:
+    graph = _graph()
+    cycles = _cycles(graph)
+    report = []
+    for component in cycles:
+        members = set(component)
+        arrows = [f"{a} -> {b}" for a in component for b in sorted(graph[a] & members)]
+        report.append("  " + ", ".join(component) + "\n    " + "\n    ".join(arrows))
+    assert not cycles, "import cycles inside arnes/ (each must flow one way):\n" + "\n".join(report)
