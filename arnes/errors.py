@@ -7,15 +7,18 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
+# DESIGN §2's exit codes: here, beside the errors that map to them, so every layer can return one.
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_LIMIT, EXIT_RED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+
 
 class ArnesError(Exception):
-    exit_code = 1
+    exit_code = EXIT_FAIL
 
 
 class ConfigError(ArnesError):
     """Bad settings, flags or script: nothing was run."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class ProviderError(ArnesError):
@@ -25,7 +28,7 @@ class ProviderError(ArnesError):
     backoff before they end the run.
     """
 
-    exit_code = 1
+    exit_code = EXIT_FAIL
 
     def __init__(
         self, message: str, *, retryable: bool = False, retry_after: float | None = None, unreachable: bool = False
@@ -47,7 +50,7 @@ class ContextExceeded(ProviderError):
 class LimitReached(ArnesError):
     """A budget (turns, tokens, cost) stopped the run."""
 
-    exit_code = 3
+    exit_code = EXIT_LIMIT
 
     def __init__(self, limit: str, message: str):
         super().__init__(message)

@@ -14,9 +14,9 @@ from arnes.agent.budget import Budget
 from arnes.agent.events import Notice, Retry
 from arnes.agent.loop import Agent, RunResult
 from arnes.agent.trace import JsonlTrace
-from arnes.cli import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, workspace_of
+from arnes.cliargs import workspace_of
 from arnes.config import EffectiveConfig, ModelSettings, RoleName
-from arnes.errors import ConfigError
+from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, ConfigError
 from arnes.host.files import HostFiles, Refused, open_log
 from arnes.llm.base import PROFILES, Provider, ProviderSettings
 from arnes.llm.factory import make_provider
@@ -213,21 +213,6 @@ def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = No
             session, None if args.verify == "auto" else args.verify, args.verify_rounds, cfg
         )
     return execute(args, session, cfg, task or CONTINUE, history=history, trace_path=trace_path)
-
-
-def run_interactive(args: argparse.Namespace) -> int:
-    """`arnes` with no task at a terminal: the interactive prompt."""
-    from arnes.ui.repl import Repl
-
-    ws = workspace_of(args)
-    cfg = resolve_config(args, ws)
-    session = build_session(args, ws, cfg, interactive=True)
-    if args.verify is not None:
-        session.verifier = make_verifier(
-            session, None if args.verify == "auto" else args.verify, args.verify_rounds, cfg
-        )
-    with subscribe(args, session, cfg):
-        return Repl(args, session, cfg, Agent(session)).run()
 
 
 def check_sandbox(workspace: Path, cfg: EffectiveConfig, what: str) -> Sandbox:

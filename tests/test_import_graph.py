@@ -16,11 +16,11 @@ import arnes
 ROOT = Path(arnes.__file__).parent
 
 
-def _modules() -> dict[str, Path]:
+def _modules(root: Path) -> dict[str, Path]:
     """Every module of the package by dotted name; a package's __init__ is the package itself."""
     found: dict[str, Path] = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = ["arnes", *path.relative_to(ROOT).with_suffix("").parts]
+    for path in sorted(root.rglob("*.py")):
+        parts = [root.name, *path.relative_to(root).with_suffix("").parts]
         if parts[-1] == "__init__":
             parts.pop()
         found[".".join(parts)] = path
@@ -52,7 +52,8 @@ def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
             for alias in node.names:
                 # `from pkg import submodule` imports the submodule; `from pkg import name` the package.
                 targets.add(f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source)
-    edges = {_resolve(t, modules) for t in targets if t == "arnes" or t.startswith("arnes.")}
+    top = module.split(".")[0]
+    edges = {_resolve(t, modules) for t in targets if t == top or t.startswith(top + ".")}
     return {e for e in edges if e is not None and e != module}
 
 
@@ -98,16 +99,36 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def _graph() -> dict[str, set[str]]:
-    modules = _modules()
+def _graph(root: Path = ROOT) -> dict[str, set[str]]:
+    modules = _modules(root)
     return {name: _imports(name, path, modules) for name, path in modules.items()}
 
 
-def test_the_graph_sees_relative_lazy_and_submodule_imports() -> None:
-    graph = _graph()
-    assert "arnes.tools.filestate" in graph["arnes.tools.files"]  # relative or absolute, module level
-    assert "arnes.llm.anthropic" in graph["arnes.llm.factory"]  # a lazy import inside a function
-    assert "arnes.sandbox.choose" in graph["arnes.sandbox"]  # a package __init__ is a module
+def test_the_graph_sees_every_kind_of_import(tmp_path: Path) -> None:
+    """Each way of importing is an edge, so a cycle hidden behind any of them is found."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    files = {
+        "__init__.py": "from pkg.sub import deep\n",  # a package __init__ is a module
+        "top.py": "import pkg.sub.deep\n",
+        "rel.py": "from .sub.deep import name\n",  # relative
+        "lazy.py": "def f():\n    from pkg import top\n",  # function-level, `from pkg import submodule`
+        "typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import rel\n",
+        "outside.py": "import os\nimport pkgother\nfrom pkg import not_a_module\n",
+        "sub/__init__.py": "",
+        "sub/deep.py": "from .. import lazy\nfrom ..typed import x\n",
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    graph = _graph(pkg)
+    assert graph["pkg"] == {"pkg.sub.deep"}
+    assert graph["pkg.top"] == {"pkg.sub.deep"}
+    assert graph["pkg.rel"] == {"pkg.sub.deep"}
+    assert graph["pkg.lazy"] == {"pkg.top"}
+    assert graph["pkg.typed"] == {"pkg.rel"}
+    assert graph["pkg.outside"] == {"pkg"}  # a name from the package is an edge to its __init__
+    assert graph["pkg.sub.deep"] == {"pkg.lazy", "pkg.typed"}
+    assert _cycles(graph) == [["pkg.lazy", "pkg.rel", "pkg.sub.deep", "pkg.top", "pkg.typed"]]
 
 
 def test_no_import_cycle_inside_arnes() -> None:

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from arnes.cli import parse_subcommand
+from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
 from arnes.tools.filestate import atomic_write
 from arnes.ui.safe import visible
@@ -116,7 +116,7 @@ def passed_on(args: argparse.Namespace) -> list[str]:
     Read from the parser itself, so an option added later (a temperature, a time-out) is
     passed on without a list here to forget it in.
     """
-    from arnes.cli import global_parser
+    from arnes.cliargs import global_parser
 
     argv: list[str] = []
     for action in global_parser()._actions:

@@ -7,7 +7,7 @@ import argparse
 from rich.table import Table
 from rich.text import Text
 
-from arnes.cli import parse_subcommand
+from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
 from arnes.ui.safe import terminal_console, visible
 from arnes.workflow import features as fl
@@ -16,7 +16,7 @@ STYLE = {"passing": "green", "active": "yellow", "blocked": "red", "not_started"
 
 
 def list_features(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import workspace_of
+    from arnes.cliargs import workspace_of
 
     parse_subcommand(argparse.ArgumentParser(prog="arnes features", description="List features.json."), rest, args)
     features = fl.load(workspace_of(args))
@@ -33,7 +33,8 @@ def list_features(args: argparse.Namespace, rest: list[str]) -> int:
 
 def run_next(args: argparse.Namespace, rest: list[str]) -> int:
     """Start (or continue) one feature; only a green verify command promotes it to passing."""
-    from arnes.cli import EXIT_OK, EXIT_RED, workspace_of
+    from arnes.cliargs import workspace_of
+    from arnes.errors import EXIT_OK, EXIT_RED
     from arnes.runner import build_session, execute, resolve_config
     from arnes.workflow.verify import Verifier
 

@@ -7,11 +7,11 @@ import argparse
 from rich.console import Console
 from rich.text import Text
 
-from arnes.cli import parse_subcommand
+from arnes.cliargs import parse_subcommand
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import workspace_of
+    from arnes.cliargs import workspace_of
     from arnes.llm.script import ScriptProvider
     from arnes.mcp.start import make_hub
     from arnes.runner import resolve_config

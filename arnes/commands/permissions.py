@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from arnes.cli import parse_subcommand
+from arnes.cliargs import parse_subcommand
 from arnes.config import SECRET_SOURCE, EffectiveConfig
 from arnes.permissions.engine import READ_FAMILY, RuleEngine
 from arnes.permissions.paths import absolute
@@ -20,7 +20,7 @@ from arnes.ui.safe import visible
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import workspace_of
+    from arnes.cliargs import workspace_of
     from arnes.runner import resolve_config
 
     parser = argparse.ArgumentParser(prog="arnes permissions", description="Show or test the permission rules.")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from arnes.cli import parse_subcommand
+from arnes.cliargs import parse_subcommand
 
 # -- doctor ------------------------------------------------------------------------------------
 
@@ -27,7 +27,8 @@ class Finding:
 
 
 def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import EXIT_FAIL, EXIT_OK, workspace_of
+    from arnes.cliargs import workspace_of
+    from arnes.errors import EXIT_FAIL, EXIT_OK
     from arnes.runner import resolve_config
 
     parse_subcommand(argparse.ArgumentParser(prog="arnes doctor", description="What arnes found here."), rest, args)
@@ -130,8 +131,9 @@ def instructions_finding(ws: Path) -> Finding:
 
 
 def run_init(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import EXIT_OK, EXIT_USAGE, workspace_of
+    from arnes.cliargs import workspace_of
     from arnes.dotdir import ensure_arnes_dir
+    from arnes.errors import EXIT_OK, EXIT_USAGE
     from arnes.tools.filestate import atomic_write
 
     parser = argparse.ArgumentParser(prog="arnes init", description="Write AGENTS.md and .arnes/ for this project.")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from arnes.cli import parse_subcommand
+from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
 from arnes.sandbox.base import Sandbox
 from arnes.ui.safe import visible
@@ -18,7 +18,7 @@ from arnes.workflow.teams.timeline import Timeline
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import workspace_of
+    from arnes.cliargs import workspace_of
 
     parser = argparse.ArgumentParser(prog="arnes team", description="Teams of agents with read-only roles.")
     sub = parser.add_subparsers(dest="action", required=True)
@@ -68,8 +68,8 @@ def outline(team: Team) -> str:
 
 
 def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console: Console) -> int:
-    from arnes.cli import EXIT_OK, EXIT_RED
     from arnes.dotdir import ensure_arnes_dir
+    from arnes.errors import EXIT_OK, EXIT_RED
     from arnes.permissions.approvers import NoTerminalApprover
     from arnes.runner import build_session, resolve_config, subscribe
     from arnes.session import Session

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from arnes.cli import parse_subcommand
+from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
 
 

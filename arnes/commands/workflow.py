@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from arnes.cli import parse_subcommand
+from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
 from arnes.sandbox.base import Sandbox
 from arnes.ui.safe import terminal_console, visible
@@ -13,7 +13,8 @@ from arnes.workflow.verify import Verdict, detect
 
 
 def run_check_ladder(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import EXIT_OK, EXIT_RED, workspace_of
+    from arnes.cliargs import workspace_of
+    from arnes.errors import EXIT_OK, EXIT_RED
     from arnes.runner import check_sandbox, resolve_config
     from arnes.workflow.ladder import climb
 
@@ -46,7 +47,8 @@ def run_check_ladder(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def run_handoff(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import EXIT_OK, EXIT_RED, workspace_of
+    from arnes.cliargs import workspace_of
+    from arnes.errors import EXIT_OK, EXIT_RED
     from arnes.runner import check_sandbox, resolve_config
 
     parse_subcommand(
@@ -79,7 +81,8 @@ def print_handoff(
 
 
 def run_checker(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import EXIT_OK, EXIT_RED, workspace_of
+    from arnes.cliargs import workspace_of
+    from arnes.errors import EXIT_OK, EXIT_RED
     from arnes.runner import build_session, resolve_config, subscribe
     from arnes.workflow.checker import maker_checker
     from arnes.workflow.verify import Verifier

@@ -10,13 +10,13 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from arnes.cli import parse_subcommand
+from arnes.cliargs import parse_subcommand
 
 TASK = "Change the order discount from 10 % to 15 %."
 
 
 def run_demo(args: argparse.Namespace, rest: list[str]) -> int:
-    from arnes.cli import EXIT_RED
+    from arnes.errors import EXIT_RED
     from arnes.runner import run_task
 
     parser = argparse.ArgumentParser(prog="arnes demo", description="Replay a scripted fix on a bundled shop.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -13,6 +13,8 @@ from rich.console import Console
 from arnes.agent.events import Notice
 from arnes.agent.loop import Agent
 from arnes.config import EffectiveConfig
+from arnes.errors import ArnesError
+from arnes.llm.base import Provider
 from arnes.permissions.types import MODES, Mode
 from arnes.session import Session
 from arnes.tools.files import session_diffs
@@ -36,12 +38,25 @@ HELP = {
 }
 
 
+@dataclass(frozen=True)
+class ReplActions:
+    """What the prompt's commands reach above the UI (the runner, the subcommands), passed in by
+    commands/interactive.py so that this module imports nothing from the layers that call it."""
+
+    provider_help: Callable[[str], str]  # an unreachable model's error -> how to configure one
+    switch_model: Callable[[str], Provider]  # /model NAME -> the provider from now on
+    handoff: Callable[[], None]  # the quick handoff checks on the way out
+    permissions: Callable[[Console], None]  # /permissions: the rules, and what the folder may grant
+    workflows: Mapping[str, Callable[[argparse.Namespace, list[str]], int]]  # /features /next /check /checker
+
+
 @dataclass
 class Repl:
     args: argparse.Namespace
     session: Session
     cfg: EffectiveConfig
     agent: Agent
+    actions: ReplActions
     console: Console = field(default_factory=terminal_console)
     read: Callable[[], str] | None = None  # injectable for tests; default prompt_toolkit
 
@@ -67,9 +82,7 @@ class Repl:
                 if result.stop_reason == "interrupted":  # through the renderer: it erases its spinner first
                     self.session.bus.emit(Notice("warning", "turn cancelled (Ctrl-C); the session goes on"))
                 elif result.stop_reason == "error" and result.error and result.unreachable:
-                    from arnes.runner import provider_help
-
-                    self.session.bus.emit(Notice("error", provider_help(self.session, self.cfg, result.error)))
+                    self.session.bus.emit(Notice("error", self.actions.provider_help(result.error)))
                 elif result.stop_reason == "error" and result.error:  # it answered: configuring one is beside the point
                     self.session.bus.emit(Notice("error", f"arnes: {result.error}"))
         finally:
@@ -82,12 +95,10 @@ class Repl:
         changed = self.session.ctx.changes.changed()
         if not changed:
             return
-        from arnes.commands.workflow import print_handoff
-
         names = visible(", ".join(self.session.ctx.display(p) for p in changed))
         self.console.print(f"files changed this session: {names}", markup=False)
         self.console.print("handoff check (run `arnes handoff` for the build and the tests too):", markup=False)
-        print_handoff(self.session.workspace, None, None, quiet_skips=True)
+        self.actions.handoff()
 
     def _prompt_toolkit(self) -> Callable[[], str]:
         from prompt_toolkit import PromptSession
@@ -135,30 +146,18 @@ class Repl:
         elif name == "/model":
             self._model(rest)
         elif name == "/permissions":
-            from arnes.commands.permissions import show_rules, show_trust
-
-            show_rules(c, s.engine)
-            show_trust(c, self.cfg, s.workspace)
+            self.actions.permissions(c)
         else:
             self._workflow(name, rest)
         return True
 
     def _workflow(self, name: str, rest: str) -> None:
-        from arnes.commands import features, workflow
-        from arnes.errors import ArnesError
-
-        handlers: dict[str, Callable[[], int]] = {
-            "/features": lambda: features.list_features(self.args, []),
-            "/next": lambda: features.run_next(self.args, []),
-            "/check": lambda: workflow.run_check_ladder(self.args, []),
-            "/checker": lambda: workflow.run_checker(self.args, shlex.split(rest)),  # may raise ValueError
-        }
-        handler = handlers.get(name)
+        handler = self.actions.workflows.get(name)
         if handler is None:
             self.console.print(f"unknown command {visible(name)}; /help lists them", style="yellow", markup=False)
             return
         try:
-            handler()
+            handler(self.args, shlex.split(rest) if name == "/checker" else [])  # shlex may raise ValueError
         except (ArnesError, ValueError) as exc:  # a bad file, a limit, a dead model; shlex on a stray quote
             self.console.print(f"{name}: {visible(str(exc))}", style="red", markup=False)
         except KeyboardInterrupt:
@@ -186,10 +185,5 @@ class Repl:
     def _model(self, rest: str) -> None:
         s = self.session
         if rest:
-            from arnes.config import ModelSettings
-            from arnes.llm.retry import RetryingProvider
-            from arnes.runner import _provider
-
-            provider, _, _ = _provider(ModelSettings(name=rest), self.cfg, self.cfg.stream, s.context_window)
-            s.provider = RetryingProvider(provider)
+            s.provider = self.actions.switch_model(rest)
         self.console.print(f"model: {visible(s.provider.model)} ({s.provider.name})", markup=False)

@@ -1,0 +1,152 @@
+"""The command line's grammar: the global options, where a subcommand starts, a subcommand's own
+arguments, and the workspace they name. Below cli.py, so subcommands (arnes/commands/), the demo
+and the runner read arguments without importing the entry point that dispatches to them."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from arnes import __version__
+from arnes.errors import ConfigError
+
+SUBCOMMANDS = (
+    "demo", "permissions", "features", "next", "check", "handoff", "checker", "eval", "team", "init", "doctor",
+    "trust", "mcp",
+)  # fmt: skip
+
+
+class NotASubcommand(Exception):
+    """`arnes check the failing tests`: a subcommand's word that starts a task."""
+
+
+def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
+    """The global options; `after_subcommand` gives only the options, as they may follow a subcommand."""
+    p = argparse.ArgumentParser(
+        prog="arnes",
+        description="A local coding agent for the terminal.",
+        epilog="Subcommands: demo (a scripted run on a bundled example, no model needed); "
+        "permissions [check TOOL PATH_OR_COMMAND] (the effective rules, or one decision explained); "
+        "features; next (work on the next feature, WIP=1); check (the verification ladder); "
+        "handoff (is the workspace clean to hand over?); checker TASK (maker-checker); "
+        "eval [DIR] (evals; eval compare A.json B.json); team list|show NAME|run NAME TASK; "
+        "init (write AGENTS.md and .arnes/); doctor (what arnes found here, and the fixes). "
+        "trust [DIR] (apply the folder's project settings; --list, --revoke). "
+        "mcp list (the MCP servers, their state and tools). "
+        "Use `arnes -- TEXT` for a task that starts like a subcommand. Global options may come "
+        "before or after a subcommand.",
+        add_help=not after_subcommand,
+        allow_abbrev=not after_subcommand,
+    )
+    if not after_subcommand:
+        p.add_argument("task", nargs="*", help="what the agent should do")
+        p.add_argument("--version", action="version", version=f"arnes {__version__}")
+    p.add_argument(
+        "-p", "--print", action="store_true",
+        help="run one task and exit, never the interactive prompt; with no TASK, the task is read from stdin "
+        "(piped text after a TASK is added to it)",
+    )  # fmt: skip
+    p.add_argument("-w", "--workspace", default=".", help="folder the agent works in (default: .)")
+    p.add_argument("--provider", choices=["ollama", "openai", "anthropic", "script"])
+    p.add_argument("--model", help="model name (default per provider)")
+    p.add_argument("--base-url", help="endpoint of an OpenAI-compatible or Anthropic server")
+    p.add_argument("--script", help="JSON script for --provider script")
+    p.add_argument("--max-output-tokens", type=int, metavar="N", help="cap on one reply's tokens (default per model)")
+    p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default per model, 0.2)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="wait for a reply's first byte (default 600)")
+    p.add_argument("--permission-mode", choices=["default", "acceptEdits", "plan", "bypass"])
+    p.add_argument("--allow", action="append", default=[], metavar="RULE")
+    p.add_argument("--ask", action="append", default=[], metavar="RULE")
+    p.add_argument("--deny", action="append", default=[], metavar="RULE")
+    p.add_argument("--context-window", type=int, metavar="N")
+    p.add_argument("--max-turns", type=int, metavar="N", help="stop after N model turns (exit 3; one-shot default 50)")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="stop after N input+output tokens (exit 3)")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="stop after this cost, by the price table (exit 3)")
+    p.add_argument("--resume", nargs="?", const="", metavar="ID", help="continue a session (default: the latest here)")
+    p.add_argument("-c", "--continue", dest="continue_", action="store_true", help="continue the latest session here")
+    p.add_argument("--progress", action="store_true", help="record each task's outcome in PROGRESS.md")
+    p.add_argument(
+        "--verify", metavar="CMD",
+        help="run CMD when the model ends its turn; red output goes back to it. "
+        "`--verify auto`: verify.command from settings, else detected (pytest, npm test, cargo test, ...)",
+    )  # fmt: skip
+    p.add_argument("--verify-rounds", type=int, default=3, metavar="N", help="red results sent back at most (3)")
+    p.add_argument("--sandbox", choices=["auto", "bubblewrap", "landlock", "off"])
+    p.add_argument(
+        "--trust", action="store_true",
+        help="trust this folder for this run: its project settings may grant (allow rules, mode, model, sandbox)",
+    )  # fmt: skip
+    p.add_argument("--trace", metavar="FILE", help="JSONL trace (default .arnes/traces/<session>.jsonl)")
+    p.add_argument(
+        "--output-format", choices=["text", "json", "stream-json"], default="text",
+        help="json: one object at the end; stream-json: one object per line as the run goes (Claude Code's shape)",
+    )  # fmt: skip
+    p.add_argument("--no-stream", action="store_true", help="ask for whole answers (servers that cannot stream)")
+    return p
+
+
+def split_argv(argv: list[str]) -> tuple[list[str], str | None, list[str]]:
+    """(global args, subcommand, its args); a `--` makes everything after it the task."""
+    parser = global_parser()
+    takes_value = {
+        opt
+        for action in parser._actions
+        if action.nargs != 0 and action.option_strings
+        for opt in action.option_strings
+    }
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok == "--":
+            return argv, None, []
+        if tok.startswith("-"):
+            i += 1 if ("=" in tok or tok not in takes_value) else 2
+            continue
+        if tok in SUBCOMMANDS:
+            return argv[:i], tok, argv[i + 1 :]
+        return argv, None, []
+    return argv, None, []
+
+
+def parse_subcommand(parser: argparse.ArgumentParser, rest: list[str], args: argparse.Namespace) -> argparse.Namespace:
+    """A subcommand's own arguments; global options may follow it too (`arnes next --provider script`).
+
+    The subcommand's own options win over a global one of the same name. Plain words that the
+    subcommand does not take raise NotASubcommand: they were a task (`arnes check the failing tests`).
+    """
+    own = set(parser._option_string_actions)
+    options = global_parser(after_subcommand=True)
+    for action in list(options._actions):
+        if own & set(action.option_strings):
+            options._remove_action(action)
+            for name in action.option_strings:
+                options._option_string_actions.pop(name, None)
+    given, remaining = options.parse_known_args(rest)
+    for key, value in vars(given).items():
+        if value != options.get_default(key):
+            current = getattr(args, key, None)
+            setattr(args, key, [*current, *value] if isinstance(value, list) and current else value)
+    words = remaining and all(not word.startswith("-") for word in remaining)
+    choices = _subcommand_choices(parser)
+    if words and choices and remaining[0] not in choices:
+        raise NotASubcommand(*remaining)
+    opts, extras = parser.parse_known_args(remaining)
+    if extras:
+        if words:
+            raise NotASubcommand(*remaining)
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    return opts
+
+
+def _subcommand_choices(parser: argparse.ArgumentParser) -> set[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
+def workspace_of(args: argparse.Namespace, workspace: Path | None = None) -> Path:
+    ws = Path(workspace or args.workspace).expanduser()
+    if not ws.is_dir():
+        raise ConfigError(f"workspace {ws} is not a folder")
+    return ws.resolve()
