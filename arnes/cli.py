@@ -1,7 +1,7 @@
 """argv, environment and settings -> a Session -> a run -> an exit code.
 
-The only module that reads flags and the environment. Heavy modules are imported inside the
-functions that need them so that `arnes --help` stays fast.
+With cliargs.py (the grammar), the only module that reads flags and the environment. Heavy
+modules are imported inside the functions that need them so that `arnes --help` stays fast.
 """
 
 from __future__ import annotations
