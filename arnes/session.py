@@ -14,6 +14,8 @@ from arnes.agent.budget import Budget
 from arnes.agent.context import SUMMARY_PROMPT
 from arnes.agent.events import Event, EventBus, Nested, Notice
 from arnes.agent.prompt import session_context, system_prompt
+from arnes.extensions.skill_scope import ActiveSkills, SkillScope
+from arnes.extensions.skills import SkillCatalog, SkillLoader
 from arnes.host.files import HostFiles
 from arnes.llm.base import Provider
 from arnes.messages import Message, ToolSpec
@@ -35,6 +37,7 @@ from arnes.tools.files import Edit, Read, Write
 from arnes.tools.filestate import ChangeLog
 from arnes.tools.processes import BackgroundJobs
 from arnes.tools.search import Glob, Grep
+from arnes.tools.skill import Skill
 from arnes.tools.treewatch import TreeWatch
 from arnes.workflow.verify import Verifier
 
@@ -46,7 +49,7 @@ WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
 
 
 def default_tools() -> list[Tool]:  # type: ignore[type-arg]  # heterogeneous argument types
-    return [Read(), Glob(), Grep(), Write(), Edit(), Bash(), BashOutput(), KillShell(), ReadDoc(), Delegate()]
+    return [Read(), Glob(), Grep(), Write(), Edit(), Bash(), BashOutput(), KillShell(), ReadDoc(), Skill(), Delegate()]
 
 
 def new_session_id() -> str:
@@ -138,6 +141,8 @@ class Session:
     verifier: Verifier | None = None
     model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
     mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
+    skill_catalog: SkillCatalog | None = None  # default: discovered in the workspace at first use
+    active_skills: ActiveSkills = field(init=False)  # the loaded skills' allowed-tools, this turn
     engine: RuleEngine = field(init=False)
     sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)
@@ -172,8 +177,12 @@ class Session:
             jobs=self.shared.jobs,
             max_output_chars=self.output_cap,
         )
-        if self.policy is None:
-            self.policy = self.engine
+        if self.skill_catalog is None:
+            self.skill_catalog = SkillCatalog(self.host)
+        self.active_skills = ActiveSkills(self.workspace)
+        self.ctx.skills = SkillLoader(self.skill_catalog, self.engine, self.active_skills)
+        # A loaded skill's allowed-tools narrow whatever policy this session has (never widen it).
+        self.policy = SkillScope(self.policy or self.engine, self.active_skills)
         self.gate = PermissionGate(
             self.policy,
             self.approver,
@@ -238,6 +247,7 @@ class Session:
             shared=shared,
             owns_jobs=False,
             model_switch=self.model_switch,
+            skill_catalog=self.skill_catalog,
         )
 
     def with_model(self, provider: Provider, model: str) -> Provider:
@@ -281,7 +291,12 @@ class Session:
     def context(self) -> str:
         """The per-run part: the workspace and its AGENTS.md, for the head of the first message."""
         notes: list[str] = []
-        text = session_context(self.host, self.tools.names(), notes)
+        names = self.tools.names()
+        skills = ""
+        if "Skill" in names and self.skill_catalog is not None:
+            skills = self.skill_catalog.summary()
+            notes += [f"skill refused: {r.why}" for r in self.skill_catalog.refused()]
+        text = session_context(self.host, names, notes, skills=skills)
         for note in notes:
             if note not in self._noted:  # once per session
                 self._noted.add(note)

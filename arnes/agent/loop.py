@@ -124,6 +124,7 @@ class Agent:
         r.stop_reason, r.error, r.limit, r.text = "end_turn", None, None, ""
         s.ctx.changes.new_turn()
         self.guard.reset()
+        s.active_skills.clear()  # a skill's allowed-tools last until the user's next message
         self._last_error = None
         if not self.messages:  # the session's context leads its first message: the system prompt stays fixed
             self._append(Message("user", [TextBlock(s.context()), TextBlock(task)]))

@@ -41,7 +41,9 @@ def system_prompt(*, read_only: bool = False) -> str:
     return f"{BASE}\n\n{READ_ONLY}" if read_only else BASE
 
 
-def session_context(files: HostFiles, tool_names: list[str], notes: list[str] | None = None) -> str:
+def session_context(
+    files: HostFiles, tool_names: list[str], notes: list[str] | None = None, *, skills: str = ""
+) -> str:
     """What this run knows about its workspace, for the head of the first user message.
 
     A short listing of the files comes before the path, so a model's first call names a real
@@ -74,6 +76,8 @@ def session_context(files: HostFiles, tool_names: list[str], notes: list[str] | 
         names = topics(workspace)
         if names:
             parts.append(f"Documents you can load with ReadDoc: {', '.join(names)}.")
+    if skills:  # extensions/skills.py: one short line a skill, the bodies load on demand
+        parts.append(skills)
     files_line = listing(workspace, files.rules)
     if files_line:
         parts.append(files_line)

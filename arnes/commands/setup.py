@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.console import Console
 
 from arnes.cliargs import parse_subcommand
+from arnes.permissions.rules import SourcedRule
 
 # -- doctor ------------------------------------------------------------------------------------
 
@@ -44,7 +45,21 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
             console.print(f"      fix: {f.fix}", markup=False)
     for warning in cfg.warnings:
         console.print(f"  warning: {warning}", style="yellow", markup=False)
+    for line, ok in skill_lines(ws, cfg.rules):
+        console.print(f"  {line}", style=None if ok else "yellow", markup=False)
     return EXIT_OK if all(f.ok for f in findings) else EXIT_FAIL
+
+
+def skill_lines(ws: Path, rules: list[SourcedRule]) -> list[tuple[str, bool]]:
+    """The skills found (with where from) and each one refused with its reason (extensions/skills.py)."""
+    from arnes.extensions.skills import discover_skills
+    from arnes.host.files import HostFiles
+    from arnes.permissions.engine import RuleEngine
+    from arnes.ui.safe import one_line
+
+    skills, refused = discover_skills(HostFiles(ws, RuleEngine(ws, rules=list(rules))))
+    found = ", ".join(f"{s.name} ({s.origin})" for s in skills) or "none"
+    return [(one_line(f"skills: {found}"), True), *((one_line(f"skill refused: {r.why}"), False) for r in refused)]
 
 
 def model_finding(cfg: object) -> Finding:

@@ -303,6 +303,15 @@ class RuleEngine:
         with self._lock:
             return any(self._first(kind, tools, (path,), every=False) for kind in ("deny", "ask"))
 
+    def allow_rule_covers(self, tool: str, target: Target) -> bool:
+        """Whether an allow rule covers this path in both its forms (a skill's `allowed-tools`
+        entries with a path are held against a call this way: rules alone, no perimeter)."""
+        written = str(target.path)
+        real = str(target.real) if target.real is not None else real_path(written, self._root)
+        forms = (written, real) if written != real else (written,)
+        with self._lock:
+            return self._first("allow", rule_tools(tool, target.access), forms, every=True) is not None
+
     def write_covered(self, path: Path) -> bool:
         """True when a deny or ask rule covers writing `path` (the sandbox then keeps it read-only)."""
         written = str(path)
@@ -336,6 +345,11 @@ def read_rule(real: Path, is_dir: bool, home: Path) -> str | None:
     secrets = folder.parent == home and folder.name.startswith(".")
     if is_inside(folder, home) or secrets:  # the home folder itself, /, /home, or ~/.something
         return None if is_dir else _read_spec(str(real))
+    return _read_spec(str(folder), "/**")
+
+
+def folder_read_rule(folder: Path) -> str | None:
+    """`Read(FOLDER/**)` for exactly that folder (a loaded skill's files outside the workspace)."""
     return _read_spec(str(folder), "/**")
 
 

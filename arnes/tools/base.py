@@ -19,6 +19,14 @@ from arnes.tools.processes import BackgroundJobs
 from arnes.tools.toolerror import ToolError as ToolError  # the seam's error, for every tool
 
 
+class SkillHost(Protocol):
+    """What the Skill tool needs from its session (extensions/skills.py `SkillLoader`)."""
+
+    def load(self, name: str) -> str:
+        """The skill's body and files; ToolError naming the skills there are for an unknown name."""
+        ...
+
+
 class ToolArgs(BaseModel):
     """Base for tool arguments: unknown keys are an error the model gets to see."""
 
@@ -55,6 +63,7 @@ class ToolContext:
     # workspace: a command the classifier misjudged still cannot change anything.
     read_only_sandbox: Sandbox | None = None
     confined: bool = False
+    skills: SkillHost | None = None  # set by the session: the Skill tool's catalog and loader
 
     def real_of(self, path: Path) -> Path | None:
         return self.pinned.get(path)

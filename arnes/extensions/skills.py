@@ -1,0 +1,206 @@
+"""Skills (DESIGN §13): folders holding a SKILL.md, whose body the model loads when it needs it.
+
+Up front the model sees only each skill's name and a one-line description, in the first user
+message (the system prompt and the tool schemas stay the same bytes in every workspace, so a
+server's prefix cache hits). The `Skill` tool returns the body and the paths of the files beside
+it. A skill is prompt text and its `allowed-tools` can only narrow (skill_scope.py), so skills
+load in an untrusted folder too; project files are read through HostFiles (locations.py), so no
+link puts a host file into a prompt, and the files beside SKILL.md are read with Read, under the
+same gate as any other file.
+
+Where they come from, first winning a name: the project's `.arnes/skills/`, `.claude/skills/`,
+`.agents/skills/`, the user's `~/.config/arnes/skills/`, then the skills arnes ships (bundled/).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arnes.errors import ConfigError
+from arnes.extensions.frontmatter import Document, load_user
+from arnes.extensions.locations import Refusal, discover
+from arnes.extensions.skill_scope import ActiveSkills
+from arnes.host.files import HostFiles
+from arnes.permissions.engine import RuleEngine, folder_read_rule
+from arnes.permissions.paths import is_inside, resolve_real
+from arnes.permissions.rules import RuleError, parse_rule
+from arnes.tools.base import ToolError
+from arnes.ui.safe import one_line
+
+BUNDLED = Path(__file__).parent / "bundled" / "skills"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+DESCRIPTION_CAP = 160  # characters of a description in the list: a few tokens each
+LIST_CAP = 40  # skills named in the first message; the rest are named by an unknown-name answer
+FILES_CAP = 50  # files beside SKILL.md listed by the tool
+
+
+@dataclass(frozen=True)
+class SkillDef:
+    name: str
+    description: str
+    body: str
+    folder: Path  # absolute; inside the workspace for a project skill
+    origin: str  # project | user | bundled
+    allowed_tools: tuple[str, ...] | None  # None: the skill does not narrow
+
+
+def discover_skills(files: HostFiles, env: dict[str, str] | None = None) -> tuple[list[SkillDef], list[Refusal]]:
+    """Every usable skill, and one line for each that was refused (for doctor and a warning)."""
+    found, refused = discover("skills", files, env)
+    documents = [(f.name, f.document, f.origin) for f in found]
+    taken = {f.name for f in found}
+    for folder in _bundled_folders():
+        if folder.name not in taken:
+            try:
+                documents.append((folder.name, load_user(folder / "SKILL.md"), "bundled"))
+            except ConfigError as exc:
+                refused.append(Refusal(folder / "SKILL.md", str(exc)))
+    skills: dict[str, SkillDef] = {}
+    for folder_name, document, origin in documents:
+        try:
+            skill = _skill(folder_name, document, origin)
+        except ConfigError as exc:
+            refused.append(Refusal(document.path, str(exc)))
+            continue
+        if skill.name in skills:
+            other = skills[skill.name].folder
+            refused.append(Refusal(document.path, f"{document.path}: the name {skill.name!r} is taken by {other}"))
+            continue
+        skills[skill.name] = skill
+    return sorted(skills.values(), key=lambda s: s.name), refused
+
+
+def _bundled_folders() -> list[Path]:
+    try:
+        return sorted(p for p in BUNDLED.iterdir() if (p / "SKILL.md").is_file())
+    except OSError:
+        return []
+
+
+def _skill(folder_name: str, doc: Document, origin: str) -> SkillDef:
+    name = doc.text("name") or folder_name
+    if not NAME.fullmatch(name):
+        raise ConfigError(f"{doc.path}: name {name!r} must be letters, digits, '-', '_' or '.' (at most 64)")
+    description = doc.text("description")
+    if not description:
+        raise ConfigError(
+            f"{doc.path}: no 'description' in the front matter; add a line 'description: what it is for "
+            "and when to use it' (the model picks skills by it)"
+        )
+    allowed = doc.names("allowed-tools")
+    for entry in allowed or []:
+        try:
+            parse_rule(entry)
+        except RuleError as exc:
+            raise ConfigError(f"{doc.path}: allowed-tools: {exc}") from None
+    body = doc.body.strip()
+    if not body:
+        raise ConfigError(f"{doc.path}: SKILL.md has no instructions after its front matter; write them")
+    return SkillDef(name, description, body, doc.path.parent, origin, tuple(allowed) if allowed is not None else None)
+
+
+@dataclass
+class SkillCatalog:
+    """The skills of one workspace, discovered once (at the first use) and shared with sub-agents."""
+
+    files: HostFiles
+    env: dict[str, str] | None = None
+    _found: tuple[list[SkillDef], list[Refusal]] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _load(self) -> tuple[list[SkillDef], list[Refusal]]:
+        with self._lock:
+            if self._found is None:
+                self._found = discover_skills(self.files, self.env)
+            return self._found
+
+    def skills(self) -> list[SkillDef]:
+        return self._load()[0]
+
+    def refused(self) -> list[Refusal]:
+        return self._load()[1]
+
+    def get(self, name: str) -> SkillDef | None:
+        return next((s for s in self.skills() if s.name == name), None)
+
+    def summary(self) -> str:
+        """The list for the first user message: one short line a skill."""
+        skills = self.skills()
+        if not skills:
+            return ""
+        lines = [f"- {s.name}: {_short(s.description)}" for s in skills[:LIST_CAP]]
+        if len(skills) > LIST_CAP:
+            lines.append(f"- ... and {len(skills) - LIST_CAP} more (call Skill with any name to list them)")
+        return "Skills (call Skill with the name when a task matches one):\n" + "\n".join(lines)
+
+
+def _short(text: str) -> str:
+    line = one_line(text)
+    return line if len(line) <= DESCRIPTION_CAP else line[: DESCRIPTION_CAP - 3] + "..."
+
+
+@dataclass
+class SkillLoader:
+    """What the Skill tool does for one session: the body, the files, the narrowing, the allowance."""
+
+    catalog: SkillCatalog
+    engine: RuleEngine
+    active: ActiveSkills
+    _allowed_folders: set[Path] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def load(self, name: str) -> str:
+        skill = self.catalog.get(name.strip())
+        if skill is None:
+            names = ", ".join(s.name for s in self.catalog.skills()) or "none"
+            raise ToolError(f"No skill {name!r}. Available skills: {names}. Call Skill again with one of these names.")
+        where = self._readable(skill)
+        files = beside(skill.folder, self.engine)
+        parts = [f"Skill {skill.name} ({skill.origin}, {where}/SKILL.md):", skill.body]
+        if files:
+            shown = "\n".join(f"- {where}/{f}" for f in files[:FILES_CAP])
+            more = f"\n- ... {len(files) - FILES_CAP} more" if len(files) > FILES_CAP else ""
+            parts.append(f"Files of this skill (Read them when the instructions point to them):\n{shown}{more}")
+        if skill.allowed_tools is not None:
+            self.active.narrow(skill.name, skill.allowed_tools)
+            listed = ", ".join(skill.allowed_tools) or "no tools"
+            parts.append(f"Until this task ends you may call only: {listed} (and Skill).")
+        return "\n\n".join(parts)
+
+    def _readable(self, skill: SkillDef) -> str:
+        """The folder as the model should name it; one outside the workspace becomes readable.
+
+        The allowance is an allow rule for exactly that folder, added to the engine: a deny or
+        ask rule still wins, and a link inside the folder to elsewhere matches it only as
+        written, not as its real path, so it still asks."""
+        root = self.engine.workspace
+        real = resolve_real(skill.folder)
+        if is_inside(root, real):
+            return str(real.relative_to(root)) or "."
+        rule = folder_read_rule(real)
+        with self._lock:
+            if rule is not None and real not in self._allowed_folders:
+                self._allowed_folders.add(real)
+                self.engine.add_rule("allow", rule, f"skill {skill.name}")
+        return str(real)
+
+
+def beside(folder: Path, engine: RuleEngine) -> list[str]:
+    """Regular files under the skill's folder, reached through no link, that no rule hides."""
+    out: list[str] = []
+    for top, dirs, names in os.walk(folder, followlinks=False):
+        here = Path(top)
+        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink() and not d.startswith("."))
+        for name in sorted(names):
+            path = here / name
+            rel = str(path.relative_to(folder))
+            if rel == "SKILL.md" or path.is_symlink() or not path.is_file() or engine.hidden("Read", path):
+                continue
+            out.append(rel)
+            if len(out) > FILES_CAP:
+                return out
+    return out

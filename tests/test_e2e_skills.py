@@ -1,0 +1,198 @@
+"""Skills end to end (DESIGN §13): SKILL.md folders found at start, listed in the first user
+message, loaded by the Skill tool, their allowed-tools narrowing the calls, their files readable,
+and a hostile workspace unable to put a host file into the prompt through one."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from arnes.agent.loop import Agent
+from arnes.agent.trace import read_trace
+from arnes.extensions import skills as skills_module
+from arnes.llm.script import ScriptProvider
+from arnes.session import Session
+from tests.conftest import run_arnes
+
+ROOT = Path(__file__).parent.parent
+
+
+def skill(folder: Path, front: str, body: str = "Do the thing step by step.\n", **files: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(f"---\n{front}---\n{body}")
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def run_turns(tmp_path: Path, ws: Path, turns: list[list[dict[str, Any]]], *flags: str) -> tuple[Any, list[Any]]:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"tool_calls": calls} for calls in turns] + [{"text": "done"}]}))
+    trace = tmp_path / "trace.jsonl"
+    run = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                    *flags, "go")  # fmt: skip
+    return run, read_trace(trace)
+
+
+def results(events: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
+    """(tool, is_error, output) in the order of the calls (reads finish in any order)."""
+    done = {e["id"]: (e["name"], e["is_error"], e["output"]) for e in events if e["event"] == "tool_result"}
+    return [done[e["id"]] for e in events if e["event"] == "tool_call"]
+
+
+def first_message(events: list[dict[str, Any]]) -> str:
+    message = next(e for e in events if e["event"] == "message" and e["role"] == "user")
+    return "\n".join(block.get("text", "") for block in message["content"])
+
+
+def test_skills_are_listed_loaded_and_their_files_readable(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    skill(ws / ".arnes/skills/review", "name: review\ndescription: Review a diff for bugs\n",
+          "Check every changed line.\n", **{"checklist.md": "1. tests pass\n"})  # fmt: skip
+    skill(ws / ".claude/skills/review", "description: shadowed by .arnes\n")
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "arnes/skills/tone"
+    skill(user, "description: Write in a friendly tone\n", "Be kind.\n", **{"words.md": "gentle words\n"})
+    turns = [
+        [{"name": "Read", "input": {"file_path": str(user / "words.md")}}],  # not loaded yet: outside, no terminal
+        [
+            {"name": "Skill", "input": {"name": "review"}},
+            {"name": "Skill", "input": {"name": "tone"}},
+            {"name": "Skill", "input": {"name": "nope"}},
+        ],
+        [
+            {"name": "Read", "input": {"file_path": ".arnes/skills/review/checklist.md"}},
+            {"name": "Read", "input": {"file_path": str(user / "words.md")}},
+        ],
+    ]
+    run, events = run_turns(tmp_path, ws, turns)
+    assert run.code == 0, run.err
+    head = first_message(events)
+    assert "- review: Review a diff for bugs" in head and "- tone: Write in a friendly tone" in head
+    assert "- features-json: " in head and "shadowed" not in head  # bundled, and the first location wins
+    (_, early_error, early), review, tone, unknown, checklist, words = results(events)
+    assert early_error and "Permission denied" in early
+    assert not review[1] and "Check every changed line." in review[2]
+    assert ".arnes/skills/review/checklist.md" in review[2]
+    assert not tone[1] and "Be kind." in tone[2] and str(user.resolve() / "words.md") in tone[2]
+    assert unknown[1] and "No skill 'nope'" in unknown[2] and "review" in unknown[2] and "tone" in unknown[2]
+    assert checklist == ("Read", False, checklist[2]) and "tests pass" in checklist[2]
+    assert words[:2] == ("Read", False) and "gentle words" in words[2]
+
+
+def test_allowed_tools_narrow_and_never_grant(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "secret.txt").write_text("s3cret\n")
+    skill(ws / ".agents/skills/narrow", "description: Only looks\nallowed-tools: Read, Bash(echo:*), Bash(touch:*)\n")
+    turns = [
+        [{"name": "Skill", "input": {"name": "narrow"}}],
+        [
+            {"name": "Write", "input": {"file_path": "new.txt", "content": "x"}},  # not listed
+            {"name": "Bash", "input": {"command": "ls"}},  # Bash, but not a listed command
+            {"name": "Bash", "input": {"command": "echo hi"}},  # listed and read-only
+            {"name": "Bash", "input": {"command": "touch made"}},  # listed, but the mode asks: no terminal
+            {"name": "Read", "input": {"file_path": "secret.txt"}},  # listed, but a deny rule stands
+        ],
+    ]
+    run, events = run_turns(tmp_path, ws, turns, "--deny", "Read(secret.txt)")
+    assert run.code == 0, run.err
+    loaded, write, ls, echo, touch, secret = results(events)
+    assert "Until this task ends you may call only: Read, Bash(echo:*), Bash(touch:*)" in loaded[2]
+    for refused in (write, ls):
+        assert refused[1] and "skill narrow is active" in refused[2] and "allowed: Read" in refused[2]
+    assert not echo[1] and echo[2].endswith("hi")
+    assert touch[1] and "Permission denied" in touch[2] and "skill" not in touch[2]
+    assert secret[1] and "Read(secret.txt)" in secret[2]
+    assert not (ws / "new.txt").exists() and not (ws / "made").exists()
+    assert "s3cret" not in json.dumps(events)
+
+
+def test_the_narrowing_ends_with_the_turn(tmp_path: Path) -> None:
+    skill(tmp_path / ".arnes/skills/look", "description: Only looks\nallowed-tools: [Read]\n")
+    write = {"name": "Write", "input": {"file_path": "a.txt", "content": "a"}}
+    provider = ScriptProvider.from_turns(
+        [
+            {"tool_calls": [{"name": "Skill", "input": {"name": "look"}}]},
+            {"tool_calls": [write]},
+            {"text": "ok"},
+            {"tool_calls": [write]},
+            {"text": "ok"},
+        ]
+    )
+    session = Session(workspace=tmp_path, provider=provider, mode="acceptEdits")
+    agent = Agent(session)
+    agent.start()
+    try:
+        agent.turn("first")
+        assert not (tmp_path / "a.txt").exists()  # refused while the skill was active
+        agent.turn("second")
+    finally:
+        agent.finish()
+    assert (tmp_path / "a.txt").read_text() == "a"
+
+
+def test_bad_and_linked_skills_are_refused_and_nothing_outside_leaks(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "SKILL.md").write_text("---\ndescription: planted\n---\nHOST-SECRET-1\n")
+    (outside / "key").write_text("HOST-SECRET-2\n")
+    ws = tmp_path / "ws"
+    skill(ws / ".arnes/skills/nodesc", "name: nodesc\n")
+    skill(ws / ".arnes/skills/badyaml", "description: [unclosed\n")
+    (ws / ".arnes/skills/linked").mkdir(parents=True)
+    (ws / ".arnes/skills/linked/SKILL.md").symlink_to(outside / "SKILL.md")
+    (ws / ".claude/skills").mkdir(parents=True)
+    (ws / ".claude/skills/folderlink").symlink_to(outside)
+    ok = skill(ws / ".arnes/skills/ok", "description: Fine\n")
+    (ok / "leak.md").symlink_to(outside / "key")
+    script = tmp_path / "doctor.json"
+    script.write_text('{"turns": []}')
+    doctor = run_arnes("-w", str(ws), "--provider", "script", "--script", str(script), "doctor")
+    refused = [line for line in doctor.out.splitlines() if "skill refused" in line]
+    assert any("nodesc/SKILL.md: no 'description'" in line for line in refused), doctor.out
+    assert any("badyaml/SKILL.md: the front matter is not valid YAML" in line for line in refused)
+    assert any("linked/SKILL.md" in line for line in refused)
+    assert "skills: features-json (bundled), ok (project), verify (bundled)" in doctor.out
+    turns = [
+        [
+            {"name": "Skill", "input": {"name": "ok"}},
+            {"name": "Skill", "input": {"name": "linked"}},
+            {"name": "Skill", "input": {"name": "folderlink"}},
+        ],
+        [{"name": "Read", "input": {"file_path": ".arnes/skills/ok/leak.md"}}],
+    ]
+    run, events = run_turns(tmp_path, ws, turns)  # an untrusted folder: skills load, they only narrow
+    assert run.code == 0, run.err
+    assert "warning: skill refused:" in run.out and "no 'description'" in run.out
+    loaded, linked, folderlink, leak = results(events)
+    assert not loaded[1] and "leak.md" not in loaded[2]
+    assert linked[1] and folderlink[1] and "No skill" in linked[2]
+    assert leak[1] and "Permission denied" in leak[2]
+    assert "HOST-SECRET" not in json.dumps(events) and "HOST-SECRET" not in run.out + run.err
+
+
+def test_skills_keep_the_fixed_prompt_fixed(tmp_path: Path) -> None:
+    plain, skilled = tmp_path / "plain", tmp_path / "skilled"
+    plain.mkdir()
+    skill(skilled / ".arnes/skills/mine", "description: A project skill\n")
+    sessions = [Session(workspace=ws, provider=ScriptProvider.from_turns([])) for ws in (plain, skilled)]
+    assert sessions[0].system_prompt() == sessions[1].system_prompt()
+    specs = [json.dumps([s.__dict__ for s in session.tool_specs()]) for session in sessions]
+    assert specs[0] == specs[1] and "mine" not in specs[0]
+    assert "- mine: A project skill" in sessions[1].context() and "mine" not in sessions[0].context()
+
+
+def test_the_bundled_skills_are_package_data() -> None:
+    """A non-editable install ships what pyproject's package-data names: every bundled file matches."""
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    patterns = data["arnes.extensions"]
+    package = ROOT / "arnes/extensions"
+    shipped = [p for p in skills_module.BUNDLED.rglob("*") if p.is_file()]
+    assert {p.parent.name for p in shipped} >= {"features-json", "verify"}
+    for path in shipped:
+        rel = str(path.relative_to(package))
+        assert any(fnmatch.fnmatch(rel, pattern) for pattern in patterns), rel
