@@ -295,7 +295,8 @@ class Session:
         skills = ""
         if "Skill" in names and self.skill_catalog is not None:
             skills = self.skill_catalog.summary()
-            notes += [f"skill refused: {r.why}" for r in self.skill_catalog.refused()]
+            if self.depth == 0:  # said once, not again by every sub-agent
+                notes += [f"skill refused: {r.why}" for r in self.skill_catalog.refused()]
         text = session_context(self.host, names, notes, skills=skills)
         for note in notes:
             if note not in self._noted:  # once per session

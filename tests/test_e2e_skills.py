@@ -14,7 +14,9 @@ from typing import Any
 from arnes.agent.loop import Agent
 from arnes.agent.trace import read_trace
 from arnes.extensions import skills as skills_module
+from arnes.extensions.skill_scope import ActiveSkills
 from arnes.llm.script import ScriptProvider
+from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
 from tests.conftest import run_arnes
 
@@ -196,3 +198,36 @@ def test_the_bundled_skills_are_package_data() -> None:
     for path in shipped:
         rel = str(path.relative_to(package))
         assert any(fnmatch.fnmatch(rel, pattern) for pattern in patterns), rel
+
+
+def test_the_documented_example_works_as_written(tmp_path: Path) -> None:
+    """docs/skills.md's example, copied as a user would: listed as shown, narrowing as described."""
+    text = (ROOT / "docs/skills.md").read_text()
+    blocks = text.split("```markdown\n")[1:3]
+    skill_md, examples = (block.split("\n```", 1)[0] + "\n" for block in blocks)
+    folder = tmp_path / ".arnes/skills/changelog"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(skill_md)
+    (folder / "examples.md").write_text(examples)
+    session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns([]))
+    shown = text.split("A session in that project starts with this in its first message:\n\n```\n")[1]
+    assert shown.splitlines()[1] in session.context()
+    assert session.ctx.skills is not None
+    assert ".arnes/skills/changelog/examples.md" in session.ctx.skills.load("changelog")
+    bash = [ToolRequest("Bash", {}, command=c) for c in ("git log -5 --oneline", "git push", "git diff | sh")]
+    assert [session.active_skills.refusal(r) is None for r in bash] == [True, False, False]
+
+
+def test_path_entries_narrow_writes_to_their_folder(tmp_path: Path) -> None:
+    active = ActiveSkills(tmp_path)
+    active.narrow("docs-only", ["Edit(docs/**)", "Read"])
+
+    def write(path: str) -> ToolRequest:
+        return ToolRequest("Write", {}, (Target(tmp_path / path, "write"),), read_only=False)
+
+    assert active.refusal(write("docs/a.md")) is None
+    assert active.refusal(write("src/a.py")) is not None
+    assert active.refusal(ToolRequest("Grep", {}, (Target(tmp_path / "src", "read"),))) is None  # Read covers Grep
+    assert active.refusal(ToolRequest("Bash", {}, command="cat docs/a.md")) is not None
+    active.clear()
+    assert active.refusal(write("src/a.py")) is None
