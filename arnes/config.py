@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from arnes.errors import ConfigError
+from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings
 from arnes.jsonfile import read_json
 from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, load_mcp_file
 from arnes.permissions.grants import split_grants
@@ -99,6 +100,8 @@ class Settings(Strict):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     verify: VerifySettings = Field(default_factory=VerifySettings)
     mcpServers: dict[str, McpServer] = Field(default_factory=dict)  # noqa: N815  (Claude Code's key, DESIGN §13)
+    hooks: HookSettings = Field(default_factory=dict, description="Commands run at moments of the loop (§13).")
+    hooks_fail: FailMode | None = Field(None, description='A failing PreToolUse hook blocks ("closed") or not.')
 
 
 @dataclass
@@ -137,6 +140,8 @@ class EffectiveConfig:
     role_from: dict[RoleName, str] = field(default_factory=dict)  # the same, per role
     trust_status: str = "unknown"  # for `arnes permissions`: trusted, changed, declined, unknown
     mcp_servers: dict[str, ServerEntry] = field(default_factory=dict)  # by name; later layers win
+    hooks: list[HookEntry] = field(default_factory=list)  # every layer's, in order; `runs` says which may
+    hooks_fail: FailMode = "closed"
 
     def repo_chose_url(self, role: RoleName | None = None) -> bool:
         """Whether the base URL in use came from a project file rather than from the user."""
@@ -200,6 +205,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         cfg.files.append(path)
         check_names(settings.mcpServers, str(path))
         _add_servers(cfg, settings.mcpServers, path, layer, trusted)
+        _add_hooks(cfg, settings.hooks, path, layer, trusted)
         if layer in PROJECT_LAYERS and not trusted:
             settings = _restrictions_only(settings, cfg, path)
         m = settings.model
@@ -241,6 +247,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             cfg.network = settings.sandbox.network
         home = (os.environ if env is None else env).get("HOME") or os.path.expanduser("~")
         _user_only_sandbox_keys(cfg, layer, path, settings.sandbox, home)
+        cfg.hooks_fail = settings.hooks_fail or cfg.hooks_fail
         cfg.verify_command = settings.verify.command or cfg.verify_command
         cfg.verify_build = settings.verify.build or cfg.verify_build
         cfg.ladder.update({str(k): v for k, v in settings.verify.ladder.items()})
@@ -283,6 +290,20 @@ def _add_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], path: Path
             keys = " and ".join(f"mcpServers.{name}.{k}" for k in lifted)
             cfg.warnings.append(f"{path}: {keys} ignored: only your user settings may lift the sandbox")
         cfg.mcp_servers[name] = ServerEntry(name, server, str(path), user, user or trusted)
+
+
+def _add_hooks(cfg: EffectiveConfig, hooks: HookSettings, path: Path, layer: str, trusted: bool) -> None:
+    """Record a layer's hooks; a project's run only in a trusted folder, and always sandboxed (DESIGN §10)."""
+    user = layer == "user"
+    for event, matchers in hooks.items():
+        for i, entry in enumerate(matchers):
+            for j, hook in enumerate(entry.hooks):
+                if not hook.sandbox and not user:
+                    cfg.warnings.append(
+                        f"{path}: hooks.{event}[{i}].hooks[{j}].sandbox ignored: only your user settings may "
+                        "run a hook outside the sandbox"
+                    )
+                cfg.hooks.append(HookEntry(event, entry.matcher, hook, str(path), user, user or trusted))
 
 
 def _restrictions_only(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:

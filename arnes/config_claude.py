@@ -1,6 +1,7 @@
 """A copied Claude Code `.claude/settings.json` (and `.local.json`), read as arnes settings.
 
-Only what means the same in both is taken: `permissions.allow/ask/deny` and `defaultMode`. Every
+Only what means the same in both is taken: `permissions.allow/ask/deny`, `defaultMode` and `hooks`
+(extensions/hooks_config.py keeps the hooks arnes can run and names the rest). Every
 other key is named in a warning, never fatal, in these files only (arnes's own files stay strict).
 Claude Code's path rules are relative to the project where arnes's absolute ones start with `/`:
 `Read(./.env)` and `Edit(/src/**)` are the project's, `//etc/x` is absolute; they are translated.
@@ -41,7 +42,7 @@ def read_claude_settings(path: Path) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a settings file is a JSON object")
     warnings: list[str] = []
-    unused = [k for k in raw if k != "permissions"]
+    unused = [k for k in raw if k not in ("permissions", "hooks")]
     perms = raw.get("permissions") or {}
     if not isinstance(perms, dict):
         raise ConfigError(f"{path}: permissions must be an object")
@@ -68,4 +69,12 @@ def read_claude_settings(path: Path) -> tuple[dict[str, Any], list[str]]:
             kept["defaultMode"] = MODES[mode]
         else:
             warnings.append(f"{path}: permissions.defaultMode {mode!r} is not one arnes knows; ignored")
-    return ({"permissions": kept} if kept else {}), warnings
+    result: dict[str, Any] = {"permissions": kept} if kept else {}
+    if "hooks" in raw:
+        from arnes.extensions.hooks_config import lenient_hooks
+
+        hooks, hook_warnings = lenient_hooks(raw["hooks"], str(path))
+        warnings += hook_warnings
+        if hooks:
+            result["hooks"] = hooks
+    return result, warnings

@@ -191,6 +191,11 @@ def build_session(
         from arnes.mcp.start import make_hub
 
         session.mcp = make_hub(session, cfg.mcp_servers)
+    if any(entry.runs for entry in cfg.hooks):
+        from arnes.extensions.hooks import Hooks
+
+        assert session.shared is not None
+        session.hooks = Hooks(cfg.hooks, session.workspace, session.sandbox, session.shared.spec, cfg.hooks_fail)
     return session
 
 
@@ -328,6 +333,7 @@ def subscribe(
     except OSError as exc:
         raise ConfigError(f"cannot write the trace to {path}: {exc.strerror or exc}") from exc
     session.bus.subscribe(trace)
+    session.trace_path = path
     for warning in cfg.warnings:
         session.bus.emit(Notice("warning", f"warning: {warning}"))
     try:

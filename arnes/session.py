@@ -42,6 +42,7 @@ from arnes.tools.treewatch import TreeWatch
 from arnes.workflow.verify import Verifier
 
 if TYPE_CHECKING:
+    from arnes.extensions.hooks import HookRunner
     from arnes.mcp.client import McpHub
 
 Role = Literal["main", "subagent", "compaction"]
@@ -141,6 +142,8 @@ class Session:
     verifier: Verifier | None = None
     model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
     mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
+    hooks: HookRunner | None = None  # the settings' hooks (set by the runner; sub-agents share them)
+    trace_path: Path | None = None  # the JSONL trace, as hooks see it (transcript_path)
     skill_catalog: SkillCatalog | None = None  # default: discovered in the workspace at first use
     active_skills: ActiveSkills = field(init=False)  # the loaded skills' allowed-tools, this turn
     engine: RuleEngine = field(init=False)
@@ -247,6 +250,8 @@ class Session:
             shared=shared,
             owns_jobs=False,
             model_switch=self.model_switch,
+            hooks=self.hooks,
+            trace_path=self.trace_path,
             skill_catalog=self.skill_catalog,
         )
 

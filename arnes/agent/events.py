@@ -103,6 +103,20 @@ class ToolResultEvent(Event):
 
 
 @dataclass(frozen=True)
+class HookEvent(Event):
+    """One hook command ran (extensions/hooks.py): what it decided, and its output, capped."""
+
+    event: ClassVar[str] = "hook"
+    hook_event: str  # PreToolUse, Stop, ...
+    command: str
+    exit_code: int | None
+    decision: str  # continue | block | allow | ask | deny | stop | failed
+    ms: int
+    output: str
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class Notice(Event):
     """Something the user should know that is not a step (a warning, a hint)."""
 

@@ -29,9 +29,11 @@ from arnes.agent.events import (
     VerifyEvent,
 )
 from arnes.agent.guard import LoopGuard, Stuck
+from arnes.agent.hookpoints import HookPoints
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
     Appended,
+    Block,
     Message,
     ModelResponse,
     TextBlock,
@@ -87,6 +89,8 @@ class Agent:
         self.guard = LoopGuard()
         self._tally = Appended(0, lambda total, new: total + message_tokens(new))  # the size, kept as it grows
         self._last_error: str | None = None  # the last tool error of the last tool turn, if it had one
+        self.hooks = HookPoints(session)
+        self._hook_context: list[str] = []  # what SessionStart hooks said, for the next user message
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, task: str) -> RunResult:
@@ -115,6 +119,7 @@ class Agent:
         )
         if s.mcp is not None:  # after the banner: the servers connect while the user reads it
             s.mcp.start()
+        self._hook_context += self.hooks.session_start("resume" if self.messages else "startup")
         s.ctx.subagent = self._delegate
         self._pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="arnes-tool")
 
@@ -126,13 +131,20 @@ class Agent:
         self.guard.reset()
         s.active_skills.clear()  # a skill's allowed-tools last until the user's next message
         self._last_error = None
+        self.hooks.stop_blocks, self.hooks.halt = 0, None
+        blocked, context = self.hooks.prompt(task)
+        if blocked is not None:  # not sent: the model never sees it
+            r.stop_reason, r.error = "error", f"a UserPromptSubmit hook blocked the prompt: {blocked}"
+            return r
+        said: list[Block] = [TextBlock(task), *(TextBlock(c) for c in [*self._hook_context, *context])]
+        self._hook_context = []
         if not self.messages:  # the session's context leads its first message: the system prompt stays fixed
-            self._append(Message("user", [TextBlock(s.context()), TextBlock(task)]))
+            self._append(Message("user", [TextBlock(s.context()), *said]))
         elif self.messages[-1].role == "user":  # resumed after results or a task
-            self.messages[-1] = Message("user", [*self.messages[-1].content, TextBlock(task)])
-            s.bus.emit(MessageEvent("user", [block_to_json(TextBlock(task))]))
+            self.messages[-1] = Message("user", [*self.messages[-1].content, *said])
+            s.bus.emit(MessageEvent("user", [block_to_json(b) for b in said]))
         else:
-            self._append(Message.user(task))
+            self._append(Message("user", said))
         specs = s.tool_specs()
         system = s.system_prompt()
         rounds = 0
@@ -169,6 +181,7 @@ class Agent:
 
     def finish(self) -> None:
         s, r = self.s, self.result
+        self.hooks.session_end(r.stop_reason)
         self._pool.shutdown(wait=False, cancel_futures=True)
         if s.owns_jobs:
             s.close()
@@ -230,6 +243,10 @@ class Agent:
             can_write = s.mode != "plan" and any(spec.name in ("Write", "Edit") for spec in specs)
             guard = self.guard.after_text
             nudge = guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write) if specs else None
+            back = self.hooks.stop() if nudge is None else None
+            if back is not None:
+                self._append(Message.user(back))
+                return True
             if nudge is None:
                 r.text = text
                 r.stop_reason = "end_turn"
@@ -243,6 +260,9 @@ class Agent:
         self._append(Message("user", [*results, *([TextBlock(nudge)] if nudge else [])]))
         if nudge:
             s.bus.emit(Notice("info", "the model is repeating itself; asked it to try something else"))
+        if self.hooks.halt is not None:  # a hook said `continue: false`
+            r.text, r.stop_reason = self.hooks.halt, "end_turn"
+            return False
         self.guard.raise_if_stuck()
         return True
 
@@ -259,7 +279,7 @@ class Agent:
             if exc.window and exc.window < s.context_window:
                 s.context_window = exc.window  # the server knows its window better than the settings
             s.bus.emit(Notice("warning", f"{exc}; compacting to {s.context_window} tokens and trying once more"))
-            self._fit(fixed, force=True)
+            self._fit(fixed, force=True, trigger="auto")
             return ask()
 
     def _cut_reply(self, calls: list[ToolCall], text: str, pool: ThreadPoolExecutor) -> bool:
@@ -296,7 +316,7 @@ class Agent:
             return real + self._calibrated(message_tokens(self.messages[length:]))
         return self._calibrated(fixed + message_tokens(self.messages))
 
-    def _fit(self, fixed: int, force: bool = False) -> None:
+    def _fit(self, fixed: int, force: bool = False, trigger: str = "auto") -> None:
         """Compact before a request would pass ~80% of the window."""
         s = self.s
         limit = int(s.context_window * THRESHOLD)
@@ -305,6 +325,7 @@ class Agent:
         if before <= limit and not force:
             return
         budget = max(1, int(limit / scale) - fixed)
+        self.hooks.pre_compact(trigger)
         done = compact(self.messages, budget, s.summarise, force=force)
         if done is None:
             return
@@ -317,7 +338,7 @@ class Agent:
 
     def compact_now(self) -> None:
         """/compact: summarise older turns now, whatever the size."""
-        self._fit(fixed_tokens(self.s.system_prompt(), self.s.tool_specs()), force=True)
+        self._fit(fixed_tokens(self.s.system_prompt(), self.s.tool_specs()), force=True, trigger="manual")
 
     # -- tools -------------------------------------------------------------------------------
     def _execute(self, calls: list[ToolCall], pool: ThreadPoolExecutor) -> list[ToolResultBlock]:
@@ -348,7 +369,13 @@ class Agent:
             command = tool.command(args)
             request = ToolRequest(call.name, call.input, targets, tool.read_only, command)
             subject = command or ", ".join(s.ctx.display(t.path) for t in targets) or call.name
-            outcome = s.gate.check(request, subject, lambda: tool.preview(args, s.ctx))
+            blocked, hook = self.hooks.pre_tool(call)
+            if blocked is not None:
+                why = f"blocked by a PreToolUse hook: {blocked}"
+                s.bus.emit(PermissionEvent(call.id, call.name, "deny", why, "hook"))
+                self.result.denials.append({"tool": call.name, "reason": blocked, "source": "hook"})
+                return self._finish(call, f"Blocked by a PreToolUse hook: {blocked}", True, 0)
+            outcome = s.gate.check(request, subject, lambda: tool.preview(args, s.ctx), hook)
         except ToolError as exc:
             return self._finish(call, str(exc), True, 0)
         except (OSError, ValueError) as exc:  # a path that cannot be judged is not run
@@ -388,6 +415,7 @@ class Agent:
         if len(output) > cap:
             cut = len(output) - cap
             output = output[:cap] + f"\n... [{cut} characters cut; ask for less, e.g. Read with offset/limit]"
+        output = self.hooks.post_tool(call, output, is_error)
         return self._finish(call, output, is_error, ms)
 
     def _finish(self, call: ToolCall, output: str, is_error: bool, ms: int) -> ToolResultBlock:

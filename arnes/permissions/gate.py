@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from arnes.permissions.approvers import NO_TTY, ApprovalRequest, Approver
 from arnes.permissions.commands import command_parts
 from arnes.permissions.compose import LearnsFromAnswers
-from arnes.permissions.types import Decision, Policy, ToolRequest
+from arnes.permissions.types import Decision, DecisionKind, Policy, ToolRequest
 
 RETRY_ADVICE = "Do not retry it with another tool; ask the user how to proceed if needed."
 
@@ -32,14 +32,18 @@ class PermissionGate:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def check(
-        self, request: ToolRequest, subject: str, preview: Callable[[], str | None] = lambda: None
+        self,
+        request: ToolRequest,
+        subject: str,
+        preview: Callable[[], str | None] = lambda: None,
+        hook: HookDecision | None = None,
     ) -> GateOutcome:
-        decision = self.policy.decide(request)
+        decision = with_hook(self.policy.decide(request), hook)
         if decision.kind != "ask":
             return _settled(decision)
         # One prompt at a time; and a call queued behind an "always" is judged again, not re-asked.
         with self._lock:
-            decision = self.policy.decide(request)
+            decision = with_hook(self.policy.decide(request), hook)
             if decision.kind != "ask":
                 return _settled(decision)
             if not self.approver.interactive:
@@ -68,6 +72,32 @@ class PermissionGate:
         if answer.kind == "allow_always" and answer.rule:
             return GateOutcome(True, Decision("allow", f"allowed always by the user ({answer.rule})", "user"))
         return GateOutcome(True, Decision("allow", "approved by the user", "user"))
+
+
+@dataclass(frozen=True)
+class HookDecision:
+    """A PreToolUse hook's `permissionDecision` and its reason (extensions/hooks.py)."""
+
+    kind: DecisionKind
+    reason: str = ""
+
+
+def with_hook(decision: Decision, hook: HookDecision | None) -> Decision:
+    """A hook's deny or ask always tightens; its allow only answers the prompt no rule asked for.
+
+    An ask that a rule (or the perimeter: outside the workspace) raised stays an ask, so with no
+    terminal it is denied: a hook's allow never overrides a deny or ask rule (DESIGN §13).
+    """
+    if hook is None:
+        return decision
+    said = f": {hook.reason}" if hook.reason else ""
+    if hook.kind == "deny":
+        return Decision("deny", f"a PreToolUse hook denied it{said}", "hook")
+    if hook.kind == "ask" and decision.kind == "allow":
+        return Decision("ask", f"a PreToolUse hook asks{said}", "hook")
+    if hook.kind == "allow" and decision.kind == "ask" and decision.source == "mode":
+        return Decision("allow", f"allowed by a PreToolUse hook{said} (was: {decision.reason})", "hook")
+    return decision
 
 
 def _settled(decision: Decision) -> GateOutcome:

@@ -60,6 +60,11 @@ def split_grants(data: Mapping[str, Any], mode: str, limits: Mapping[str, float 
                     split.ignore(f"limits.{key}", item)
         elif section == "progress" and value is False:
             split.kept["progress"] = False
+        elif section == "hooks_fail" and value == "closed":
+            split.kept["hooks_fail"] = "closed"  # a failing hook blocks: only narrows
+        elif section == "hooks":  # they run commands: each event's hooks wait for trust
+            for event, matchers in value.items():
+                split.ignore(f"hooks.{event}", matchers)
         elif isinstance(value, Mapping):
             for key, item in value.items():
                 split.ignore(f"{section}.{key}", item)

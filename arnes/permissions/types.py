@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 
 Access = Literal["read", "write"]
 DecisionKind = Literal["allow", "ask", "deny"]
-Source = Literal["rule", "mode", "perimeter", "builtin", "user", "no-tty"]
+Source = Literal["rule", "mode", "perimeter", "builtin", "user", "no-tty", "hook"]
 Mode = Literal["default", "acceptEdits", "plan", "bypass"]
 MODES: tuple[Mode, ...] = ("default", "acceptEdits", "plan", "bypass")
 

@@ -56,15 +56,27 @@ def _pump(stream: IO[bytes], sink: CappedOutput | list[bytes], lock: threading.L
     stream.close()
 
 
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    """Write a command's input and close it; a command that does not read it is no error."""
+    with contextlib.suppress(OSError):
+        stream.write(data)
+    with contextlib.suppress(OSError):
+        stream.close()
+
+
 def spawn(
-    argv: list[str], cwd: Path, env: dict[str, str] | None = None, pass_fds: tuple[int, ...] = ()
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    pass_fds: tuple[int, ...] = (),
+    stdin: int = subprocess.DEVNULL,
 ) -> subprocess.Popen[bytes]:
     """Start in a new session so that the whole process group can be killed at once."""
     return subprocess.Popen(
         argv,
         cwd=cwd,
         env=env,
-        stdin=subprocess.DEVNULL,
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
@@ -115,8 +127,11 @@ def run_foreground(
     cap: int,
     env: dict[str, str] | None = None,
     pass_fds: tuple[int, ...] = (),
+    stdin: bytes | None = None,
 ) -> Finished:
-    """Run to the end or to the time-out; on time-out or Ctrl-C the whole group dies."""
+    """Run to the end or to the time-out; on time-out or Ctrl-C the whole group dies.
+
+    `stdin`, when given, is written to the command's standard input (a hook reads its event there)."""
     started = time.monotonic()
     out, err = CappedOutput(cap * 2 // 5, cap * 3 // 5), CappedOutput(cap // 5, cap // 5)
     lock = threading.Lock()
@@ -127,13 +142,15 @@ def run_foreground(
     proc: subprocess.Popen[bytes] | None = None
     try:  # whatever happens from here (Ctrl-C included), the whole group dies
         with sigint_deferred():  # a Ctrl-C held during the start arrives inside this try
-            proc = spawn(argv, cwd, env, pass_fds)
+            proc = spawn(argv, cwd, env, pass_fds, subprocess.DEVNULL if stdin is None else subprocess.PIPE)
         assert proc.stdout is not None and proc.stderr is not None
         started_proc = proc
         pumps = [
             threading.Thread(target=_pump, args=(s, b, lock), daemon=True)
             for s, b in ((proc.stdout, out), (proc.stderr, err))
         ]
+        if stdin is not None and proc.stdin is not None:
+            pumps.append(threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True))
         for pump in pumps:
             pump.start()
 

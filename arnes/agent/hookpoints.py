@@ -1,0 +1,102 @@
+"""The moments of the loop where hooks run, and what their answers do to it (DESIGN §13).
+
+The loop calls one method per moment; each builds Claude Code's input for the event, runs the
+session's `HookRunner`, files every run in the trace (`hook` events), says on stderr which hook
+failed, and hands back only what the loop needs: a block reason, a permission decision, context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from arnes.agent.events import HookEvent, Notice
+from arnes.extensions.hooks import HookOutcome
+from arnes.messages import ToolCall
+from arnes.permissions.gate import HookDecision
+from arnes.session import Session
+
+MAX_STOP_BLOCKS = 3  # a Stop hook sends the model back at most this often per task: no endless loop
+
+
+@dataclass
+class HookPoints:
+    s: Session
+    stop_blocks: int = 0  # this task's Stop hook blocks so far
+    halt: str | None = None  # a hook said `continue: false`: the run ends with this reason
+
+    def _run(self, event: str, extra: dict[str, Any], match: str | None = None) -> HookOutcome | None:
+        s = self.s
+        if s.hooks is None or not s.hooks.has(event):
+            return None
+        payload = {
+            "session_id": s.id,
+            "transcript_path": str(s.trace_path.absolute()) if s.trace_path else "",
+            "cwd": str(s.workspace),
+            "permission_mode": s.mode,
+            **extra,
+        }
+        outcome = s.hooks.run(event, payload, match)
+        for run in outcome.runs:
+            s.bus.emit(HookEvent(run.event, run.command, run.exit_code, run.decision, run.ms, run.output, run.error))
+        for line in outcome.failures:
+            s.bus.emit(Notice("warning", f"warning: {line}"))
+        if outcome.stop and self.halt is None:
+            self.halt = outcome.stop
+            s.bus.emit(Notice("warning", f"a {event} hook ended the run: {outcome.stop}"))
+        return outcome
+
+    def pre_tool(self, call: ToolCall) -> tuple[str | None, HookDecision | None]:
+        """(why the call is blocked, or None; the hooks' permission decision, for the gate)."""
+        got = self._run("PreToolUse", {"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id},
+                        call.name)  # fmt: skip
+        if got is None:
+            return None, None
+        if got.blocked:
+            return got.reason, None
+        return None, HookDecision(got.permission, got.permission_reason) if got.permission else None
+
+    def post_tool(self, call: ToolCall, output: str, is_error: bool) -> str:
+        """The result as the model sees it: with the hooks' context, or their objection, after it."""
+        if is_error:
+            return output  # Claude Code runs PostToolUse on success only
+        response = {"output": output, "is_error": False}
+        got = self._run("PostToolUse", {"tool_name": call.name, "tool_input": call.input, "tool_response": response,
+                                        "tool_use_id": call.id}, call.name)  # fmt: skip
+        if got is None:
+            return output
+        notes = [f"[PostToolUse hook] {text}" for text in got.context]
+        if got.blocked:
+            notes.append(f"[PostToolUse hook objects] {got.reason}")
+        return "\n\n".join([output, *notes]) if notes else output
+
+    def prompt(self, task: str) -> tuple[str | None, list[str]]:
+        """(why the prompt is not sent, or None; context to add to it)."""
+        got = self._run("UserPromptSubmit", {"prompt": task})
+        if got is None:
+            return None, []
+        return (got.reason if got.blocked else None), got.context
+
+    def stop(self) -> str | None:
+        """What the model is told when a Stop hook sends it back to work, or None: it may stop."""
+        event = "Stop" if self.s.depth == 0 else "SubagentStop"
+        if self.stop_blocks >= MAX_STOP_BLOCKS or self.halt:
+            return None
+        got = self._run(event, {"stop_hook_active": self.stop_blocks > 0})
+        if got is None or not got.blocked or self.halt:
+            return None
+        self.stop_blocks += 1
+        self.s.bus.emit(Notice("info", f"a {event} hook sent the model back to work ({self.stop_blocks}/"
+                                       f"{MAX_STOP_BLOCKS}): {got.reason}"))  # fmt: skip
+        return f"A {event} hook says the task is not finished yet:\n{got.reason}"
+
+    def session_start(self, source: str) -> list[str]:
+        got = self._run("SessionStart", {"source": source}, source) if self.s.depth == 0 else None
+        return got.context if got else []
+
+    def session_end(self, reason: str) -> None:
+        if self.s.depth == 0:
+            self._run("SessionEnd", {"reason": reason})
+
+    def pre_compact(self, trigger: str) -> None:
+        self._run("PreCompact", {"trigger": trigger, "custom_instructions": ""}, trigger)

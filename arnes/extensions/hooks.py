@@ -1,0 +1,185 @@
+"""Hooks with Claude Code's contract (DESIGN §13): commands run at moments of the loop.
+
+The loop asks a `HookRunner` for one event at a time and gets one `HookOutcome`: whether to block
+(exit 2, or `decision: "block"`), a permission decision for PreToolUse, context for the model, and
+the record of every command run (for the trace). What the decision may do is not decided here: the
+permission gate applies it, and a hook's allow never overrides a deny or ask rule.
+
+A hook that fails (crash, time-out, an exit other than 0 and 2, JSON that does not parse) is
+reported; for PreToolUse the `hooks_fail` setting says whether the call then runs ("open") or not
+("closed", the default: "when in doubt, no").
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from arnes.extensions.hooks_config import FailMode, HookEntry, matches
+from arnes.sandbox.base import NoSandbox, Sandbox, SandboxSpec
+from arnes.tools.processes import run_foreground
+
+Permission = Literal["allow", "ask", "deny"]
+PERMISSIONS: dict[str, Permission] = {"allow": "allow", "ask": "ask", "deny": "deny"}
+OUTPUT_CAP = 20_000  # characters of a hook's stdout/stderr that are read
+TRACE_CAP = 2_000  # characters of it that go into the trace
+# Events whose plain stdout (not JSON) is context for the model, as in Claude Code.
+STDOUT_IS_CONTEXT = ("UserPromptSubmit", "SessionStart")
+
+
+@dataclass(frozen=True)
+class HookRun:
+    """One command's run: what the trace's `hook` event records."""
+
+    event: str
+    command: str
+    exit_code: int | None
+    decision: str  # continue | block | allow | ask | deny | failed
+    ms: int
+    output: str
+    error: str | None = None  # why the hook failed, if it did
+
+
+@dataclass
+class HookOutcome:
+    """What every matching hook of one event said, combined: a block or deny wins, contexts add up."""
+
+    blocked: bool = False
+    reason: str = ""
+    permission: Permission | None = None
+    permission_reason: str = ""
+    context: list[str] = field(default_factory=list)
+    stop: str | None = None  # `continue: false`: the run ends, with this reason
+    failures: list[str] = field(default_factory=list)  # one line each, for the user
+    runs: list[HookRun] = field(default_factory=list)
+
+    def block(self, reason: str) -> None:
+        self.blocked = True
+        self.reason = f"{self.reason}\n{reason}".strip() if self.reason else reason
+
+    def decide(self, kind: Permission, reason: str) -> None:
+        order = {"allow": 0, "ask": 1, "deny": 2}
+        if self.permission is None or order[kind] > order[self.permission]:
+            self.permission, self.permission_reason = kind, reason
+
+
+class HookRunner(Protocol):
+    """The seam the loop calls: one event, its JSON input, and what to match the hooks' matchers on."""
+
+    def run(self, event: str, payload: dict[str, Any], match: str | None = None) -> HookOutcome: ...
+
+    def has(self, event: str) -> bool: ...
+
+
+@dataclass
+class Hooks:
+    """The configured hooks that may run here, each in the session's sandbox unless the user lifted it."""
+
+    entries: list[HookEntry]
+    workspace: Path
+    sandbox: Sandbox
+    spec: SandboxSpec | None = None
+    fail: FailMode = "closed"
+
+    def has(self, event: str) -> bool:
+        return any(e.runs and e.event == event for e in self.entries)
+
+    def run(self, event: str, payload: dict[str, Any], match: str | None = None) -> HookOutcome:
+        outcome = HookOutcome()
+        seen: set[str] = set()
+        for entry in self.entries:
+            if not entry.runs or entry.event != event or not matches(entry.matcher, match):
+                continue
+            if entry.hook.command in seen:  # the same command from two files runs once, as in Claude Code
+                continue
+            seen.add(entry.hook.command)
+            self._one(entry, {**payload, "hook_event_name": event}, outcome)
+        return outcome
+
+    def _one(self, entry: HookEntry, payload: dict[str, Any], outcome: HookOutcome) -> None:
+        event, command = entry.event, entry.hook.command
+        sandbox = self.sandbox if entry.sandboxed else NoSandbox(self.spec)  # "sandbox": false, the user's own
+        started = time.perf_counter()
+        data = json.dumps(payload, ensure_ascii=False).encode()
+        try:
+            with sandbox.wrap(["bash", "-c", command], self.workspace) as cmd:
+                env = {**cmd.env, "CLAUDE_PROJECT_DIR": str(self.workspace), "ARNES_PROJECT_DIR": str(self.workspace)}
+                done = run_foreground(cmd.argv, self.workspace, entry.hook.timeout, OUTPUT_CAP, env, cmd.pass_fds, data)
+        except OSError as exc:
+            self._failed(entry, outcome, f"could not start: {exc.strerror or exc}", None, "", started)
+            return
+        finally:
+            sandbox.settle()
+        out, err = done.stdout, done.stderr
+        shown = (out + ("\n[stderr]\n" + err if err else "")).strip()
+        if done.timed_out:
+            self._failed(entry, outcome, f"timed out after {entry.hook.timeout:g} s", None, shown, started)
+            return
+        code = done.exit_code
+        if code == 2:
+            outcome.block(err.strip() or f"blocked by the {event} hook `{command}` (exit 2, no reason given)")
+            outcome.runs.append(HookRun(event, command, code, "block", _ms(started), shown[:TRACE_CAP]))
+            return
+        if code != 0:
+            why = f"exited with {code}" + (f": {err.strip().splitlines()[-1]}" if err.strip() else "")
+            self._failed(entry, outcome, why, code, shown, started)
+            return
+        try:
+            decision = _apply_stdout(event, out, outcome)
+        except ValueError as exc:
+            self._failed(entry, outcome, str(exc), code, shown, started)
+            return
+        outcome.runs.append(HookRun(event, command, code, decision, _ms(started), shown[:TRACE_CAP]))
+
+    def _failed(
+        self, entry: HookEntry, outcome: HookOutcome, why: str, code: int | None, shown: str, started: float
+    ) -> None:
+        line = f"{entry.event} hook `{entry.hook.command}` failed: {why}"
+        if entry.event == "PreToolUse" and self.fail == "closed":
+            outcome.block(f'{line}; the call is blocked (hooks_fail is "closed")')
+        elif entry.event == "PreToolUse":
+            line += '; the call goes on (hooks_fail is "open")'
+        outcome.failures.append(line)
+        run = HookRun(entry.event, entry.hook.command, code, "failed", _ms(started), shown[:TRACE_CAP], why)
+        outcome.runs.append(run)
+
+
+def _apply_stdout(event: str, out: str, outcome: HookOutcome) -> str:
+    """Read an exit-0 hook's stdout (JSON or plain text) into the outcome; the decision it made."""
+    text = out.strip()
+    if not text.startswith("{"):
+        if text and event in STDOUT_IS_CONTEXT:
+            outcome.context.append(text)
+        return "continue"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"its output starts like JSON but does not parse ({exc.msg} at {exc.pos})") from exc
+    if not isinstance(data, dict):
+        raise ValueError("its JSON output is not an object")
+    decided = "continue"
+    specific = data.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, dict) else {}
+    context = specific.get("additionalContext")
+    if isinstance(context, str) and context.strip():
+        outcome.context.append(context.strip())
+    legacy = {"approve": "allow", "block": "deny"}.get(str(data.get("decision"))) if event == "PreToolUse" else None
+    permission = PERMISSIONS.get(str(specific.get("permissionDecision") or legacy))
+    if event == "PreToolUse" and permission is not None:
+        reason = str(specific.get("permissionDecisionReason") or data.get("reason") or "")
+        outcome.decide(permission, reason)
+        decided = permission
+    elif data.get("decision") == "block":
+        outcome.block(str(data.get("reason") or f"a {event} hook blocked it (no reason given)"))
+        decided = "block"
+    if data.get("continue") is False:
+        outcome.stop = str(data.get("stopReason") or f"a {event} hook ended the run")
+        decided = "stop"
+    return decided
+
+
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
