@@ -43,6 +43,8 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
         console.print(f"  {f.what}: {mark}: {f.detail}", style=style, markup=False)
         if f.fix and not f.ok:
             console.print(f"      fix: {f.fix}", markup=False)
+    for line, ok in hook_lines(cfg):
+        console.print(f"  {line}", style=None if ok else "yellow", markup=False)
     for warning in cfg.warnings:
         console.print(f"  warning: {warning}", style="yellow", markup=False)
     for line, ok in skill_lines(ws, cfg.rules):
@@ -60,6 +62,22 @@ def skill_lines(ws: Path, rules: list[SourcedRule]) -> list[tuple[str, bool]]:
     skills, refused = discover_skills(HostFiles(ws, RuleEngine(ws, rules=list(rules))))
     found = ", ".join(f"{s.name} ({s.origin})" for s in skills) or "none"
     return [(one_line(f"skills: {found}"), True), *((one_line(f"skill refused: {r.why}"), False) for r in refused)]
+
+
+def hook_lines(cfg: object) -> list[tuple[str, bool]]:
+    """The hooks found in the settings (DESIGN §13): which run, and which wait for trust."""
+    from arnes.config import EffectiveConfig
+    from arnes.ui.safe import one_line
+
+    assert isinstance(cfg, EffectiveConfig)
+    if not cfg.hooks:
+        return []
+    lines = [(f"hooks: {len(cfg.hooks)} found, {sum(not e.runs for e in cfg.hooks)} refused", True)]
+    for e in cfg.hooks:
+        state = ("runs, sandboxed" if e.sandboxed else "runs, NOT sandboxed") if e.runs else "refused: untrusted folder"
+        matcher = f" [{e.matcher}]" if e.matcher else ""
+        lines.append((one_line(f"  {e.event}{matcher} `{e.hook.command}` ({e.source}): {state}"), e.runs))
+    return lines
 
 
 def model_finding(cfg: object) -> Finding:
