@@ -87,7 +87,7 @@ class HookPoints:
             return None
         self.stop_blocks += 1
         self.s.bus.emit(Notice("info", f"a {event} hook sent the model back to work ({self.stop_blocks}/"
-                                       f"{MAX_STOP_BLOCKS}): {got.reason}"))  # fmt: skip
+                                       f"{MAX_STOP_BLOCKS}): {got.reason.splitlines()[0]}"))  # fmt: skip
         return f"A {event} hook says the task is not finished yet:\n{got.reason}"
 
     def session_start(self, source: str) -> list[str]:
