@@ -56,7 +56,7 @@ def test_a_copied_claude_settings_file_applies_with_unknown_keys_warned(shop: Pa
     untrusted = run_arnes("--provider", "script", "--script", script(tmp_path, turns), "-w", str(shop),
                           "--trace", str(trace), "x")  # fmt: skip
     assert untrusted.code == 0, untrusted.err
-    assert "Claude Code keys arnes does not use, ignored: env, hooks, permissions.additionalDirectories" in (
+    assert "Claude Code keys arnes does not use, ignored: env, permissions.additionalDirectories" in (
         untrusted.err + untrusted.out
     )
     assert "WebFetch(domain:example.com)' skipped" in untrusted.err + untrusted.out

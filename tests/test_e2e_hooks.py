@@ -148,15 +148,22 @@ def test_a_hook_that_hangs_is_killed_and_hooks_fail_decides(tmp_path: Path, fail
 
 
 def test_an_untrusted_projects_hooks_do_not_run_and_a_trusted_ones_do(tmp_path: Path) -> None:
-    ws = workspace(tmp_path, {"SessionStart": [{"hooks": [hook("touch pwned")]}]}, hooks_fail="open")
+    ws = workspace(tmp_path, {"SessionStart": [{"hooks": [hook("sh .arnes/hooks/start.sh")]}]}, hooks_fail="open")
+    (ws / ".arnes/hooks").mkdir()
+    (ws / ".arnes/hooks/start.sh").write_text("touch ran\n")
     done, events = run(tmp_path, ws, [{"text": "hi"}])
     assert done.code == 0, done.err
-    assert not (ws / "pwned").exists() and not hook_runs(events, "SessionStart")
+    assert not (ws / "ran").exists() and not hook_runs(events, "SessionStart")
     assert "hooks.SessionStart" in done.err and "hooks_fail" in done.err  # named in the untrusted warning
     doctor = run_arnes("doctor", "-w", str(ws))
-    assert "SessionStart `touch pwned`" in doctor.out and "refused: untrusted folder" in doctor.out
-    done, _ = run(tmp_path, ws, [{"text": "hi"}], "--trust")
-    assert (ws / "pwned").exists(), done.err
+    assert "SessionStart `sh .arnes/hooks/start.sh`" in doctor.out and "refused: untrusted folder" in doctor.out
+    assert run_arnes("trust", str(ws)).code == 0
+    done, _ = run(tmp_path, ws, [{"text": "hi"}])
+    assert (ws / "ran").exists(), done.err
+    (ws / "ran").unlink()
+    (ws / ".arnes/hooks/start.sh").write_text("touch ran pwned\n")  # a pull changed the script: asks again
+    done, _ = run(tmp_path, ws, [{"text": "hi"}])
+    assert not (ws / "ran").exists() and not (ws / "pwned").exists(), done.err
 
 
 @needs_bwrap
@@ -203,3 +210,18 @@ def test_bad_hooks_are_named_not_tracebacks(tmp_path: Path) -> None:
     (ws / ".claude/settings.json").write_text(json.dumps(claude))
     done = run_arnes("doctor", "-w", str(ws))
     assert 'only type "command" hooks run in arnes' in done.out and "hooks.Later: not an event" in done.out
+
+
+def test_a_sub_agent_passes_the_same_hooks(tmp_path: Path) -> None:
+    """Delegating is no way around a PreToolUse hook; the sub-agent's stop is SubagentStop."""
+    block = "grep -q rm && { echo no rm >&2; exit 2; }; exit 0"
+    ws = workspace(tmp_path, {"PreToolUse": [{"matcher": "Bash", "hooks": [hook(block)]}],
+                              "SubagentStop": [{"hooks": [hook("touch sub-stopped")]}]})  # fmt: skip
+    (ws / "keep").mkdir()
+    turns = [{"tool_calls": [{"name": "Delegate", "input": {"task": "clean up"}}]},
+             {"tool_calls": [bash("rm -r keep")]}, {"text": "sub done"}, {"text": "done"}]  # fmt: skip
+    done, events = run(tmp_path, ws, turns, "--trust", "--allow", "Bash", "--allow", "Delegate")
+    assert done.code == 0, done.err
+    assert (ws / "keep").is_dir() and (ws / "sub-stopped").exists()
+    nested = [e for e in events if e["event"] == "tool_result" and e.get("parent")]
+    assert nested and nested[0]["output"] == "Blocked by a PreToolUse hook: no rm"

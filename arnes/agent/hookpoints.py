@@ -72,7 +72,7 @@ class HookPoints:
 
     def prompt(self, task: str) -> tuple[str | None, list[str]]:
         """(why the prompt is not sent, or None; context to add to it)."""
-        got = self._run("UserPromptSubmit", {"prompt": task})
+        got = self._run("UserPromptSubmit", {"prompt": task}) if self.s.depth == 0 else None  # not a sub-agent's task
         if got is None:
             return None, []
         return (got.reason if got.blocked else None), got.context

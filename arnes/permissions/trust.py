@@ -27,6 +27,8 @@ SETTINGS = (
     ".mcp.json",  # starts servers
 )
 TEAMS = ".arnes/teams"  # team files choose agents, their flags and verify commands
+HOOK_DIRS = (".arnes/hooks", ".claude/hooks")  # where hooks keep their scripts: a changed script asks again
+MAX_HOOK_FILES = 200
 Status = Literal["trusted", "changed", "declined", "unknown"]
 
 
@@ -36,6 +38,11 @@ def granting_files(workspace: Path) -> list[str]:
     teams = workspace / TEAMS
     if teams.is_dir():
         names += sorted(f"{TEAMS}/{p.name}" for p in teams.glob("*.toml") if p.is_file())
+    for folder in HOOK_DIRS:
+        root = workspace / folder
+        if root.is_dir() and not root.is_symlink():
+            found = (p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+            names += sorted(str(p.relative_to(workspace)) for _, p in zip(range(MAX_HOOK_FILES), found, strict=False))
     return names
 
 

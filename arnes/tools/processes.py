@@ -142,7 +142,8 @@ def run_foreground(
     proc: subprocess.Popen[bytes] | None = None
     try:  # whatever happens from here (Ctrl-C included), the whole group dies
         with sigint_deferred():  # a Ctrl-C held during the start arrives inside this try
-            proc = spawn(argv, cwd, env, pass_fds, subprocess.DEVNULL if stdin is None else subprocess.PIPE)
+            piped = () if stdin is None else (subprocess.PIPE,)
+            proc = spawn(argv, cwd, env, pass_fds, *piped)
         assert proc.stdout is not None and proc.stderr is not None
         started_proc = proc
         pumps = [
