@@ -225,3 +225,18 @@ def test_a_sub_agent_passes_the_same_hooks(tmp_path: Path) -> None:
     assert (ws / "keep").is_dir() and (ws / "sub-stopped").exists()
     nested = [e for e in events if e["event"] == "tool_result" and e.get("parent")]
     assert nested and nested[0]["output"] == "Blocked by a PreToolUse hook: no rm"
+
+
+def test_pre_compact_and_session_end_run_at_their_moments(tmp_path: Path) -> None:
+    keep = '{ cat; echo; } >> "$ARNES_PROJECT_DIR/moments.jsonl"'
+    ws = workspace(tmp_path, {"PreCompact": [{"matcher": "auto", "hooks": [hook(keep)]}],
+                              "SessionEnd": [{"hooks": [hook(keep)]}]})  # fmt: skip
+    (ws / "data.txt").write_text("".join(f"line {i:04d} " + "x" * 40 + "\n" for i in range(40)))
+    reads = [{"tool_calls": [{"name": "Read", "input": {"file_path": "data.txt", "limit": 99 + i}}]} for i in range(8)]
+    done, events = run(tmp_path, ws, reads, "--trust", "--context-window", "4096")
+    assert done.code == 0, done.err
+    order = [e.get("hook_event", e["event"]) for e in events if e["event"] in ("hook", "compaction", "session_end")]
+    assert order[:2] == ["PreCompact", "compaction"] and order[-2:] == ["SessionEnd", "session_end"]
+    moments = [json.loads(line) for line in (ws / "moments.jsonl").read_text().splitlines() if line]
+    assert moments[0]["hook_event_name"] == "PreCompact" and moments[0]["trigger"] == "auto"
+    assert moments[-1]["hook_event_name"] == "SessionEnd" and moments[-1]["reason"] == "end_turn"
