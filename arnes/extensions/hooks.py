@@ -13,6 +13,7 @@ reported; for PreToolUse the `hooks_fail` setting says whether the call then run
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +84,9 @@ class Hooks:
     sandbox: Sandbox
     spec: SandboxSpec | None = None
     fail: FailMode = "closed"
+    # Read-only tools run in parallel, and their PostToolUse hooks with them; the sandbox wraps
+    # (and settles) one command at a time, as for Bash.
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def has(self, event: str) -> bool:
         return any(e.runs and e.event == event for e in self.entries)
@@ -96,7 +100,8 @@ class Hooks:
             if entry.hook.command in seen:  # the same command from two files runs once, as in Claude Code
                 continue
             seen.add(entry.hook.command)
-            self._one(entry, {**payload, "hook_event_name": event}, outcome)
+            with self._lock:
+                self._one(entry, {**payload, "hook_event_name": event}, outcome)
         return outcome
 
     def _one(self, entry: HookEntry, payload: dict[str, Any], outcome: HookOutcome) -> None:
