@@ -240,3 +240,13 @@ def test_pre_compact_and_session_end_run_at_their_moments(tmp_path: Path) -> Non
     moments = [json.loads(line) for line in (ws / "moments.jsonl").read_text().splitlines() if line]
     assert moments[0]["hook_event_name"] == "PreCompact" and moments[0]["trigger"] == "auto"
     assert moments[-1]["hook_event_name"] == "SessionEnd" and moments[-1]["reason"] == "end_turn"
+
+
+def test_continue_false_ends_the_run(tmp_path: Path) -> None:
+    say = '{"continue": false, "stopReason": "maintenance window"}'
+    ws = workspace(tmp_path, {"PreToolUse": [{"hooks": [hook(f"echo '{say}'")]}]})
+    turns = [{"tool_calls": [bash("touch one")]}, {"tool_calls": [bash("touch two")]}]
+    done, _ = run(tmp_path, ws, turns, "--trust", "--allow", "Bash(touch:*)", "--output-format", "json")
+    assert done.code == 0, done.err
+    assert not (ws / "one").exists() and not (ws / "two").exists()
+    assert json.loads(done.out)["result"] == "maintenance window" and json.loads(done.out)["turns"] == 1

@@ -52,8 +52,8 @@ class HookPoints:
                         call.name)  # fmt: skip
         if got is None:
             return None, None
-        if got.blocked:
-            return got.reason, None
+        if got.blocked or got.stop:  # `continue: false` stops the call too, as in Claude Code
+            return got.reason or got.stop, None
         return None, HookDecision(got.permission, got.permission_reason) if got.permission else None
 
     def post_tool(self, call: ToolCall, output: str, is_error: bool) -> str:
