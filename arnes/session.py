@@ -152,6 +152,7 @@ class Session:
     gate: PermissionGate = field(init=False)
     host: HostFiles = field(init=False)  # the workspace's files as arnes itself reads and writes them
     _noted: set[str] = field(init=False, default_factory=set)
+    _own_boxes: list[Sandbox] = field(init=False, default_factory=list)  # closed with the session
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
@@ -160,7 +161,9 @@ class Session:
             spec, sandbox = workspace_sandbox(
                 engine, self.sandbox_mode, self.network, self.env_passthrough, self.read_paths
             )
-            self.shared = Shared(engine, spec, sandbox, ChangeLog(tree=TreeWatch(self.workspace)))
+            tree = TreeWatch(self.workspace, standing=sandbox.standing)
+            self.shared = Shared(engine, spec, sandbox, ChangeLog(tree=tree))
+            self._own_boxes.append(sandbox)
         self.engine, self.sandbox = self.shared.engine, self.shared.sandbox
         self.host = HostFiles(self.workspace, self.engine)
         read_only_box = None
@@ -168,6 +171,7 @@ class Session:
             read_only_box = choose_sandbox(
                 "bubblewrap", dataclasses.replace(self.shared.spec, read_only_workspace=True)
             )
+            self._own_boxes.append(read_only_box)
         self.ctx = ToolContext(
             self.workspace,
             read_only_sandbox=read_only_box,
@@ -232,7 +236,7 @@ class Session:
         provider = self.provider_for("subagent")
         if model:
             provider = self.with_model(provider, model)
-        return Session(
+        child = Session(
             workspace=self.workspace,
             provider=provider,
             mode=self.mode,
@@ -254,6 +258,9 @@ class Session:
             trace_path=self.trace_path,
             skill_catalog=self.skill_catalog,
         )
+        if shared is not self.shared:
+            child._own_boxes.append(shared.sandbox)  # the read-only sandbox made for it
+        return child
 
     def with_model(self, provider: Provider, model: str) -> Provider:
         """The same provider with another model, where the runner knows how to build one."""
@@ -268,6 +275,13 @@ class Session:
         self.ctx.jobs.close()
         if self.mcp is not None:
             self.mcp.close()
+        self.close_sandboxes()
+
+    def close_sandboxes(self) -> None:
+        """Stop the sandboxes this session made (the command servers kept in them): a sub-agent's
+        session calls this alone, its parent owns the rest."""
+        for box in self._own_boxes:
+            box.close()
 
     def tool_specs(self) -> list[ToolSpec]:
         """The schemas sent with every request; brief ones when the window is small."""

@@ -121,11 +121,19 @@ class TestBubblewrap:
         s = session(tmp_path, "bubblewrap")
         out = run(s, "git init -q . && git config core.fsmonitor 'touch /tmp/x'; echo done")
         assert "done" in out
-        assert not (tmp_path / ".git").exists()  # the empty mount point is gone again
+        assert not any((tmp_path / ".git").iterdir())  # the empty mount point of the session's sandbox
+        assert "done" in run(s, "git init -q . ; echo done") and not any((tmp_path / ".git").iterdir())
+        s.close()
+        assert not (tmp_path / ".git").exists()  # gone with the session's sandbox
 
     def test_a_missing_feature_list_cannot_be_made_by_a_command(self, tmp_path: Path) -> None:
-        out = run(session(tmp_path, "bubblewrap"), "echo '{\"features\": []}' > features.json; echo rc=$?")
-        assert "rc=0" not in out and not (tmp_path / "features.json").exists()
+        s = session(tmp_path, "bubblewrap")
+        for _ in range(2):  # the first command starts the session's sandbox, the second reuses it
+            out = run(s, "echo '{\"features\": []}' > features.json; echo rc=$?")
+            assert "rc=0" not in out and (tmp_path / "features.json").read_bytes() == b""
+        assert "features.json" not in s.ctx.changes.shell_report().named  # the stand-in is no change
+        s.close()
+        assert not (tmp_path / "features.json").exists()
 
     def test_moving_a_folder_does_not_unhide_its_secret(self, tmp_path: Path) -> None:
         (tmp_path / "config").mkdir()

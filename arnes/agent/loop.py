@@ -185,6 +185,8 @@ class Agent:
         self._pool.shutdown(wait=False, cancel_futures=True)
         if s.owns_jobs:
             s.close()
+        else:
+            s.close_sandboxes()
         s.bus.emit(
             SessionEnd(
                 r.stop_reason,

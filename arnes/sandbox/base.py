@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, Protocol
+from typing import IO, Literal, Protocol
 
 from arnes.sandbox.env import command_env
 
@@ -55,6 +55,24 @@ class Confined:
         self.close()
 
 
+class Started(Protocol):
+    """A running command as the caller waits for it: its output pipes, its exit code, and a kill
+    of everything it started (a process group, or the whole sandbox it runs in)."""
+
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+
+    @property
+    def stderr(self) -> IO[bytes] | None: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def wait(self) -> int: ...
+
+    def kill_group(self) -> None: ...
+
+
 class Sandbox(Protocol):
     @property
     def name(self) -> str: ...
@@ -69,6 +87,22 @@ class Sandbox(Protocol):
 
     def settle(self) -> None:
         """Called after each command: undo what wrapping it had to leave behind."""
+        ...
+
+    def start(self, argv: list[str], cwd: Path) -> Started | None:
+        """Start a foreground command in a sandbox kept for the session, or None: use wrap()."""
+        ...
+
+    def notes(self) -> list[str]:
+        """What changed in how commands run since the last call, to say once."""
+        ...
+
+    def standing(self) -> list[Path]:
+        """Empty mount points in the workspace that stay while start()'s sandbox lives."""
+        ...
+
+    def close(self) -> None:
+        """The session ends: stop what start() kept running."""
         ...
 
 
@@ -89,4 +123,16 @@ class NoSandbox:
         )
 
     def settle(self) -> None:
+        return None
+
+    def start(self, argv: list[str], cwd: Path) -> Started | None:
+        return None
+
+    def notes(self) -> list[str]:
+        return []
+
+    def standing(self) -> list[Path]:
+        return []
+
+    def close(self) -> None:
         return None

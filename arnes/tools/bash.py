@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, Field
 
+from arnes.sandbox.base import Started
+from arnes.tools import processes
 from arnes.tools.base import ESSENTIAL, BaseTool, ToolArgs, ToolContext, ToolError
-from arnes.tools.processes import Job, run_foreground
+from arnes.tools.processes import Group, Job, run_started
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -41,9 +43,18 @@ class Bash(BaseTool[BashArgs]):
                 job = ctx.jobs.start(cmd.argv, ctx.workspace, args.command, cmd.env, cmd.pass_fds)
             return f"Started in the background as {job.id}. Read its output with BashOutput(id={job.id!r})."
         timeout = (args.timeout or DEFAULT_TIMEOUT_MS) / 1000
+        argv = ["bash", "-c", args.command]
+
+        def start() -> Started:
+            # The session's sandbox if it keeps one (bubblewrap's zygote), else one for this command.
+            kept = sandbox.start(argv, ctx.workspace)
+            if kept is not None:
+                return kept
+            with sandbox.wrap(argv, ctx.workspace) as cmd:
+                return Group(processes.spawn(cmd.argv, ctx.workspace, cmd.env, cmd.pass_fds))
+
         try:
-            with sandbox.wrap(["bash", "-c", args.command], ctx.workspace) as cmd:
-                done = run_foreground(cmd.argv, ctx.workspace, timeout, ctx.max_output_chars, cmd.env, cmd.pass_fds)
+            done = run_started(start, timeout, ctx.max_output_chars)
         finally:
             sandbox.settle()
         parts = []
@@ -57,6 +68,7 @@ class Bash(BaseTool[BashArgs]):
             parts.append("[stderr]\n" + done.stderr.rstrip("\n"))
         if not done.stdout and not done.stderr:
             parts.append("(no output)")
+        parts += [f"({note})" for note in sandbox.notes()]
         text = "\n".join(parts)
         if done.timed_out or (done.exit_code not in (0, None)):
             raise ToolError(text)

@@ -10,10 +10,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
+
+from arnes.sandbox.base import Started
 
 
 @dataclass
@@ -120,6 +122,24 @@ class Finished:
     seconds: float
 
 
+class Group:
+    """A Popen seen as a Started: its kill is the kill of its process group."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]):
+        self.proc = proc
+        self.stdout, self.stderr = proc.stdout, proc.stderr
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def wait(self) -> int:
+        return self.proc.wait()
+
+    def kill_group(self) -> None:
+        kill_group(self.proc)
+
+
 def run_foreground(
     argv: list[str],
     cwd: Path,
@@ -132,6 +152,13 @@ def run_foreground(
     """Run to the end or to the time-out; on time-out or Ctrl-C the whole group dies.
 
     `stdin`, when given, is written to the command's standard input (a hook reads its event there)."""
+    piped = () if stdin is None else (subprocess.PIPE,)
+    return run_started(lambda: Group(spawn(argv, cwd, env, pass_fds, *piped)), timeout, cap, stdin)
+
+
+def run_started(start: Callable[[], Started], timeout: float, cap: int, stdin: bytes | None = None) -> Finished:
+    """Start (a process group, or a command in the session's sandbox) and run to the end or to the
+    time-out; on time-out or Ctrl-C everything it started dies. `stdin` is fed to its input pipe."""
     started = time.monotonic()
     out, err = CappedOutput(cap * 2 // 5, cap * 3 // 5), CappedOutput(cap // 5, cap // 5)
     lock = threading.Lock()
@@ -139,25 +166,25 @@ def run_foreground(
     # A timer kills the group at the deadline, so the wait below blocks without polling
     # (Popen.wait(timeout) sleeps in growing steps and makes short commands finish late).
     timer: threading.Timer | None = None
-    proc: subprocess.Popen[bytes] | None = None
+    proc: Started | None = None
     try:  # whatever happens from here (Ctrl-C included), the whole group dies
         with sigint_deferred():  # a Ctrl-C held during the start arrives inside this try
-            piped = () if stdin is None else (subprocess.PIPE,)
-            proc = spawn(argv, cwd, env, pass_fds, *piped)
+            proc = start()
         assert proc.stdout is not None and proc.stderr is not None
         started_proc = proc
         pumps = [
             threading.Thread(target=_pump, args=(s, b, lock), daemon=True)
             for s, b in ((proc.stdout, out), (proc.stderr, err))
         ]
-        if stdin is not None and proc.stdin is not None:
-            pumps.append(threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True))
+        feed = proc.proc.stdin if isinstance(proc, Group) else None  # only a Popen started with a pipe has one
+        if stdin is not None and feed is not None:
+            pumps.append(threading.Thread(target=_feed, args=(feed, stdin), daemon=True))
         for pump in pumps:
             pump.start()
 
         def expire() -> None:
             fired.set()
-            kill_group(started_proc)
+            started_proc.kill_group()
 
         timer = threading.Timer(timeout, expire)
         timer.daemon = True
@@ -165,14 +192,14 @@ def run_foreground(
         proc.wait()
     except BaseException:
         if proc is not None:
-            kill_group(proc)
+            proc.kill_group()
             proc.wait()
         raise
     finally:
         if timer is not None:
             timer.cancel()
     timed_out = fired.is_set()
-    kill_group(proc)  # children that outlive the shell go too
+    proc.kill_group()  # children that outlive the shell go too
     for pump in pumps:
         pump.join(timeout=2)
     with lock:

@@ -1,0 +1,151 @@
+"""The command server inside a session's bubblewrap sandbox: it forks each shell command in the
+namespace that was built once, instead of a new bubblewrap per command.
+
+Run as `python -I -S -c <read and run CODE_FD> CODE_FD SOCKET_FD CONFIG_JSON` by arnes.sandbox.zygote, as
+process 1 of the sandbox's PID namespace (bwrap --as-pid-1), so nothing it starts can signal it:
+the kernel drops every signal sent to a namespace's init from inside unless init handles it, and
+this one handles none. It is not dumpable, so no command can ptrace it or open its descriptors
+through /proc. Standard library only, and nothing of arnes: it runs before anything is importable.
+
+One command at a time. A request is a JSON object (argv, cwd, env) with the command's stdout and
+stderr pipes attached (SCM_RIGHTS over the socketpair arnes made before bwrap started; the seccomp
+filter refuses creating a Unix socket, not using an inherited one). The answer is {"exit": CODE}
+once the command has ended and every process it left behind is killed and reaped, and the
+sandbox's own tmpfs folders (/tmp, the empty home, /run, /dev) hold again only what they held at
+the start: each command begins as a fresh bubblewrap would give it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import sys
+from typing import Any
+
+_PR_SET_DUMPABLE = 4
+_CATCHABLE = [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)]
+
+
+def _entries(root: str, keep_off: set[int]) -> set[str]:
+    """Every path under `root` on root's own file system (bind mounts inside are not entered);
+    nothing when root is on a device in `keep_off` (the workspace's, the host root's): only the
+    sandbox's own tmpfs folders are ever cleaned."""
+    found: set[str] = set()
+    try:
+        device = os.lstat(root).st_dev
+    except OSError:
+        return found
+    if device in keep_off:
+        return found
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            found.add(entry.path)
+            with contextlib.suppress(OSError):
+                st = entry.stat(follow_symlinks=False)
+                if entry.is_dir(follow_symlinks=False) and st.st_dev == device:
+                    stack.append(entry.path)
+    return found
+
+
+def _restore(roots: dict[str, set[str]], keep_off: set[int]) -> None:
+    """Remove what commands created in the tmpfs folders since the start."""
+    for root, before in roots.items():
+        for path in sorted(_entries(root, keep_off) - before, key=len):
+            if not os.path.lexists(path):
+                continue  # inside a folder removed just before
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+
+def _end_everything() -> None:
+    """Kill every process in the namespace but this one (kill(-1) spares the caller and init) and
+    reap them all, orphans included (they are this process's children now)."""
+    while True:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(-1, signal.SIGKILL)
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _exit_code(status: int) -> int:
+    """As bubblewrap reports it: the exit status, or 128 + the signal that ended the command."""
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def _run(request: dict[str, Any], out: int, err: int) -> int:
+    argv = [str(a) for a in request["argv"]]
+    env = {str(k): str(v) for k, v in request["env"].items()}
+    for fd in (out, err):
+        os.set_inheritable(fd, False)  # the command gets them as 1 and 2 only
+    try:
+        os.chdir(str(request["cwd"]))
+        program = shutil.which(argv[0], path=env.get("PATH", os.defpath)) or argv[0]
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, out, 1),
+            (os.POSIX_SPAWN_DUP2, err, 2),
+        ]
+        pid = os.posix_spawn(program, argv, env, file_actions=actions, setsid=True, setsigdef=_CATCHABLE, setsigmask=())
+    except OSError as exc:
+        os.write(err, f"arnes sandbox: cannot start {argv[0]} in {request['cwd']}: {exc.strerror}\n".encode())
+        return 1
+    finally:
+        os.close(out)
+        os.close(err)
+    while True:
+        done, status = os.waitpid(-1, 0)
+        if done == pid:
+            return _exit_code(status)
+
+
+def main(fd: int, config_json: str) -> None:
+    for number in _CATCHABLE:  # no handler: signals from inside the namespace never reach init
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(number, signal.SIG_IGN if number == signal.SIGPIPE else signal.SIG_DFL)
+    ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    channel = socket.socket(fileno=fd)
+    channel.set_inheritable(False)
+    config = json.loads(config_json)
+    keep_off = {os.stat(path).st_dev for path in config["keep"]}
+    roots = {root: _entries(root, keep_off) for root in config["clean"]}
+    channel.send(b'{"ready": true}')
+    while True:
+        try:
+            message, fds, _flags, _addr = socket.recv_fds(channel, 1 << 20, 2)
+        except OSError:
+            return
+        if not message:
+            return  # arnes closed its end: the session is over
+        for extra in fds[2:]:
+            os.close(extra)
+        if len(fds) < 2:
+            for stray in fds:
+                os.close(stray)
+            channel.send(b'{"error": "a request came without its output pipes"}')
+            continue
+        code = _run(json.loads(message), fds[0], fds[1])
+        _end_everything()
+        _restore(roots, keep_off)
+        channel.send(json.dumps({"exit": code}).encode())
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[2]), sys.argv[3])

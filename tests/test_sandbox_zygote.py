@@ -1,0 +1,160 @@
+"""The session's bubblewrap sandbox, kept for every foreground command (the zygote), tested as an
+attacker would use it: a command must not reach the next command, the server or the host.
+
+Each test fails if the protection it names is removed: commands that leave processes behind,
+environment that carries over, a server a command can kill or trace, a namespace not rebuilt when
+a Read rule starts to cover a file, a sandbox not torn down with the session.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+
+from arnes.permissions.rules import SourcedRule
+from arnes.sandbox.bubblewrap import Bubblewrap
+from arnes.session import Session
+from arnes.tools.base import ToolError
+from arnes.tools.bash import Bash, BashArgs
+from tests.conftest import gone
+from tests.test_e2e_bash import bash_turns, results, run_script
+from tests.test_sandbox import require, run, session
+
+
+@pytest.fixture(autouse=True)
+def _bubblewrap() -> None:
+    require(Bubblewrap.unavailable())
+
+
+def box(s: Session) -> Bubblewrap:
+    assert isinstance(s.sandbox, Bubblewrap)
+    return s.sandbox
+
+
+def host_pids(marker: str) -> list[int]:
+    """Host processes whose command line holds `marker` (a sleep of an odd length: no one else's)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline:
+                found.append(int(entry))
+    return found
+
+
+def test_commands_share_one_sandbox_and_nothing_else(tmp_path: Path) -> None:
+    s = session(tmp_path, "bubblewrap")
+    first = run(s, "export LEAK=1; echo x > /tmp/left; mkdir -p ~/.cache/left; echo $$")
+    zygote = box(s)._zygote
+    assert "exit code: 0" in first and zygote is not None and zygote.alive()
+    second = run(s, "echo [$LEAK]; ls /tmp/left ~/.cache/left 2>&1; echo $PPID")
+    assert box(s)._zygote is zygote  # the same sandbox ...
+    assert "[]" in second and "No such file" in second  # ... and a fresh /tmp and home for each command
+    assert second.strip().endswith("\n1")  # forked by the server, process 1 of the namespace
+    s.close()
+
+
+def test_a_command_gets_exactly_its_own_environment(tmp_path: Path) -> None:
+    s = session(tmp_path, "bubblewrap")
+    bw = box(s)
+    saved = dict(bw._env)
+    bw._env = {**saved, "ONLY_FIRST": "one"}  # the server starts with this one
+    assert "[one]" in run(s, "echo [$ONLY_FIRST]")
+    bw._env = saved
+    assert "[]" in run(s, "echo [$ONLY_FIRST]; cat /proc/1/environ 2>&1 | tr '\\0' ' '")
+    s.close()
+
+
+def test_a_command_cannot_signal_trace_or_reach_the_server(tmp_path: Path) -> None:
+    s = session(tmp_path, "bubblewrap")
+    run(s, "true")
+    zygote = box(s)._zygote
+    attack = (
+        "for sig in KILL STOP TERM INT HUP SEGV; do kill -$sig 1 $PPID; done; "
+        "python3 -c 'import ctypes; print(\"ptrace\", ctypes.CDLL(None).ptrace(16, 1, 0, 0))'; "
+        "ls -l /proc/1/fd/ 2>&1 | grep -c socket; ls -l /proc/$$/fd/ | grep -c socket; echo survived"
+    )
+    out = run(s, attack)
+    assert "ptrace -1" in out and "survived" in out
+    assert "socket" not in out.split("ptrace")[1].replace("grep -c socket", "")
+    assert "0\n0\nsurvived" in out  # neither the server's socket nor one of its own is reachable
+    assert "exit code: 0" in run(s, "true") and box(s)._zygote is zygote and zygote.alive()
+    s.close()
+
+
+def test_nothing_a_command_starts_outlives_it_or_the_session(tmp_path: Path) -> None:
+    s = session(tmp_path, "bubblewrap")
+    out = run(s, "setsid sleep 4242.17 & (nohup sleep 4242.17 >/dev/null 2>&1 &) ; disown -a; echo started")
+    assert "started" in out
+    assert host_pids("4242.17") == []  # killed and reaped before the command's answer came
+    run(s, "setsid sleep 4242.19 &")
+    assert "sleep" not in run(s, "ps -e -o comm=")  # the next command finds none of them
+    with pytest.raises(ToolError, match="Timed out"):
+        Bash().run(BashArgs(command="setsid sleep 4242.23 & sleep 4242.29", timeout=1500), s.ctx)
+    assert all(gone(pid) for pid in host_pids("4242.2"))  # a time-out ends the whole sandbox
+    run(s, "setsid sleep 4242.31 &")
+    bwrap = box(s)._zygote
+    assert bwrap is not None and bwrap._proc is not None
+    s.close()
+    assert gone(bwrap._proc.pid) and all(gone(pid) for pid in host_pids("4242.3"))
+    assert not (tmp_path / "features.json").exists() and not (tmp_path / ".git").exists()
+
+
+def test_ctrl_c_during_a_command_ends_everything_it_started(tmp_path: Path) -> None:
+    s = session(tmp_path, "bubblewrap")
+    os.mkfifo(tmp_path / "started")
+
+    def ctrl_c_once_started() -> None:
+        with open(tmp_path / "started") as fifo:  # opens when the command does: no clock involved
+            fifo.read()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=ctrl_c_once_started, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        Bash().run(BashArgs(command="setsid sleep 4242.53 & echo go > started; sleep 4242.59"), s.ctx)
+    assert all(gone(pid) for pid in host_pids("4242.5"))
+    assert "exit code: 0" in run(s, "true")  # the next command gets a new sandbox
+    s.close()
+
+
+def test_a_dead_server_breaks_only_its_command_and_is_said_once(tmp_path: Path) -> None:
+    s = session(tmp_path, "bubblewrap")
+    run(s, "true")
+    zygote = box(s)._zygote
+    assert zygote is not None and zygote._proc is not None
+    zygote._proc.kill()  # as the OOM killer would; nothing inside the sandbox can
+    assert gone(zygote._proc.pid)
+    zygote._stopped.wait()
+    out = run(s, "echo after")
+    assert "after" in out and "command server had stopped" in out
+    assert "stopped" not in run(s, "echo again")
+    s.close()
+
+
+def test_a_rule_that_starts_to_cover_a_file_rebuilds_the_sandbox(tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("T0PSECRET\n")
+    s = session(tmp_path, "bubblewrap", rules=[SourcedRule("deny", "Read(**/*.pem)", "t")])
+    assert "T0PSECRET" in run(s, "cat secret.txt")
+    s.engine.add_rule("deny", "Read(secret.txt)", "session")
+    assert "T0PSECRET" not in run(s, "cat secret.txt")
+    run(s, "echo KEYDATA > made.pem")  # a file a rule covers, made by a command: hidden from the next
+    assert "KEYDATA" not in run(s, "cat made.pem") and (tmp_path / "made.pem").read_text() == "KEYDATA\n"
+    s.close()
+
+
+def test_a_session_of_the_real_command_reuses_one_sandbox_and_leaves_nothing(shop: Path, tmp_path: Path) -> None:
+    commands = ["setsid sleep 4242.41 & echo one $PPID", "kill -9 1; kill -9 $PPID; echo two $PPID", "echo three"]
+    code, _, trace = run_script(
+        shop, tmp_path, bash_turns(*commands), "--permission-mode", "bypass", "--sandbox", "bubblewrap"
+    )
+    outputs = results(trace)
+    assert code == 0 and [o.splitlines()[-1] for o in outputs] == ["one 1", "two 1", "three"]
+    assert all(gone(pid) for pid in host_pids("4242.41"))
+    assert not (shop / "features.json").exists()
