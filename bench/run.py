@@ -262,11 +262,18 @@ def bench_startup(runs: int) -> Startup:
 
 # --------------------------------------------------------------------------------- 2. steps
 def loop_responder(n: int, call: Json, final: Json) -> Responder:
-    """Stateless, like echo_loop_responder: `call` until the conversation holds n tool results."""
+    """Stateless, like echo_loop_responder: `call` until the conversation holds n tool results.
+    A `{i}` in its command becomes the count so far: arnes's repeat guard (agent/guard.py) stops a
+    model that makes the very same call with the very same result turn after turn."""
 
     def respond(api: str, body: Json) -> Json:
         results = sum(m.get("role") == "tool" for m in body.get("messages") or [])
-        return {"tool_calls": [call]} if results < n else final
+        if results >= n:
+            return final
+        command = (call.get("input") or {}).get("command")
+        if isinstance(command, str) and "{i}" in command:
+            return {"tool_calls": [{**call, "input": {**call["input"], "command": command.format(i=results)}}]}
+        return {"tool_calls": [call]}
 
     return respond
 
@@ -300,9 +307,9 @@ READ = Variant(
 BASH = Variant(
     name="echo hi",
     task="run echo hi {n} times",
-    arnes_responder=lambda n: loop_responder(n, {"name": "Bash", "input": {"command": "echo hi"}}, DONE_TURN),
+    arnes_responder=lambda n: loop_responder(n, {"name": "Bash", "input": {"command": "echo hi {i}"}}, DONE_TURN),
     arnes_flags=["--permission-mode", "acceptEdits", "--allow", "Bash"],
-    mini_command="echo hi",
+    mini_command="echo hi {i}",
 )
 
 

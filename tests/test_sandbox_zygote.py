@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from arnes.permissions.rules import SourcedRule
+from arnes.sandbox import zygote as zygote_module
 from arnes.sandbox.bubblewrap import Bubblewrap
 from arnes.session import Session
 from arnes.tools.base import ToolError
@@ -158,3 +159,15 @@ def test_a_session_of_the_real_command_reuses_one_sandbox_and_leaves_nothing(sho
     assert code == 0 and [o.splitlines()[-1] for o in outputs] == ["one 1", "two 1", "three"]
     assert all(gone(pid) for pid in host_pids("4242.41"))
     assert not (shop / "features.json").exists()
+
+
+def test_a_server_that_cannot_start_leaves_one_bwrap_per_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(zygote_module, "_BOOT", "raise SystemExit('no server here')")
+    s = session(tmp_path, "bubblewrap")
+    first = run(s, "echo one")
+    assert "one" in first and "start a sandbox each" in first and "no server here" in first
+    second = run(s, "echo two")
+    assert "two" in second and "sandbox each" not in second and box(s)._zygote is None
+    s.close()

@@ -70,6 +70,7 @@ class Zygote:
         self._channel: socket.socket | None = None
         self._stopped = threading.Event()
         self._expected = False
+        self._last_words = ""  # bwrap's exit and the last line it wrote
 
     def start(
         self, bwrap: list[str], env: dict[str, str], pass_fds: tuple[int, ...], config: dict[str, list[str]]
@@ -106,9 +107,10 @@ class Zygote:
             code = self._proc.wait()  # its end of the socket closes with it: a waiting answer() sees the end
             assert self._proc.stderr is not None
             with self._proc.stderr:
-                if not self._expected:
-                    said = self._proc.stderr.read(2000).decode(errors="replace").strip().splitlines()
-                    self.death = f"exit {code}" + (f": {said[-1]}" if said else "")
+                said = self._proc.stderr.read(2000).decode(errors="replace").strip().splitlines()
+            self._last_words = f"exit {code}" + (f": {said[-1]}" if said else "")
+            if not self._expected:
+                self.death = self._last_words
             self._stopped.set()
 
         threading.Thread(target=keep, name="arnes-zygote", daemon=True).start()
@@ -128,7 +130,7 @@ class Zygote:
         if hello != b'{"ready": true}':
             self.stop(expected=True)
             self._stopped.wait()
-            raise OSError(f"the command server did not start ({self.death or 'no answer'})")
+            raise OSError(f"the command server did not start ({self._last_words or self.death or 'no answer'})")
         ours.settimeout(None)
 
     def alive(self) -> bool:
