@@ -296,7 +296,7 @@ READ = Variant(
     name="read a.txt",
     task="read a.txt {n} times",
     arnes_responder=echo_loop_responder,  # Read {"file_path": "a.txt"} n times, then "done."
-    arnes_flags=["--permission-mode", "acceptEdits"],
+    arnes_flags=["--permission-mode", "acceptEdits", "--max-turns", "1000"],  # a run nobody watches stops at 50
     mini_command="cat a.txt",
 )
 
@@ -308,7 +308,7 @@ BASH = Variant(
     name="echo hi",
     task="run echo hi {n} times",
     arnes_responder=lambda n: loop_responder(n, {"name": "Bash", "input": {"command": "echo hi {i}"}}, DONE_TURN),
-    arnes_flags=["--permission-mode", "acceptEdits", "--allow", "Bash"],
+    arnes_flags=["--permission-mode", "acceptEdits", "--allow", "Bash", "--max-turns", "1000"],
     mini_command="echo hi {i}",
 )
 

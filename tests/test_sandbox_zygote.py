@@ -141,8 +141,12 @@ def test_a_dead_server_breaks_only_its_command_and_is_said_once(tmp_path: Path) 
 
 def test_a_rule_that_starts_to_cover_a_file_rebuilds_the_sandbox(tmp_path: Path) -> None:
     (tmp_path / "secret.txt").write_text("T0PSECRET\n")
-    s = session(tmp_path, "bubblewrap", rules=[SourcedRule("deny", "Read(**/*.pem)", "t")])
-    assert "T0PSECRET" in run(s, "cat secret.txt")
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / ".env.local").write_text("ENVSECRET\n")
+    rules = [SourcedRule("deny", f"Read({glob})", "t") for glob in ("**/*.pem", "**/.env.*")]  # one ripgrep walk
+    s = session(tmp_path, "bubblewrap", rules=rules)
+    first = run(s, "cat secret.txt conf/.env.local")
+    assert "T0PSECRET" in first and "ENVSECRET" not in first
     s.engine.add_rule("deny", "Read(secret.txt)", "session")
     assert "T0PSECRET" not in run(s, "cat secret.txt")
     run(s, "echo KEYDATA > made.pem")  # a file a rule covers, made by a command: hidden from the next

@@ -27,6 +27,9 @@ def unwritable_paths(engine: RuleEngine) -> list[Path]:
 def _covered(engine: RuleEngine, tools: tuple[str, ...], judge: Callable[[Path], bool]) -> list[Path]:
     found: list[Path] = []
     ws, home = str(engine.workspace), str(engine.home)
+    # Globs under the same folder share one ripgrep walk: this runs before every sandboxed command,
+    # and the built-in secret rules alone are thirteen globs under the workspace.
+    globs: dict[str, list[str]] = {}
     for sourced in engine.listing():
         rule = parse_rule(sourced.rule)
         if sourced.kind == "allow" or rule.tool not in tools or rule.specifier is None:
@@ -45,7 +48,9 @@ def _covered(engine: RuleEngine, tools: tuple[str, ...], judge: Callable[[Path],
                 found.append(Path(root))
             continue
         if os.path.isdir(root):
-            found += _matching(root, rest, case_insensitive=True)
+            globs.setdefault(root, []).append(rest)
+    for root, rests in globs.items():
+        found += _matching(root, rests, case_insensitive=True)
     # The rules are the judge: keep only what they really cover, in a stable order.
     unique = sorted({p for p in found if judge(p)})
     return collapse(unique)
@@ -61,9 +66,11 @@ def collapse(paths: list[Path], most: int = 500) -> list[Path]:
     return paths
 
 
-def _matching(root: str, rest: str, *, case_insensitive: bool) -> list[Path]:
+def _matching(root: str, rests: list[str], *, case_insensitive: bool) -> list[Path]:
+    """Files under `root` matching any of the globs (or inside a folder one matches)."""
     flag = "--iglob" if case_insensitive else "--glob"
-    argv = [ripgrep(), "--files", "--hidden", "--no-ignore", "--no-messages", flag, rest, flag, f"{rest}/**", root]
+    patterns = [arg for rest in rests for arg in (flag, rest, flag, f"{rest}/**")]
+    argv = [ripgrep(), "--files", "--hidden", "--no-ignore", "--no-messages", *patterns, root]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
