@@ -175,3 +175,19 @@ def test_a_server_that_cannot_start_leaves_one_bwrap_per_command(
     second = run(s, "echo two")
     assert "two" in second and "sandbox each" not in second and box(s)._zygote is None
     s.close()
+
+
+def test_the_in_process_walk_finds_all_that_ripgrep_finds(tmp_path: Path) -> None:
+    """Before every command: a small tree is walked in-process; it must miss nothing ripgrep lists."""
+    from arnes.config import SECRET_DENIES
+    from arnes.sandbox import hidden
+
+    for rel in (".env/inner", "a/.env.local", "a/b/KEY.PEM", "x.key", "id_rsa_old", "d/.aws/credentials",
+                "ok.txt", "n/.NPMRC", "q/.docker/config.json", "z.pemx", "e/.Env.prod/sub/f", ".pypirc"):  # fmt: skip
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    (tmp_path / "link.pem").symlink_to("/etc/hostname")
+    globs = [rule.removeprefix("Read(").removesuffix(")") for rule in SECRET_DENIES]
+    walked = hidden._small_tree_candidates(str(tmp_path), globs)
+    listed = hidden._matching(str(tmp_path), globs, case_insensitive=True)
+    assert walked is not None and set(walked) == set(listed) and len(listed) == 10

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import subprocess
 from collections.abc import Callable
@@ -50,7 +51,8 @@ def _covered(engine: RuleEngine, tools: tuple[str, ...], judge: Callable[[Path],
         if os.path.isdir(root):
             globs.setdefault(root, []).append(rest)
     for root, rests in globs.items():
-        found += _matching(root, rests, case_insensitive=True)
+        small = _small_tree_candidates(root, rests)
+        found += small if small is not None else _matching(root, rests, case_insensitive=True)
     # The rules are the judge: keep only what they really cover, in a stable order.
     unique = sorted({p for p in found if judge(p)})
     return collapse(unique)
@@ -64,6 +66,49 @@ def collapse(paths: list[Path], most: int = 500) -> list[Path]:
             break
         paths = parents
     return paths
+
+
+SMALL_TREE = 2000  # entries walked in-process before ripgrep takes over
+
+
+def _small_tree_candidates(root: str, rests: list[str]) -> list[Path] | None:
+    """For a small tree and globs of the form `**/A[/B...]` (no `**` after the first): every file
+    whose path ends in parts matching A/B... (case-insensitive), or that lies in a folder that
+    does. A superset of what ripgrep would list, for the rules to judge, without starting a
+    process before every command; None for other globs or a larger tree: then ripgrep walks it."""
+    tails = []
+    for rest in rests:
+        tail = rest.removeprefix("**/")
+        if tail == rest or "**" in tail:
+            return None
+        tails.append([part.lower() for part in tail.split("/")])
+    found: list[Path] = []
+    stack: list[tuple[str, tuple[str, ...], bool]] = [(root, (), False)]
+    seen = 0
+    while stack:
+        folder, parts, inside = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                listed = list(entries)
+        except OSError:
+            continue
+        seen += len(listed)
+        if seen > SMALL_TREE:
+            return None
+        for entry in listed:
+            path = (*parts, entry.name.lower())
+            hit = inside or any(_ends_with(path, tail) for tail in tails)
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, path, hit))
+            elif hit and not entry.is_symlink():  # as ripgrep, which does not list links
+                found.append(Path(entry.path))
+    return found
+
+
+def _ends_with(path: tuple[str, ...], tail: list[str]) -> bool:
+    return len(path) >= len(tail) and all(
+        fnmatch.fnmatchcase(part, glob) for part, glob in zip(path[-len(tail) :], tail, strict=True)
+    )
 
 
 def _matching(root: str, rests: list[str], *, case_insensitive: bool) -> list[Path]:
