@@ -125,6 +125,16 @@ def test_ctrl_c_during_a_command_ends_everything_it_started(tmp_path: Path) -> N
     s.close()
 
 
+def test_a_command_line_too_large_for_one_message_still_runs(tmp_path: Path) -> None:
+    s = session(tmp_path, "bubblewrap")
+    big = "x" * zygote_module.MOST_REQUEST
+    server = "tr '\\0' ' ' < /proc/1/cmdline | grep -c 'arnes-zygot[e]'"
+    out = run(s, f"echo {big} | wc -c; {server}")
+    assert f"{len(big) + 1}\n0" in out  # a bwrap of its own: process 1 is not the server
+    assert run(s, server).strip().endswith("\n1")  # and the server still serves the next
+    s.close()
+
+
 def test_a_dead_server_breaks_only_its_command_and_is_said_once(tmp_path: Path) -> None:
     s = session(tmp_path, "bubblewrap")
     run(s, "true")

@@ -228,6 +228,9 @@ class Bubblewrap:
                 self._placeholders = [p for p in self._placeholders if p not in made]
         try:
             return zygote.run(argv, cwd, dict(self._env))
+        except ValueError:  # a command line of many kilobytes: a one-shot bwrap takes it
+            zygote.busy.release()
+            return None
         except OSError:  # it died between two commands: this one takes a one-shot bwrap
             zygote.busy.release()
             zygote.stop(expected=False)

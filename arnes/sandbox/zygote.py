@@ -28,6 +28,7 @@ from typing import IO
 
 _SERVER = Path(__file__).with_name("zygote_server.py")
 _START_TIMEOUT = 30.0
+MOST_REQUEST = 100_000  # bytes of argv + env in one message (a socket's send buffer is ~200 KiB)
 # Python reads the server from a pipe: nothing of arnes need be visible inside the sandbox.
 _BOOT = "import sys; exec(compile(open(int(sys.argv[1]), 'rb').read(), 'arnes-zygote', 'exec'))"
 
@@ -139,10 +140,12 @@ class Zygote:
     def run(self, argv: list[str], cwd: Path, env: dict[str, str]) -> ZygoteProcess:
         """Send one command; the caller holds `busy` until the process is waited for."""
         assert self._channel is not None
+        request = json.dumps({"argv": argv, "cwd": str(cwd), "env": env}).encode()
+        if len(request) > MOST_REQUEST:
+            raise ValueError("too large for one message: take a one-shot bwrap")
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:
-            request = json.dumps({"argv": argv, "cwd": str(cwd), "env": env}).encode()
             socket.send_fds(self._channel, [request], [out_w, err_w])
         except OSError:
             for fd in (out_r, err_r):
