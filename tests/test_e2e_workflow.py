@@ -117,6 +117,13 @@ def test_next_with_a_bad_feature_list_refuses(shop: Path) -> None:
     assert run.code == 2 and "WIP=1" in run.err
 
 
+def test_an_empty_feature_list_reads_as_none(shop: Path) -> None:
+    """An empty features.json (also the sandbox's stand-in while a session runs) is "no list", not bad JSON."""
+    (shop / "features.json").write_text("")
+    run = run_arnes("-w", str(shop), "features")
+    assert run.code == 2 and "no features.json" in run.err and "not valid JSON" not in run.err
+
+
 # -- ladder and handoff ----------------------------------------------------------------------
 
 

@@ -66,8 +66,8 @@ def load(workspace: Path) -> FeatureList:
         data = HostFiles(workspace).read(FILE)
     except Refused as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from exc
-    if data is None:
-        raise ConfigError(f"no {FILE} in {workspace}: write one like " + '{"features": [{"id": "F01", '
+    if not data:  # empty: also the stand-in the session's sandbox keeps while the file is missing
+        raise ConfigError(f"no {FILE} in {workspace} (or it is empty): write one like " + '{"features": [{"id": "F01", '
                           '"description": "...", "verify": "pytest -q tests/test_f01.py"}]}')  # fmt: skip
     try:
         features = FeatureList.from_json(json.loads(data.decode("utf-8")))
