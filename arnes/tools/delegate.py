@@ -10,6 +10,7 @@ from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 class DelegateArgs(ToolArgs):
     task: str = Field(description="The whole task for the sub-agent: it sees nothing else.")
     read_only: bool = Field(False, description="No write tools; its shell only reads.")
+    agent: str | None = Field(None, description="An agent definition to follow (names in the first message).")
 
 
 class Delegate(BaseTool[DelegateArgs]):
@@ -25,4 +26,4 @@ class Delegate(BaseTool[DelegateArgs]):
             raise ToolError("Sub-agents are not available here; do the work yourself.")
         if not args.task.strip():
             raise ToolError("The task is empty. Describe the whole task: the sub-agent sees nothing else.")
-        return ctx.subagent(args.task, args.read_only)
+        return ctx.subagent(args.task, args.read_only, args.agent)
