@@ -197,3 +197,18 @@ def test_bad_definitions_are_refused_one_line_each_and_the_rest_load(tmp_path: P
     whys = sorted(r.why for r in catalog.refused)
     assert "permissionMode 'yolo' is not one of" in whys[0] and "name '../x' must be" in whys[1]
     assert all("\n" not in why for why in whys)
+
+
+def test_a_stricter_mode_never_widens_the_engine(tmp_path: Path) -> None:
+    from arnes.permissions.compose import StricterMode
+    from arnes.permissions.engine import RuleEngine
+    from arnes.permissions.types import Mode, Target, ToolRequest
+
+    write = ToolRequest("Write", {}, (Target(tmp_path / "a.py", "write"),), read_only=False)
+    cases: list[tuple[Mode, Mode, str]] = [
+        ("plan", "bypass", "deny"),
+        ("default", "bypass", "ask"),
+        ("bypass", "default", "ask"),
+    ]
+    for parent, asked, kind in cases:
+        assert StricterMode(RuleEngine(tmp_path, parent), asked).decide(write).kind == kind, (parent, asked)
