@@ -48,7 +48,10 @@ def first_message(trace: list[dict[str, Any]], child: bool) -> str:
 
 def test_tools_narrow_and_the_body_leads_the_childs_first_message(shop: Path, tmp_path: Path) -> None:
     define(
-        shop / ".claude" / "agents", "look", "name: scout\ndescription: Finds things fast\ntools: Read, Grep", "ROLE-7"
+        shop / ".claude" / "agents",
+        "look",
+        "name: scout\ndescription: Finds fast\ntools: Read, Grep\nmodel: haiku",
+        "ROLE-7",
     )
     turns = [
         call("Delegate", task="find the rate", agent="scout"),
@@ -58,17 +61,20 @@ def test_tools_narrow_and_the_body_leads_the_childs_first_message(shop: Path, tm
         {"text": "pricing.py line 4"},
         {"text": "main done"},
     ]
-    run, trace = scripted(shop, tmp_path, turns, "--permission-mode", "bypass")
+    run, trace = scripted(shop, tmp_path, turns, "--permission-mode", "bypass", "--trust")
     assert run.code == 0, run.err
     outputs = child_results(trace)
     assert outputs[0].startswith("Unknown tool 'Edit'. Available tools: Read, Grep")
     assert outputs[1].startswith("Unknown tool 'Bash'") and outputs[2] == "pricing.py"
     assert "0.10" in (shop / "pricing.py").read_text()
     # The list of agents is in the session's context; the body in the child's, never the system prompt.
-    assert "- scout: Finds things fast" in first_message(trace, child=False)
+    assert "- scout: Finds fast" in first_message(trace, child=False)
     assert first_message(trace, child=True).index("ROLE-7") < first_message(trace, child=True).index("find the rate")
     delegate = next(e for e in trace if e["event"] == "tool_result" and e["name"] == "Delegate")
     assert delegate["output"] == "pricing.py line 4"
+    # Claude Code's alias means nothing to this provider: said, and the parent's model is used.
+    assert "model 'haiku' is a Claude Code alias" in run.out + run.err
+    assert [e["model"] for e in trace if e["event"] == "session_start"] == ["script", "script"]
 
 
 @pytest.mark.parametrize(
