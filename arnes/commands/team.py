@@ -48,7 +48,8 @@ def outline(team: Team) -> str:
     lines = [f"team {team.name}"]
     for node in team.nodes:
         role = "read-only" if node.read_only else "may write"
-        lines.append(f"  {node.id}: {node.agent}, {role}")
+        follows = f", follows agent definition {node.agent_def}" if node.agent_def else ""
+        lines.append(f"  {node.id}: {node.agent}, {role}{follows}")
         if node.read_only:
             lines.append(f"    read-only is {enforcement(node.agent)}")
         if node.agent != "arnes":
