@@ -17,9 +17,7 @@ class DelegateArgs(ToolArgs):
 
 class Delegate(BaseTool[DelegateArgs]):
     name = "Delegate"
-    description = (
-        "Hand a self-contained task (a wide search, a review) to a fresh sub-agent; get its conclusion."
-    )
+    description = "Hand a self-contained task (a wide search, a review) to a fresh sub-agent; get its conclusion."
     args_model = DelegateArgs
     read_only = False
 
