@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arnes.agent.budget import Budget
 from arnes.agent.events import Notice, Retry
@@ -35,6 +35,9 @@ from arnes.ui.render import TerminalRenderer
 from arnes.ui.safe import visible
 from arnes.workflow.verify import Verifier, detect
 from arnes.workspace_trust import trusted_config, warn_withheld_keys
+
+if TYPE_CHECKING:
+    from arnes.extensions.agents import Catalog
 
 CONTINUE = "Continue with the task where you left off."
 DEFAULT_TIMEOUT = 600.0  # seconds before the first byte: a CPU reading a 5k-token prompt needs minutes
@@ -187,6 +190,7 @@ def build_session(
         return retrying(_provider(chosen, cfg, stream, window)[0])
 
     session.model_switch = switch
+    session.agents = agent_catalog(session, cfg)
     if cfg.mcp_servers:  # started behind the banner (agent/loop.py): start-up does not wait for them
         from arnes.mcp.start import make_hub
 
@@ -197,6 +201,16 @@ def build_session(
         assert session.shared is not None
         session.hooks = Hooks(cfg.hooks, session.workspace, session.sandbox, session.shared.spec, cfg.hooks_fail)
     return session
+
+
+def agent_catalog(session: Session, cfg: EffectiveConfig) -> Catalog:
+    """The agent definitions Delegate may name; what was refused or ignored is said once, on stderr."""
+    from arnes.extensions.agents import load_catalog
+
+    catalog = load_catalog(session.host, trusted=cfg.trusted)
+    for warning in catalog.warnings:
+        print(f"arnes: warning: {visible(warning)}", file=sys.stderr)
+    return catalog
 
 
 def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = None) -> int:

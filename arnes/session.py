@@ -20,12 +20,12 @@ from arnes.host.files import HostFiles
 from arnes.llm.base import Provider
 from arnes.messages import Message, ToolSpec
 from arnes.permissions.approvers import Approver, NoTerminalApprover
-from arnes.permissions.compose import AllowTools, ReadOnly
+from arnes.permissions.compose import AllowTools, NeverAsk, ReadOnly, StricterMode
 from arnes.permissions.engine import RuleEngine
 from arnes.permissions.gate import PermissionGate
 from arnes.permissions.protected import SANDBOX_READ_ONLY
 from arnes.permissions.rules import SourcedRule
-from arnes.permissions.types import Mode, Policy
+from arnes.permissions.types import Mode, Policy, stricter
 from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec
 from arnes.sandbox.choose import choose_sandbox
 from arnes.sandbox.hidden import hidden_paths, unwritable_paths
@@ -42,6 +42,7 @@ from arnes.tools.treewatch import TreeWatch
 from arnes.workflow.verify import Verifier
 
 if TYPE_CHECKING:
+    from arnes.extensions.agents import AgentMode, Catalog
     from arnes.extensions.hooks import HookRunner
     from arnes.mcp.client import McpHub
 
@@ -146,6 +147,8 @@ class Session:
     trace_path: Path | None = None  # the JSONL trace, as hooks see it (transcript_path)
     skill_catalog: SkillCatalog | None = None  # default: discovered in the workspace at first use
     active_skills: ActiveSkills = field(init=False)  # the loaded skills' allowed-tools, this turn
+    agents: Catalog | None = None  # agent definitions Delegate may name (set by the runner)
+    instructions: str = ""  # an agent definition's body: in the first message, after the context
     engine: RuleEngine = field(init=False)
     sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)
@@ -220,26 +223,39 @@ class Session:
         tool_names: list[str] | None = None,
         model: str | None = None,
         max_turns: int | None = None,
+        mode: AgentMode | None = None,
+        instructions: str = "",
     ) -> Session:
-        """A sub-agent's session: clean context, fewer tools, permissions only ever narrower."""
+        """A sub-agent's session: clean context, fewer tools, permissions only ever narrower.
+
+        `mode` (an agent definition's) is held against the parent's, the stricter winning: plan
+        makes the child read-only, dontAsk denies what would be asked. `model` "inherit" is the
+        parent's own model; None is what any sub-agent gets (the subagent role, else the parent's).
+        """
         assert self.shared is not None and self.policy is not None
+        read_only = read_only or mode == "plan"
         tools = [t for t in self.tools if not (read_only and t.name in WRITE_TOOLS)]
         if tool_names is not None:
             tools = [t for t in tools if t.name in tool_names]
         names = {t.name for t in tools}
-        policy: Policy = AllowTools(ReadOnly(self.policy) if read_only else self.policy, names)
+        narrowed: Mode = stricter(self.mode, "default" if mode == "dontAsk" else mode)
+        policy: Policy = StricterMode(self.policy, narrowed) if mode is not None else self.policy
+        if mode == "dontAsk":
+            policy = NeverAsk(policy)
+        policy = AllowTools(ReadOnly(policy) if read_only else policy, names)
         shared = self.shared
         if read_only:
             spec = dataclasses.replace(shared.spec, read_only_workspace=True)
             shared = dataclasses.replace(shared, spec=spec, sandbox=choose_sandbox(self._sandbox_mode_in_use(), spec))
         bus = EventBus([_forward(self.bus, parent_call)])
-        provider = self.provider_for("subagent")
-        if model:
+        provider = self.provider if model == "inherit" else self.provider_for("subagent")
+        if model and model != "inherit":
             provider = self.with_model(provider, model)
         child = Session(
             workspace=self.workspace,
             provider=provider,
-            mode=self.mode,
+            mode=narrowed,
+            instructions=instructions,
             approver=self.approver,
             policy=policy,
             tools=ToolRegistry(tools),
@@ -316,7 +332,10 @@ class Session:
             skills = self.skill_catalog.summary()
             if self.depth == 0:  # said once, not again by every sub-agent
                 notes += [f"skill refused: {r.why}" for r in self.skill_catalog.refused()]
-        text = session_context(self.host, names, notes, skills=skills)
+        agents = self.agents.summary() if self.agents and "Delegate" in names else ""
+        text = session_context(self.host, names, notes, skills=skills, agents=agents)
+        if self.instructions:  # here, not in the system prompt: a server's cached prefix still fits
+            text += f"\n\nYour instructions as this agent (from its definition):\n{self.instructions}"
         for note in notes:
             if note not in self._noted:  # once per session
                 self._noted.add(note)

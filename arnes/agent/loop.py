@@ -425,9 +425,11 @@ class Agent:
         return ToolResultBlock(call.id, output, is_error)
 
     # -- sub-agents --------------------------------------------------------------------------
-    def _delegate(self, task: str, read_only: bool) -> str:
+    def _delegate(self, task: str, read_only: bool, agent: str | None = None) -> str:
         """Run a sub-agent with a clean context; only its conclusion comes back."""
-        child = self.s.child(read_only=read_only, parent_call=self._current_call or "delegate")
+        from arnes.agent.delegation import delegate_session
+
+        child = delegate_session(self.s, agent, read_only=read_only, parent_call=self._current_call or "delegate")
         result = Agent(child).run(task)
         self.result.input_tokens += result.input_tokens
         self.result.output_tokens += result.output_tokens

@@ -42,7 +42,7 @@ def system_prompt(*, read_only: bool = False) -> str:
 
 
 def session_context(
-    files: HostFiles, tool_names: list[str], notes: list[str] | None = None, *, skills: str = ""
+    files: HostFiles, tool_names: list[str], notes: list[str] | None = None, *, skills: str = "", agents: str = ""
 ) -> str:
     """What this run knows about its workspace, for the head of the first user message.
 
@@ -78,6 +78,8 @@ def session_context(
             parts.append(f"Documents you can load with ReadDoc: {', '.join(names)}.")
     if skills:  # extensions/skills.py: one short line a skill, the bodies load on demand
         parts.append(skills)
+    if agents:  # here, not in Delegate's schema: the tool schemas stay the same in every workspace
+        parts.append(f"Agents you can name in Delegate's `agent` (their definitions choose tools and mode):\n{agents}")
     files_line = listing(workspace, files.rules)
     if files_line:
         parts.append(files_line)

@@ -49,6 +49,7 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
         console.print(f"  warning: {warning}", style="yellow", markup=False)
     for line, ok in skill_lines(ws, cfg.rules):
         console.print(f"  {line}", style=None if ok else "yellow", markup=False)
+    agents_section(console, ws, cfg.trusted, cfg.rules)
     return EXIT_OK if all(f.ok for f in findings) else EXIT_FAIL
 
 
@@ -158,6 +159,30 @@ def instructions_finding(ws: Path) -> Finding:
         if (ws / name).is_file() and not (ws / name).is_symlink():
             return Finding("project instructions", True, name)
     return Finding("project instructions", False, "no AGENTS.md", "run `arnes init` to write one")
+
+
+def agents_section(console: Console, ws: Path, trusted: bool, rules: list[SourcedRule]) -> None:
+    """Agent definitions found (what each may do) and the files refused, each with why."""
+    from arnes.extensions.agents import load_catalog
+    from arnes.host.files import HostFiles
+    from arnes.permissions.engine import RuleEngine
+    from arnes.ui.safe import one_line
+
+    catalog = load_catalog(HostFiles(ws, RuleEngine(ws, rules=list(rules))), trusted=trusted)
+    if not catalog.agents and not catalog.refused:
+        where = ".arnes/agents/, .claude/agents/, ~/.config/arnes/agents/"
+        console.print(f"  agent definitions: none ({where})", markup=False)
+        return
+    console.print("  agent definitions:", markup=False)
+    for a in catalog.agents.values():
+        tools = ", ".join(a.tools) if a.tools is not None else "the parent's"
+        mode = a.mode or "the parent's"
+        what = f"tools: {tools}; mode: {mode}; model: {a.model or 'as any sub-agent'}"
+        console.print(f"    {one_line(a.name)} ({a.origin}, {one_line(a.path)}): {what}", style="green", markup=False)
+        for note in a.notes:
+            console.print(f"        ignored: {one_line(note)}", style="yellow", markup=False)
+    for refusal in catalog.refused:
+        console.print(f"    refused: {one_line(refusal.why)}", style="red", markup=False)
 
 
 # -- init --------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from arnes.errors import ConfigError
 from arnes.sandbox.base import Sandbox
 from arnes.ui.safe import visible
 from arnes.workflow.teams.clis import PROFILES, enforcement
-from arnes.workflow.teams.config import Team, builtin_names, load_team, project_names, team_grants
+from arnes.workflow.teams.config import Team, builtin_names, load_team, missing_definitions, project_names, team_grants
 from arnes.workflow.teams.timeline import Timeline
 
 
@@ -48,7 +48,8 @@ def outline(team: Team) -> str:
     lines = [f"team {team.name}"]
     for node in team.nodes:
         role = "read-only" if node.read_only else "may write"
-        lines.append(f"  {node.id}: {node.agent}, {role}")
+        follows = f", follows agent definition {node.agent_def}" if node.agent_def else ""
+        lines.append(f"  {node.id}: {node.agent}, {role}{follows}")
         if node.read_only:
             lines.append(f"    read-only is {enforcement(node.agent)}")
         if node.agent != "arnes":
@@ -84,6 +85,13 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
             f"{path}: not run until you trust this folder: {', '.join(grants)} choose what runs on the host; "
             "trust it with `arnes trust` (or --trust for one run), or use a built-in team"
         )
+    if any(node.agent_def for node in team.nodes):
+        from arnes.extensions.agents import load_catalog
+        from arnes.host.files import HostFiles
+
+        missing = missing_definitions(team, list(load_catalog(HostFiles(ws), trusted=cfg.trusted).agents))
+        if missing:
+            raise ConfigError(f"team {team.name}: {missing}")
     ensure_arnes_dir(ws)  # before the first snapshot: arnes's own .gitignore is no node's write
     run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + team.name
     try:

@@ -53,13 +53,15 @@ class CommandRules(Protocol):
     def command_rule(self, kind: RuleKind, words: list[str]) -> RuleHit | None: ...
     def has_read_rules(self) -> bool: ...
     def has_command_denies(self) -> bool: ...
-    def target(self, tool: str, target: Target) -> Decision: ...
+    def target(self, tool: str, target: Target, mode: Mode | None = None) -> Decision: ...
 
 
-def decide_command(engine: CommandRules, tool: str, command: str) -> Decision:
+def decide_command(engine: CommandRules, tool: str, command: str, mode: Mode | None = None) -> Decision:
+    """`mode`: the one to judge in (a sub-agent's may be stricter than the engine's own)."""
+    mode = mode or engine.mode
     analysis = analyse(command)
     if analysis.error:
-        if engine.mode == "bypass" and engine.has_command_denies():
+        if mode == "bypass" and engine.has_command_denies():
             return Decision("deny", f"{analysis.error}, so the deny rules cannot be checked", "rule")
         return Decision("ask", f"{analysis.error}; a person has to read it", "mode")
     parts = analysis.commands
@@ -74,15 +76,15 @@ def decide_command(engine: CommandRules, tool: str, command: str) -> Decision:
     if folders is None and any(p.words and p.words[0] not in ("cd", "pushd", "popd") for p in parts):
         opaque.append("a cd goes to a folder only known when it runs, and the other parts run there")
     judged = _ReadOnly(engine, parts, folders)
-    path_decisions = _paths(engine, parts, analysis, folders, judged)
+    path_decisions = _paths(engine, parts, analysis, folders, judged, mode)
     for decision in path_decisions:
         if decision.kind == "deny":
             return decision
-    if opaque and engine.mode == "bypass" and engine.has_command_denies():
+    if opaque and mode == "bypass" and engine.has_command_denies():
         # bypass turns asks into allows; a deny rule must not be dodged by what nobody can read
         return Decision("deny", f"cannot be checked against the deny rules: {opaque[0]}", "rule")
     read_only = all(judged(p) for p in parts) and not analysis.writes
-    if engine.mode == "plan" and not read_only:  # before ask rules: no "y" runs a writer in plan
+    if mode == "plan" and not read_only:  # before ask rules: no "y" runs a writer in plan
         return Decision("deny", "plan mode: only read-only commands run", "mode")
     # 2. ask: a rule on any part, a path that asks, or a part nobody can see into
     for part in parts:
@@ -103,11 +105,11 @@ def decide_command(engine: CommandRules, tool: str, command: str) -> Decision:
         if read_only:
             return Decision("allow", "read-only command", "mode", confine=True)
         if analysis.writes and all(judged(p) for p in parts):
-            first = engine.target("Bash", Target(absolute(engine.workspace, analysis.writes[0]), "write"))
+            first = engine.target("Bash", Target(absolute(engine.workspace, analysis.writes[0]), "write"), mode)
             return Decision("allow", f"redirection: {first.reason}", first.source, first.rule, first.origin)
         return _covered(engine, parts, judged)
-    if engine.mode in ("acceptEdits", "bypass") and engine.sandboxed:
-        return Decision("allow", f"{engine.mode}: the sandbox holds the perimeter", "mode")
+    if mode in ("acceptEdits", "bypass") and engine.sandboxed:
+        return Decision("allow", f"{mode}: the sandbox holds the perimeter", "mode")
     nested = next((p for p in uncovered if p.nested), None)
     if nested:
         return Decision("ask", f"{nested.text!r} runs inside a substitution, eval or sh -c", "mode")
@@ -204,6 +206,7 @@ def _paths(
     analysis: ShellAnalysis,
     folders: list[Path] | None,
     judged: _ReadOnly,
+    mode: Mode,
 ) -> list[Decision]:
     """What the command reads and writes by path, judged by the path rules (non-allows only), from
     every folder it may run in; `..` after a link is resolved as the kernel does."""
@@ -220,12 +223,12 @@ def _paths(
     decisions: list[Decision] = []
     for folder in folders:
         for written in analysis.writes:
-            decisions.append(_judge(engine, folder, written, "write"))
+            decisions.append(_judge(engine, folder, written, "write", mode))
         for read in reads:
-            decisions.append(_read(engine, folder, read))
+            decisions.append(_read(engine, folder, read, mode))
         for part in parts:
             if not judged(part):
-                decisions += _denied_writes(engine, folder, part)
+                decisions += _denied_writes(engine, folder, part, mode)
     return [d for d in decisions if d.kind != "allow"]
 
 
@@ -241,14 +244,14 @@ def path_target(engine: CommandRules, folder: Path, arg: str, access: Access) ->
     return Target(Path(os.path.normpath(joined)), access, real=real)
 
 
-def _judge(engine: CommandRules, folder: Path, arg: str, access: Access) -> Decision:
+def _judge(engine: CommandRules, folder: Path, arg: str, access: Access, mode: Mode) -> Decision:
     target = path_target(engine, folder, arg, access)
     if target is None:
         return Decision("ask", f"{arg!r} names a folder only known when it runs", "mode")
-    return engine.target("Bash", target)
+    return engine.target("Bash", target, mode)
 
 
-def _read(engine: CommandRules, folder: Path, arg: str) -> Decision:
+def _read(engine: CommandRules, folder: Path, arg: str, mode: Mode) -> Decision:
     if arg == COMPUTED or "$" in arg:
         return Decision("ask", "reads a path only known when it runs", "mode")
     if "{" in arg:
@@ -257,7 +260,7 @@ def _read(engine: CommandRules, folder: Path, arg: str) -> Decision:
         if engine.has_read_rules():
             return Decision("ask", f"{arg!r} may match a file a Read rule hides", "rule")
         arg = _fixed_folder(arg)
-    decision = _judge(engine, folder, arg or ".", "read")
+    decision = _judge(engine, folder, arg or ".", "read", mode)
     if decision.kind == "allow" and decision.source != "rule":
         return Decision("allow", decision.reason, decision.source)
     return decision
@@ -272,7 +275,7 @@ def _fixed_folder(pattern: str) -> str:
     return prefix.rsplit("/", 1)[0] or "/"
 
 
-def _denied_writes(engine: CommandRules, folder: Path, part: SimpleCommand) -> list[Decision]:
+def _denied_writes(engine: CommandRules, folder: Path, part: SimpleCommand, mode: Mode) -> list[Decision]:
     """Arguments of a command that may write which an Edit deny rule covers (`sed -i x .env`);
     patterns are expanded first, so `.g?t/config` is `.git/config`."""
     found = []
@@ -280,7 +283,7 @@ def _denied_writes(engine: CommandRules, folder: Path, part: SimpleCommand) -> l
         if arg.startswith("-") or arg == COMPUTED or not arg:
             continue
         for path in expand(arg, folder):
-            decision = _judge(engine, folder, path, "write")
+            decision = _judge(engine, folder, path, "write", mode)
             if decision.kind == "deny" and decision.source in ("rule", "builtin"):
                 found.append(decision)
     return found

@@ -17,6 +17,7 @@ forwards it to its inner policy so that the whole stack learns.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from typing import Protocol, runtime_checkable
 from arnes.permissions.paths import is_inside, resolve_real
 from arnes.permissions.readonly import is_read_only
 from arnes.permissions.shell import analyse
-from arnes.permissions.types import Decision, Policy, ToolRequest
+from arnes.permissions.types import Decision, Mode, Policy, ToolRequest, stricter
 
 
 @runtime_checkable
@@ -130,3 +131,34 @@ class ReadOnly:
 
     def after_ask(self, request: ToolRequest, allowed: bool) -> None:
         forward_answer(self.inner, request, allowed)
+
+
+@dataclass
+class StricterMode:
+    """Judge every call in `mode` or the inner engine's mode, whichever is stricter (an agent
+    definition's `permissionMode`). The request carries the mode down the stack, so the rule
+    engine at the bottom decides with it; nothing here can widen what the engine would say."""
+
+    inner: Policy
+    mode: Mode
+
+    def decide(self, request: ToolRequest) -> Decision:
+        mode = stricter(self.mode, request.mode)
+        return self.inner.decide(dataclasses.replace(request, mode=mode))
+
+    def after_ask(self, request: ToolRequest, allowed: bool) -> None:
+        forward_answer(self.inner, request, allowed)
+
+
+@dataclass
+class NeverAsk:
+    """Claude Code's `dontAsk`: what would be asked is denied; only what the rules and the mode
+    allow runs."""
+
+    inner: Policy
+
+    def decide(self, request: ToolRequest) -> Decision:
+        decision = self.inner.decide(request)
+        if decision.kind == "ask":
+            return Decision("deny", f"{decision.reason} (this agent never asks)", decision.source, decision.rule)
+        return decision

@@ -32,7 +32,7 @@ from arnes.permissions.rules import (
     path_regex,
     split_command,
 )
-from arnes.permissions.types import Access, Decision, Mode, Target, ToolRequest
+from arnes.permissions.types import Access, Decision, Mode, Target, ToolRequest, stricter
 
 PROTECTED_DIRS = ANY_DEPTH  # at every depth, compared as a case-folding disk would (protected.py)
 # The feature list's states move only when a verify command is green, never by the model's hand.
@@ -165,29 +165,30 @@ class RuleEngine:
 
     # -- decisions -----------------------------------------------------------------------------
     def decide(self, request: ToolRequest) -> Decision:
+        mode = stricter(self.mode, request.mode)  # a sub-agent's mode can only be stricter
         if request.command is not None:
             from arnes.permissions.commands import decide_command
 
-            return self._finish(decide_command(self, request.tool, request.command))
+            return self._finish(decide_command(self, request.tool, request.command, mode), mode)
         if not request.targets:
-            return self._finish(self._pathless(request))
-        decisions = [self._target(request.tool, t) for t in request.targets]
+            return self._finish(self._pathless(request, mode), mode)
+        decisions = [self._target(request.tool, t, mode) for t in request.targets]
         for kind in ("deny", "ask"):
             for decision in decisions:
                 if decision.kind == kind:
-                    return self._finish(decision)
-        return self._finish(decisions[0])
+                    return self._finish(decision, mode)
+        return self._finish(decisions[0], mode)
 
-    def _finish(self, decision: Decision) -> Decision:
-        if self.mode == "bypass" and decision.kind == "ask":
+    def _finish(self, decision: Decision, mode: Mode) -> Decision:
+        if mode == "bypass" and decision.kind == "ask":
             return Decision("allow", f"bypass mode (was: {decision.reason})", "mode", decision.rule, decision.origin)
         return decision
 
-    def _pathless(self, request: ToolRequest) -> Decision:
+    def _pathless(self, request: ToolRequest, mode: Mode) -> Decision:
         tools = rule_tools(request.tool, None)
         mcp = request.tool.startswith("mcp__")
         for kind in ("deny", "ask", "allow"):
-            if mcp and kind == "ask" and self.mode == "plan":  # an MCP tool may write anything
+            if mcp and kind == "ask" and mode == "plan":  # an MCP tool may write anything
                 return Decision("deny", "plan mode: no MCP calls, only reading and planning", "mode")
             hit = self._first(kind, tools, None, every=False)
             if hit:
@@ -196,7 +197,7 @@ class RuleEngine:
             return Decision("ask", f"{request.tool}: an MCP tool with no rule for it", "mode")
         return Decision("allow", "touches no path", "mode")
 
-    def _target(self, tool: str, target: Target) -> Decision:
+    def _target(self, tool: str, target: Target, mode: Mode) -> Decision:
         written = str(target.path)
         real = str(target.real) if target.real is not None else real_path(written, self._root)
         forms = (written, real) if written != real else (written,)
@@ -209,7 +210,7 @@ class RuleEngine:
             hit = self._first("deny", tools, forms, every=False)
             if hit:
                 return by_rule(hit)
-            if self.mode == "plan" and target.access == "write":  # before ask rules: no "y" writes in plan
+            if mode == "plan" and target.access == "write":  # before ask rules: no "y" writes in plan
                 return Decision("deny", "plan mode: no writes, only reading and planning", "mode")
             hit = self._first("ask", tools, forms, every=False)
             if hit:
@@ -221,8 +222,8 @@ class RuleEngine:
             return Decision("ask", f"{target.access} outside the workspace: {real}", "perimeter")
         if target.access == "read":
             return Decision("allow", "read inside the workspace", "perimeter")
-        if self.mode in ("acceptEdits", "bypass"):
-            return Decision("allow", f"{self.mode}: write inside the workspace", "mode")
+        if mode in ("acceptEdits", "bypass"):
+            return Decision("allow", f"{mode}: write inside the workspace", "mode")
         return Decision("ask", f"write {real}", "mode")
 
     def _protected(self, forms: Iterable[str]) -> str | None:
@@ -271,9 +272,9 @@ class RuleEngine:
         with self._lock:
             return ("deny", "Bash") in self._groups
 
-    def target(self, tool: str, target: Target) -> Decision:
+    def target(self, tool: str, target: Target, mode: Mode | None = None) -> Decision:
         """One path's decision before the mode's bypass: for commands' reads and writes."""
-        return self._target(tool, target)
+        return self._target(tool, target, stricter(self.mode, mode))
 
     def hidden(self, tool: str, path: Path) -> bool:
         """True when a deny or ask rule covers reading `path`: searches must not show it."""

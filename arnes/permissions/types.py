@@ -11,6 +11,15 @@ DecisionKind = Literal["allow", "ask", "deny"]
 Source = Literal["rule", "mode", "perimeter", "builtin", "user", "no-tty", "hook"]
 Mode = Literal["default", "acceptEdits", "plan", "bypass"]
 MODES: tuple[Mode, ...] = ("default", "acceptEdits", "plan", "bypass")
+# From the strictest to the widest: an agent under another may only move left of its parent.
+STRICTNESS: tuple[Mode, ...] = ("plan", "default", "acceptEdits", "bypass")
+
+
+def stricter(mode: Mode, other: Mode | None) -> Mode:
+    """The stricter of two modes (`other` None: `mode`), so a narrower agent never widens its parent."""
+    if other is None:
+        return mode
+    return mode if STRICTNESS.index(mode) <= STRICTNESS.index(other) else other
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,8 @@ class ToolRequest:
     targets: tuple[Target, ...] = ()
     read_only: bool = True
     command: str | None = None
+    # A narrower agent's mode (see compose.StricterMode); the engine judges in the stricter of it and its own.
+    mode: Mode | None = None
 
 
 @dataclass(frozen=True)

@@ -55,8 +55,9 @@ class ToolContext:
     rule_hides: Callable[[str, str], bool] = field(default=lambda tool, path: False)
     sandbox: Sandbox = field(default_factory=NoSandbox)
     jobs: BackgroundJobs = field(default_factory=BackgroundJobs)
-    # Set by the agent loop: runs a sub-agent on (task, read_only) and returns its conclusion.
-    subagent: Callable[[str, bool], str] | None = None
+    # Set by the agent loop: runs a sub-agent on (task, read_only, agent definition's name or
+    # None) and returns its conclusion.
+    subagent: Callable[[str, bool, str | None], str] | None = None
     # Set by the loop for the write it is running: path as written -> the real path judged.
     pinned: dict[Path, Path] = field(default_factory=dict)
     # A command allowed only because it reads runs in this sandbox, which cannot write the

@@ -22,6 +22,10 @@ class Node(BaseModel):
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
     prompt: str = Field(min_length=1, description="The node's role.")
     agent: AgentName = "arnes"
+    agent_def: str | None = Field(
+        None,
+        description="arnes nodes: an agent definition (.arnes/agents/NAME.md): its tools, mode, model, prompt.",
+    )
     read_only: bool = False
     model: str | None = None
     tools: list[str] | None = Field(None, description="arnes nodes: only these tools.")
@@ -29,6 +33,14 @@ class Node(BaseModel):
     verify: str | None = Field(
         None, description="A command that must be green for the node to pass; `auto`: the project's test command."
     )
+
+    @model_validator(mode="after")
+    def _definition_for_arnes(self) -> Node:
+        if self.agent_def is not None and self.agent != "arnes":
+            raise ValueError(
+                f"node {self.id}: agent_def names an arnes agent definition; {self.agent} nodes cannot use one"
+            )
+        return self
 
 
 class Edge(BaseModel):
@@ -118,3 +130,12 @@ def team_grants(team: Team) -> list[str]:
             grants.append(f"{node.id}.agent")
         grants += [f"{node.id}.{key}" for key in ("args", "verify", "model") if getattr(node, key)]
     return grants
+
+
+def missing_definitions(team: Team, known: list[str]) -> str | None:
+    """The first node naming an agent definition that does not exist, said so it can be fixed."""
+    for node in team.nodes:
+        if node.agent_def is not None and node.agent_def not in known:
+            found = ", ".join(known) or "none (.arnes/agents/, .claude/agents/, ~/.config/arnes/agents/)"
+            return f"node {node.id}: agent_def {node.agent_def!r} names no agent definition; found: {found}"
+    return None

@@ -12,8 +12,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arnes.agent.delegation import child_for
 from arnes.agent.events import Event, ToolResultEvent
 from arnes.agent.loop import Agent, raise_for
+from arnes.errors import ConfigError
 from arnes.host.files import HostFiles
 from arnes.sandbox.base import Sandbox
 from arnes.session import Session
@@ -202,8 +204,11 @@ class TeamRunner:
 
     def _arnes(self, node: Node, workspace: Path, prompt: str, interactive: bool) -> tuple[str, bool]:
         base = self.make_session(workspace, interactive)
-        session = base.child(
-            read_only=node.read_only, parent_call=node.id, tool_names=node.tools, model=node.model,
+        definition = base.agents.get(node.agent_def) if base.agents and node.agent_def else None
+        if node.agent_def and definition is None:  # checked before the run; a copy may differ
+            raise ConfigError(f"team {self.team.name}: node {node.id}: no agent definition {node.agent_def!r}")
+        session = child_for(
+            base, definition, read_only=node.read_only, parent_call=node.id, tool_names=node.tools, model=node.model,
             max_turns=base.limits.max_turns,
         )  # fmt: skip
         refusals: list[tuple[str, str]] = []

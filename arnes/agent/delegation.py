@@ -1,0 +1,75 @@
+"""A sub-agent's session from an agent definition: the definition narrows, never widens.
+
+Shared by Delegate (`agent`) and team nodes (`agent_def`): the definition's tools are cut to
+the parent's (and to the node's own list), its mode is held against the parent's by the
+session, its body becomes the head of the child's first message (agent/prompt.py says why not
+the system prompt).
+"""
+
+from __future__ import annotations
+
+from arnes.agent.events import Notice
+from arnes.extensions.agents import AgentDefinition, Catalog
+from arnes.session import Session
+from arnes.tools.base import ToolError
+
+
+def delegate_session(parent: Session, agent: str | None, *, read_only: bool, parent_call: str) -> Session:
+    """The child for a Delegate call; an unknown name is an observation listing the known ones."""
+    if agent is None or not agent.strip():
+        return parent.child(read_only=read_only, parent_call=parent_call)
+    catalog = parent.agents or Catalog()
+    definition = catalog.get(agent.strip())
+    if definition is None:
+        raise ToolError(catalog.unknown(agent.strip()))
+    return child_for(parent, definition, read_only=read_only, parent_call=parent_call)
+
+
+def child_for(
+    parent: Session,
+    definition: AgentDefinition | None,
+    *,
+    read_only: bool,
+    parent_call: str,
+    tool_names: list[str] | None = None,
+    model: str | None = None,
+    max_turns: int | None = None,
+) -> Session:
+    """`tool_names`/`model` are the caller's own (a team node's); the definition narrows them further."""
+    if definition is None:
+        return parent.child(
+            read_only=read_only, parent_call=parent_call, tool_names=tool_names, model=model, max_turns=max_turns
+        )
+    names = [t.name for t in parent.tools if definition.allows(t.name)]
+    if tool_names is not None:
+        names = [n for n in names if n in tool_names]
+    return parent.child(
+        read_only=read_only,
+        parent_call=parent_call,
+        tool_names=names,
+        model=model or _model(parent, definition),
+        max_turns=max_turns,
+        mode=definition.mode,
+        instructions=definition.body,
+    )
+
+
+# Claude Code's model aliases, so a copied definition keeps working on Anthropic's API.
+CLAUDE_ALIASES = {"sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-5", "haiku": "claude-haiku-4-5"}
+
+
+def _model(parent: Session, definition: AgentDefinition) -> str | None:
+    """The definition's model as the parent's provider knows it; an alias elsewhere means nothing."""
+    model = definition.model
+    if model is None or model.lower() not in CLAUDE_ALIASES:
+        return model
+    if parent.provider_for("subagent").name == "anthropic":
+        return CLAUDE_ALIASES[model.lower()]
+    parent.bus.emit(
+        Notice(
+            "warning",
+            f"warning: agent {definition.name}: model {model!r} is a Claude Code alias, which the "
+            f"{parent.provider_for('subagent').name} provider does not know; the sub-agent uses the parent's model",
+        )
+    )
+    return None
