@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from arnes.tools import rgstream
+from arnes.tools import rgstream, search
 from arnes.tools.base import ToolContext, ToolError
 from arnes.tools.docs import ReadDoc
 from arnes.tools.search import GLOB_LIMIT, GREP_LINE_LIMIT, OVERFLOW_LINES, Glob, Grep
@@ -188,6 +188,33 @@ def test_glob_caps_results_at_the_limit(ctx: ToolContext) -> None:
     assert lines[0] == "f000.txt"
     assert lines[GLOB_LIMIT - 1] == f"f{GLOB_LIMIT - 1:03}.txt"
     assert lines[-1] == "... (7 more; use a narrower pattern or path)"
+
+
+def test_glob_past_the_order_cap_lists_by_path_and_counts_every_match(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the cap no match is stat'ed (newest first would cost one stat per match): the first
+    by path are shown, every match is still counted, and the note says why the order changed."""
+    monkeypatch.setattr(search, "GLOB_ORDER_CAP", 5)
+    monkeypatch.setattr(search, "GLOB_LIMIT", 3)
+    for i in range(5):
+        put(ctx, f"f{i}.txt", age=i)  # f0 is the newest
+    assert glob(ctx, "*.txt").splitlines() == [
+        "f0.txt",
+        "f1.txt",
+        "f2.txt",
+        "... (2 more; use a narrower pattern or path)",
+    ]
+    put(ctx, "y.txt", age=0)
+    put(ctx, "z.txt", age=0)
+    os.utime(ctx.workspace / "f4.txt", (BASE_TIME + 99, BASE_TIME + 99))  # the newest, yet last by path
+    assert glob(ctx, "*.txt").splitlines() == [
+        "f0.txt", "f1.txt", "f2.txt", "... (4 more, listed by path: over 5 match; use a narrower pattern or path)"
+    ]  # fmt: skip
+    stats: list[str] = []
+    monkeypatch.setattr(search, "_mtime", lambda path: stats.append(str(path)) or 0.0)
+    glob(ctx, "*.txt")
+    assert stats == []
 
 
 def test_glob_exactly_at_the_limit_has_no_note(ctx: ToolContext) -> None:

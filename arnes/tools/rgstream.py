@@ -6,12 +6,15 @@ splitting it into lists) cost seconds and gigabytes of memory for the 250 lines 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO
+
+CHUNK = 1 << 16
 
 
 @dataclass
@@ -25,11 +28,25 @@ class RgRun:
     lines_read: int = field(default=0)
 
     def lines(self) -> Iterator[str]:
-        """Each output line, split on newlines only (splitlines() would also cut at \\f, \\v ..)."""
+        """Each output line, split on newlines only (splitlines() would also cut at \\f, \\v ..).
+
+        Read in chunks as rg writes them, decoded and split a chunk at a time: a line at a time
+        cost a third of Glob's time on 25,000 paths."""
         assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
+        fd, rest = self.proc.stdout.fileno(), b""
+        while chunk := os.read(fd, CHUNK):
+            cut = chunk.rfind(b"\n") + 1
+            if not cut:
+                rest += chunk
+                continue
+            whole, rest = rest + chunk[:cut], chunk[cut:]
+            lines = whole.decode("utf-8", "replace").split("\n")
+            lines.pop()  # the empty string after the last newline
+            self.lines_read += len(lines)
+            yield from lines
+        if rest:
             self.lines_read += 1
-            yield raw.rstrip(b"\n").decode("utf-8", "replace")
+            yield rest.decode("utf-8", "replace")
 
 
 @contextmanager

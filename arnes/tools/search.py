@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import heapq
+import itertools
+import operator
 import os
 import stat
 import subprocess
@@ -22,6 +24,10 @@ from arnes.tools.rgstream import RgRun, stream_rg
 from arnes.tools.ripgrep import ripgrep
 
 GLOB_LIMIT = 100
+# Up to this many matches Glob shows the newest first; past it, the first by path. Newest first
+# needs one stat per match, which on 25,000 matches costs as much as ripgrep's whole walk (the
+# kernel's stat, ~2 us each here, not Python's): the bounded page then comes in path order.
+GLOB_ORDER_CAP = 1000
 GREP_LINE_LIMIT = 250
 # Lines read past the limit only to say how many more there are; then rg is killed. Few: each
 # line rg must still find costs, and "over 100 more" tells the model enough to narrow.
@@ -148,7 +154,9 @@ class GlobArgs(ToolArgs):
 
 class Glob(BaseTool[GlobArgs]):
     name = "Glob"
-    description = "Find files by glob; paths newest first, .gitignore honoured."
+    description = (
+        f"Find files by glob, .gitignore honoured; newest first, or by path when over {GLOB_ORDER_CAP:,} match."
+    )
     args_model = GlobArgs
     read_only = True
 
@@ -164,14 +172,16 @@ class Glob(BaseTool[GlobArgs]):
         with _opened(ctx, root) as where:
             listed = _listed(where) if leaky else None
             with _stream(["--files", *select], where) as run:
-                hits = _newest(run.lines(), listed, _counted(ctx, root, real_root, self.name), GLOB_LIMIT)
+                judge = _counted(ctx, root, real_root, self.name)
+                hits = _newest(run.lines(), listed, judge, GLOB_LIMIT, order_cap=GLOB_ORDER_CAP)
             if run.code == 2 and not hits.total:
                 raise ToolError(f"Glob failed: {run.err.strip() or 'bad pattern'}. Check the pattern syntax.")
         lines = hits.shown(_shown_under(ctx, root, real_root, self.name), GLOB_LIMIT)
         if not lines:
             return f"No files match {args.pattern!r} in {_where(shown)}."
         if hits.more:
-            lines.append(f"... ({hits.more} more; use a narrower pattern or path)")
+            order = f", listed by path: over {GLOB_ORDER_CAP:,} match" if hits.by_path else ""
+            lines.append(f"... ({hits.more} more{order}; use a narrower pattern or path)")
         return "\n".join(lines)
 
 
@@ -182,6 +192,7 @@ class _Newest:
     top: list[tuple[str, str]]
     total: int
     more: int = 0
+    by_path: bool = False  # more hits than the order cap: the first by path, not the newest
 
     def shown(self, name_of: Callable[[str], tuple[str, str] | None], limit: int) -> list[str]:
         """The names of the newest `limit` hits that pass the full check (links and rules) now."""
@@ -199,46 +210,58 @@ class _Newest:
 
 
 def _newest(
-    printed: Iterable[str], listed: set[str] | None, counted: Callable[[str], str | None], limit: int
+    printed: Iterable[str], listed: set[str] | None, judge: _Judge, limit: int, order_cap: int | None = None
 ) -> _Newest:
     """Every hit counted, only the newest kept: memory stays flat however many files match.
 
     Links are judged later, on the few shown (each costs an lstat per folder on its way); the
-    rules, a compiled pattern, are held against every hit so what they hide is not even counted.
-    The one stat per hit (its mtime) is what newest-first costs beyond rg's own walk; reading it
-    in threads gained nothing measurable on 2 cores. Twice the limit is kept so hits dropped for
-    a link still leave a full page."""
-    total = 0
+    rules, a compiled pattern, are held against every hit so what they hide is not even counted
+    (with no rule, nothing is checked, and the hits pass through C-level filters only). Newest
+    first costs one stat per hit beyond rg's own walk: past `order_cap` hits none is stat'ed and
+    the first by path are kept instead (Glob: 25,000 stats cost as much as rg's walk; reading
+    them in threads, relative to an opened folder, or with `rg --sortr modified` was no faster).
+    Twice the limit is kept so hits dropped for a link still leave a full page."""
+    hits: Iterator[str] = filter(None, printed)
+    if listed is not None:
+        hits = filter(listed.__contains__, hits)
+    if judge.hides is not None:
+        hits = itertools.filterfalse(judge.hides, hits)
+    first = list(itertools.islice(hits, order_cap)) if order_cap is not None else list(hits)
+    extra = next(hits, None)
+    if extra is None:  # all counted: the newest first
+        top = heapq.nlargest(2 * limit, ((_mtime(judge.real(line)), line) for line in first))
+        return _Newest([(line, judge.real(line)) for _, line in top], len(first))
+    counter = itertools.count(len(first) + 1)  # what `rest` has passed on, counted in C
+    rest = map(operator.itemgetter(0), zip(hits, counter, strict=False))
+    smallest = heapq.nsmallest(2 * limit, itertools.chain(first, [extra], rest))
+    return _Newest([(line, judge.real(line)) for line in smallest], next(counter), by_path=True)
 
-    def candidates() -> Iterator[tuple[float, str, str]]:
-        nonlocal total
-        for line in printed:
-            if not line or (listed is not None and line not in listed):
-                continue
-            real = counted(line)
-            if real is None:
-                continue
-            total += 1
-            yield _mtime(real), line, real
 
-    top = heapq.nlargest(2 * limit, candidates(), key=lambda hit: hit[0])
-    return _Newest([(line, real) for _, line, real in top], total)
+@dataclass(frozen=True)
+class _Judge:
+    """rg's path -> its real path; and whether a rule hides it (None when no rule can: rules
+    only, links are judged on what is shown)."""
+
+    real: Callable[[str], str]
+    hides: Callable[[str], bool] | None
 
 
-def _counted(ctx: ToolContext, root: Path, real_root: Path, tool: str) -> Callable[[str], str | None]:
-    """rg's path -> its real path, or None when a rule hides it (rules only: links are judged on
-    what is shown). With no read rule at all, nothing is held against any rule."""
+def _counted(ctx: ToolContext, root: Path, real_root: Path, tool: str) -> _Judge:
+    """The judge of the hits under `root`. With no read rule at all, nothing is held against any rule."""
     base = str(real_root).rstrip("/")
-    rules = ctx.read_rules()
 
-    def counted(printed: str) -> str | None:
+    def real(printed: str) -> str:
         rel = printed[2:] if printed.startswith("./") else printed
-        real = base if rel in ("<stdin>", "-", "") else f"{base}/{rel}"
-        if rules and (ctx.rule_hides(tool, real) or (root != real_root and ctx.hidden(tool, root / rel))):
-            return None
-        return real
+        return base if rel in ("<stdin>", "-", "") else f"{base}/{rel}"
 
-    return counted
+    if not ctx.read_rules():
+        return _Judge(real, None)
+
+    def hides(printed: str) -> bool:
+        rel = printed[2:] if printed.startswith("./") else printed
+        return ctx.rule_hides(tool, real(printed)) or (root != real_root and ctx.hidden(tool, root / rel))
+
+    return _Judge(real, hides)
 
 
 def _mtime(path: Path | str) -> float:
