@@ -161,3 +161,31 @@ def test_a_small_window_compacts_every_few_turns_not_every_other() -> None:
             assert messages[-1].content[0] == ToolResultBlock(f"c{i}_0", "x" * 2300)  # the unread result stays
     assert compactions <= 200 // 3, f"{compactions} compactions in 200 turns"
     assert max(after) <= 0.5, f"the window is {max(after):.0%} full after a compaction"
+
+
+def test_a_result_larger_than_the_budget_is_cut_to_half_the_window_not_to_the_brim() -> None:
+    """A newest result too large for the whole budget is truncated with a note. Cut only to the
+    brim, the very next turn would compact again (an extra model call per turn); cut to the share
+    a compaction leaves, normal turns pass before the next one."""
+    window, fixed = 4096, 900
+    limit = int(window * 0.8)
+    messages = [Message.user(TASK)]
+    compactions, turns_between = 0, []
+    since = 0
+    for i in range(12):
+        messages += turn(i, 40_000 if i == 3 else 2300)
+        since += 1
+        if fixed + message_tokens(messages) > limit:
+            done = compact(messages, limit - fixed, lambda _: "Read f0..fN; nothing changed yet.")
+            assert done is not None
+            messages = done.messages
+            compactions += 1
+            turns_between.append(since)
+            since = 0
+            assert (fixed + message_tokens(messages)) / window <= 0.5
+            assert_pairs_whole(messages)
+            if i == 3:
+                cut = messages[-1].content[0]
+                assert isinstance(cut, ToolResultBlock) and cut.tool_call_id == "c3_0"
+                assert "characters cut to fit the context window" in cut.content
+    assert turns_between[1:] and min(turns_between[1:]) >= 3, turns_between

@@ -274,6 +274,31 @@ def test_compaction_role_gets_the_summary_call(tmp_path: Path) -> None:
     assert any("SUMMARY: read data.txt many times" in json.dumps(m) for m in later["messages"])
 
 
+def test_a_4k_window_compacts_to_half_full_so_turns_pass_between_compactions(tmp_path: Path) -> None:
+    """The real command in a 4k window, 2 kB reads (the Read tool caps a larger file itself; the
+    cut of an oversized result is tests/test_context.py's): every compaction leaves the window at
+    most half full, so at least two more reads pass before the next one."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text(("x" * 63 + "\n") * 32)
+    reads = [{"tool_calls": [call("Read", file_path="a.txt", limit=1000 + i)]} for i in range(15)]
+    summaries = [{"text": "SUMMARY: read a.txt; nothing changed."}] * 20
+    with FakeLLMServer([*reads, {"text": "done."}]) as main, FakeLLMServer(summaries) as cheap:
+        (ws / ".arnes").mkdir()
+        settings = {
+            "model": {"provider": "openai", "name": "big", "base_url": main.url + "/v1", "context_window": 4096},
+            "models": {"compaction": {"provider": "openai", "name": "cheap", "base_url": cheap.url + "/v1"}},
+        }
+        (ws / ".arnes" / "settings.json").write_text(json.dumps(settings))
+        run = run_arnes("-w", str(ws), "--trust", "--output-format", "json", "go", env=KEYS)
+    assert run.code == 0, run.err
+    out = json.loads(run.out)
+    compactions = [e for e in read_trace(Path(out["trace"])) if e["event"] == "compaction"]
+    assert out["tool_calls"] == len(reads)
+    assert compactions and all(e["tokens_after"] <= 4096 // 2 for e in compactions), compactions
+    assert len(compactions) <= len(reads) // 3, f"{len(compactions)} compactions in {len(reads)} turns"
+
+
 def test_a_sub_agent_starts_from_a_clean_context_with_its_own_turn_limit(shop: Path) -> None:
     turns = [
         {"text": "parent thinking", "tool_calls": [call("Read", file_path="pricing.py")]},

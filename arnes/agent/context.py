@@ -3,6 +3,18 @@
 Compaction keeps the original task, the most recent turns and every tool call together with its
 result (a pair is never split). Older turns become a summary the model writes in a separate call
 without tools; when it cannot, whole old pairs are dropped instead.
+
+How often a small window compacts is set by its geometry, not by this code. A compaction leaves
+the fixed part F (system prompt and tool schemas), the head H (task, session context, summary) and
+the newest unit U (the call and its result, which the model has not read yet, so it stays); then
+each turn adds one unit, and the next compaction comes when the request would pass THRESHOLD of
+the window W. So at most n = (THRESHOLD*W - F - H) / U requests fit between two compactions.
+For W = 4096, F ~ 1,030 (~1,200-1,440 with every tool), H ~ 100 and a 2 kB read U ~ 650 tokens:
+n = (3,276 - 1,130) / 650 = 3.3, a compaction every 3 turns, the window ~45 % full after each.
+Every 5 turns would need F + H + 5U = 4,380 tokens, more than the whole 4,096 window even with no
+room for the reply: unreachable for any trigger while the unread result stays. A newest result
+too large for the budget on its own is cut (with a note) to the share a compaction keeps, not to
+the brim, or every following turn would compact again.
 """
 
 from __future__ import annotations
@@ -94,15 +106,15 @@ def compact(
     old = rest[: len(rest) - len(keep)]
     removed = sum(len(u) for u in old)
     if removed == 0 and not force:
-        return _trim_last(messages, budget)
+        return _trim_last(messages, budget, recent_budget)
     kept = [m for unit in keep for m in unit]
     summary = _summary(old, summarise) if old and summarise else None
     method = "summary" if summary else "drop"
     note = f"{SUMMARY_HEADER}\n{summary}" if summary else DROPPED_NOTE.format(n=removed)
     head = Message("user", [*_task_blocks(task), TextBlock(note), *carried])
     result = [head, *kept]
-    if message_tokens(result) > budget:
-        trimmed = _trim_last(result, budget)
+    if message_tokens(result) > budget:  # the newest result alone is too large: cut it to the share kept
+        trimmed = _trim_last(result, budget, recent_budget)
         result = trimmed.messages if trimmed else result
     return Compaction(result, method, removed)
 
@@ -122,13 +134,15 @@ def _summary(old: list[list[Message]], summarise: Summarise) -> str | None:
     return text or None
 
 
-def _trim_last(messages: list[Message], budget: int) -> Compaction | None:
-    """Last resort when the newest turns alone overflow: cut long tool results, keep the pairs."""
+def _trim_last(messages: list[Message], budget: int, target: int) -> Compaction | None:
+    """Last resort when the newest turns alone overflow `budget`: cut long tool results down to
+    `target` (what a compaction keeps), keep the pairs. Cut only to the brim, the next turn would
+    compact again, an extra model call per turn."""
     if message_tokens(messages) <= budget:
         return None
     result = messages
     for _ in range(10):
-        over = message_tokens(result) - budget
+        over = message_tokens(result) - target
         if over <= 0:
             break
         shorter = _cut_results(result, over * 4 + 200)
