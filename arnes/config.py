@@ -283,9 +283,7 @@ def _add_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], path: Path
     """Record a layer's MCP servers; a project's start only in a trusted folder (DESIGN §10)."""
     for name, server in servers.items():
         user = layer == "user"
-        lifted = [
-            k for k in ("sandbox", "network") if (k == "sandbox" and not server.sandbox) or getattr(server, k) is True
-        ]
+        lifted = [k for k, on in (("sandbox", not server.sandbox), ("network", server.network is True)) if on]
         if lifted and not user:
             keys = " and ".join(f"mcpServers.{name}.{k}" for k in lifted)
             cfg.warnings.append(f"{path}: {keys} ignored: only your user settings may lift the sandbox")

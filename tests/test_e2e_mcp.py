@@ -89,6 +89,9 @@ def test_user_only_keys_in_a_project_file_are_refused(tmp_path: Path) -> None:
     listed = run_arnes("--trust", "mcp", "list", "-w", str(ws))
     assert "sandbox bubblewrap" in listed.out or Bubblewrap.unavailable() is not None
     assert "only your user settings" in listed.out + listed.err
+    (tmp_path / "plain").mkdir()
+    plain = run_arnes("--trust", "mcp", "list", "-w", str(workspace(tmp_path / "plain", {"fake": stdio()})))
+    assert "ignored" not in plain.out + plain.err  # a server that lifts nothing is not warned about
 
 
 def test_untrusted_project_mcp_json_starts_nothing(tmp_path: Path) -> None:
