@@ -281,7 +281,9 @@ def execute(
     if args.output_format == "stream-json":
         from arnes.ui.stream_json import StreamJson
 
-        stream = StreamJson([spec.name for spec in session.tools.specs()])
+        hub = session.mcp
+        servers = (lambda: {name: st.state for name, st in hub.servers.items()}) if hub is not None else None
+        stream = StreamJson(lambda: [spec.name for spec in session.tools.specs()], servers)
         session.bus.subscribe(stream)
     with subscribe(args, session, cfg, trace_path, renderer) as trace_path:
         if history:

@@ -191,3 +191,18 @@ def test_bad_mcp_json_is_one_clear_line(tmp_path: Path) -> None:
     ws = workspace(tmp_path, {"x": {"args": ["a"]}})
     run = run_arnes("mcp", "list", "-w", str(ws))
     assert run.code == 2 and ".mcp.json: invalid MCP servers: mcpServers.x" in run.err and "Traceback" not in run.err
+
+
+def test_stream_json_init_lists_the_mcp_tools_and_each_servers_status(tmp_path: Path) -> None:
+    """Like Claude Code's: the init line names the servers' tools and says which server failed."""
+    ws = workspace(tmp_path, {"fake": stdio(), "dead": stdio("exit")})
+    run, _ = run_calls(tmp_path, ws, [{"name": "mcp__fake__add", "input": {"a": 2, "b": 3}}], "--trust",
+                       "--allow", "mcp__fake", "--output-format", "stream-json")  # fmt: skip
+    assert run.code == 0, run.err
+    lines = [json.loads(line) for line in run.out.splitlines()]
+    init = lines[0]
+    assert init["type"] == "system" and init["subtype"] == "init"
+    assert "mcp__fake__add" in init["tools"] and "Read" in init["tools"]
+    status = {s["name"]: s["status"] for s in init["mcp_servers"]}
+    assert status == {"fake": "connected", "dead": "failed"}
+    assert [line for line in lines if line.get("subtype") == "init"] == [init]
