@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +75,9 @@ def _from_show(show: dict[str, Any], cap: int) -> ServerWindow | None:
 def _fetch(url: str, body: dict[str, Any] | None) -> dict[str, Any] | None:
     """GET (or POST `body`) without proxies: these are servers on the user's own machine or LAN."""
     data = json.dumps(body).encode() if body is not None else None
+    import urllib.error  # here, not at the top: urllib.request brings http.client, email and ssl
+    import urllib.request  # (~10 ms), and most runs (cloud APIs, a known window) never probe
+
     request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:

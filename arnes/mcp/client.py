@@ -5,12 +5,12 @@ behind the banner. The first model request waits for them (bounded by each serve
 so the tools are there when the model first looks. A server that fails, hangs or dies is marked
 failed with the reason, and its tools answer with that reason; the session goes on.
 The `mcp` SDK (the optional extra `arnes[mcp]`) takes most of a second to import: the background
-thread imports it, so the banner never waits for it.
+thread imports it, so the banner never waits for it; asyncio too is imported (and the loop made)
+only by `start`, after the banner (it cost ~15 ms of the banner path).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shlex
@@ -26,6 +26,8 @@ from arnes.mcp.settings import ServerEntry
 from arnes.sandbox.base import Confined, Sandbox
 
 if TYPE_CHECKING:
+    import asyncio
+
     from mcp import ClientSession
 
 MISSING_SDK = "the MCP SDK is not installed: pip install 'arnes[mcp]'"
@@ -72,7 +74,7 @@ class McpHub:
             if not st.entry.trusted:
                 st.state = "not started: untrusted (`arnes trust` or --trust to start it)"
                 st.ready.set()
-        self._loop = asyncio.new_event_loop()
+        self._loop: asyncio.AbstractEventLoop | None = None  # made by `start`
         self._thread = threading.Thread(target=self._run, name="arnes-mcp", daemon=True)
 
     def _run(self) -> None:
@@ -82,19 +84,25 @@ class McpHub:
         except ImportError:
             for st in self.servers.values():
                 st.fail(MISSING_SDK)
+        assert self._loop is not None
         self._loop.run_forever()
 
     def start(self) -> None:
         """Connect every trusted server in the background; returns at once (a second call does nothing)."""
         if self._thread.is_alive():
             return
+        import asyncio
+
+        self._loop = loop = asyncio.new_event_loop()
         self._thread.start()
         for st in self.servers.values():
             if not st.ready.is_set():
-                self._loop.call_soon_threadsafe(self._launch, st)
+                loop.call_soon_threadsafe(self._launch, st)
 
     def _launch(self, st: ServerState) -> None:
-        if st.ready.is_set():  # failed already (no SDK)
+        import asyncio
+
+        if st.ready.is_set() or self._loop is None:  # failed already (no SDK)
             return
         st.stop = asyncio.Event()
         st.task = self._loop.create_task(self._serve(st))
@@ -106,6 +114,8 @@ class McpHub:
             st.task.cancel()
 
     async def _serve(self, st: ServerState) -> None:
+        import asyncio
+
         from mcp import ClientSession
         from mcp.client.stdio import StdioServerParameters, stdio_client
         from mcp.client.streamable_http import streamable_http_client
@@ -186,8 +196,10 @@ class McpHub:
         """Run one tool: (text for the model, is_error). Raises ConnectionError when it cannot run."""
         st = self.servers[server]
         session = st.session
-        if session is None:
+        if session is None or self._loop is None:
             raise ConnectionError(f"the MCP server {server!r} is not running ({st.state})")
+        import asyncio
+
         timeout = st.entry.config.tool_timeout
         future = asyncio.run_coroutine_threadsafe(
             session.call_tool(tool, arguments, read_timeout_seconds=timeout), self._loop
@@ -208,8 +220,10 @@ class McpHub:
 
     def close(self) -> None:
         """Stop every server (stdio processes are ended by the SDK) and the loop."""
-        if not self._thread.is_alive():
+        loop = self._loop
+        if not self._thread.is_alive() or loop is None:
             return
+        import asyncio
 
         async def stop_all() -> None:
             tasks = []
@@ -222,8 +236,8 @@ class McpHub:
                 await asyncio.wait(tasks, timeout=5)
 
         with contextlib.suppress(Exception):
-            asyncio.run_coroutine_threadsafe(stop_all(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
+            asyncio.run_coroutine_threadsafe(stop_all(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
         self._thread.join(5)
 
 
