@@ -1,0 +1,1 @@
+"""bench/run.py's parts, one per thing it measures (see bench/README.md)."""
