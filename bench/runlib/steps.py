@@ -121,7 +121,8 @@ def run_once(agent: str, variant: Variant, n: int) -> Sample:
                     cmd += ["--provider", "anthropic", "--base-url", srv.url, "--model", "fake-model"]
                 else:
                     cmd += ["--provider", "openai", "--base-url", base, "--model", "fake"]
-                cmd += ["-w", str(ws), *variant.arnes_flags, "--output-format", "json", task]
+                cmd += ["-w", str(ws), *variant.arnes_flags, "--max-turns", str(n + 10)]
+                cmd += ["--output-format", "json", task]
                 if agent == "arnes-nosandbox":
                     cmd[-1:-1] = ["--sandbox", "off"]
             else:
@@ -203,7 +204,8 @@ def profile_arnes(n: int) -> str:
         with fake_server(READ.arnes_responder(n)) as srv:
             cmd = [arnes_python(), "-m", "cProfile", "-o", str(prof), "-m", "arnes", "--provider", "openai"]
             cmd += ["--base-url", srv.url + "/v1", "--model", "fake", "-w", str(ws)]
-            cmd += ["--permission-mode", "acceptEdits", "--output-format", "json", f"read a.txt {n} times"]
+            cmd += ["--permission-mode", "acceptEdits", "--max-turns", str(n + 10), "--output-format", "json"]
+            cmd += [f"read a.txt {n} times"]
             subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp, check=True)
         code = "import pstats, sys\ns = pstats.Stats(sys.argv[1]); s.sort_stats('tottime'); s.print_stats(25)\n"
         r = subprocess.run([arnes_python(), "-c", code, str(prof)], capture_output=True, text=True, check=True)
