@@ -71,7 +71,7 @@ print(json.dumps({"wall": wall, "lines": n}))
 CASES = [
     ("Grep content, default cap (250 lines)", "arnes-grep", "rg-grep-250"),
     ("Grep files_with_matches (newest 250)", "arnes-grep-files", "rg-files-with-matches"),
-    ("Glob **/*.py (newest 100)", "arnes-glob", "rg-files-py"),
+    ("Glob **/*.py (first 100 by path of 25,000)", "arnes-glob", "rg-files-py"),
 ]
 
 
