@@ -226,14 +226,15 @@ def _newest(
         hits = filter(listed.__contains__, hits)
     if judge.hides is not None:
         hits = itertools.filterfalse(judge.hides, hits)
-    first = list(itertools.islice(hits, order_cap)) if order_cap is not None else list(hits)
-    extra = next(hits, None)
-    if extra is None:  # all counted: the newest first
-        top = heapq.nlargest(2 * limit, ((_mtime(judge.real(line)), line) for line in first))
-        return _Newest([(line, judge.real(line)) for _, line in top], len(first))
-    counter = itertools.count(len(first) + 1)  # what `rest` has passed on, counted in C
-    rest = map(operator.itemgetter(0), zip(hits, counter, strict=False))
-    smallest = heapq.nsmallest(2 * limit, itertools.chain(first, [extra], rest))
+    counter = itertools.count()  # how many hits passed, counted in C: next(counter) once they are read
+    hits = map(operator.itemgetter(0), zip(hits, counter, strict=False))
+    first = list(itertools.islice(hits, order_cap)) if order_cap is not None else []
+    extra = next(hits, None) if order_cap is not None else None
+    if extra is None:  # within the cap (or none): the newest first, streamed through a heap
+        dated = ((_mtime(judge.real(line)), line) for line in itertools.chain(first, hits))
+        top = heapq.nlargest(2 * limit, dated)
+        return _Newest([(line, judge.real(line)) for _, line in top], next(counter))
+    smallest = heapq.nsmallest(2 * limit, itertools.chain(first, [extra], hits))
     return _Newest([(line, judge.real(line)) for line in smallest], next(counter), by_path=True)
 
 
