@@ -9,10 +9,12 @@ the fixed part F (system prompt and tool schemas), the head H (task, session con
 the newest unit U (the call and its result, which the model has not read yet, so it stays); then
 each turn adds one unit, and the next compaction comes when the request would pass THRESHOLD of
 the window W. So at most n = (THRESHOLD*W - F - H) / U requests fit between two compactions.
-For W = 4096, F ~ 1,030 (~1,200-1,440 with every tool), H ~ 100 and a 2 kB read U ~ 650 tokens:
-n = (3,276 - 1,130) / 650 = 3.3, a compaction every 3 turns, the window ~45 % full after each.
-Every 5 turns would need F + H + 5U = 4,380 tokens, more than the whole 4,096 window even with no
-room for the reply: unreachable for any trigger while the unread result stays. A newest result
+For W = 4096, F ~ 1,120 (the tool schemas, brief in a small window), H ~ 170 (with the skills
+listing) and a 2 kB read U ~ 650 tokens: n = (3,276 - 1,290) / 650 = 3.05, a compaction every 3
+turns, the window ~48 % full after each; a few tokens more in H and it is every 2 (the summary's
+header is kept short for that reason). Every 5 turns would need F + H + 5U ~ 4,660 tokens, more
+than the whole 4,096 window even with no room for the reply: unreachable for any trigger while
+the unread result stays. A newest result
 too large for the budget on its own is cut (with a note) to the share a compaction keeps, not to
 the brim, or every following turn would compact again.
 """
@@ -32,7 +34,7 @@ SUMMARY_PROMPT = (
     "context. Write a short summary (at most 200 words): what was asked, what was found (files, "
     "functions, facts), what was changed, what failed, and what remains. Plain text, no preamble."
 )
-SUMMARY_HEADER = "[Summary of earlier turns, written to save context]"
+SUMMARY_HEADER = "[Summary of earlier turns]"  # short: a 4k window compacts every 3 turns or every 2 by a few tokens
 DROPPED_NOTE = "[{n} earlier messages were dropped to fit the context window; re-read files if you need them]"
 
 Summarise = Callable[[str], str]
