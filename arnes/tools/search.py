@@ -154,9 +154,7 @@ class GlobArgs(ToolArgs):
 
 class Glob(BaseTool[GlobArgs]):
     name = "Glob"
-    description = (
-        f"Find files by glob, .gitignore honoured; newest first, or by path when over {GLOB_ORDER_CAP:,} match."
-    )
+    description = f"Find files by glob: newest first, by path past {GLOB_ORDER_CAP:,}. Honours .gitignore."
     args_model = GlobArgs
     read_only = True
 
