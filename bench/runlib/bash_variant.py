@@ -12,7 +12,8 @@ from runlib.steps import Variant, loop_responder
 
 
 def echo(k: int) -> Json:
-    """`echo hi K`: a new command each step (arnes's loop guard stops repeats; mini has none)."""
+    """`echo hi K`: a new command each step (arnes's loop guard stops repeats); mini-swe-agent
+    runs the same commands (`mini_command`'s `{i}`)."""
     return {"name": "Bash", "input": {"command": f"echo hi {k}"}}
 
 
@@ -23,7 +24,7 @@ BASH = Variant(
         n, lambda k: {"name": "Bash", "input": {"command": f"echo hi {k}"}}, DONE_TURN
     ),
     arnes_flags=["--permission-mode", "acceptEdits", "--allow", "Bash"],
-    mini_command="echo hi",
+    mini_command="echo hi {i}",
 )
 
 

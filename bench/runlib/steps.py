@@ -110,8 +110,10 @@ def run_once(agent: str, variant: Variant, n: int) -> Sample:
         if agent.startswith("arnes"):
             responder = variant.arnes_responder(n)
         else:
-            mini_call = {"name": "bash", "input": {"command": variant.mini_command}}
-            responder = loop_responder(n, lambda k: mini_call, MINI_SUBMIT)
+            command = variant.mini_command  # a `{i}` becomes the step's number, as on arnes's side
+            responder = loop_responder(
+                n, lambda k: {"name": "bash", "input": {"command": command.replace("{i}", str(k))}}, MINI_SUBMIT
+            )
         env = child_env(OPENAI_API_KEY="test", ANTHROPIC_API_KEY="test", XDG_CONFIG_HOME=str(Path(tmp) / "xdg"))
         with fake_server(responder) as srv:
             base = srv.url + "/v1"
