@@ -148,7 +148,7 @@ def _search_root(ctx: ToolContext, path: str | None) -> tuple[Path, str]:
 
 
 class GlobArgs(ToolArgs):
-    pattern: str = Field(description="Glob such as **/*.py or src/*.ts (gitignore syntax).")
+    pattern: str = Field(description="Glob, e.g. **/*.py or src/*.ts.")
     path: str | None = Field(None, description="Folder to search in; default the workspace.")
 
 
