@@ -1,4 +1,4 @@
-"""Red team: a sandboxed shell command turns a project skill into a read grant for the host's home.
+"""A skill folder swapped for a link after discovery opens nothing (red-team finding 1).
 
 The skill catalog is discovered at start, when `.claude/skills/helper` is a real folder. The sandbox
 keeps `.arnes/` read-only but not `.claude/skills/` or `.agents/skills/`, so a Bash command (run in

@@ -1,4 +1,4 @@
-"""Red team: a repository's `.claude/settings.json` writes raw escape sequences to the user's terminal.
+"""A repository's settings, .mcp.json and file names reach the terminal escaped (red-team finding 6).
 
 `arnes doctor` and `arnes mcp list` print the warnings about a copied Claude Code settings file
 (unknown keys, unknown hook events, unknown keys of a hook) with the repository's key names as they
