@@ -70,7 +70,7 @@ def warn_withheld_keys(cfg: EffectiveConfig) -> None:
         env = PROFILES[provider].api_key_env
         if from_repo and url and env and os.environ.get(env):
             print(
-                f"arnes: warning: the base URL {visible(url)} comes from the project's settings: your {env} is not sent "
-                "to it (set the URL in your user settings or with --base-url to send it)",
+                f"arnes: warning: the base URL {visible(url)} comes from the project's settings: your {env} is "
+                "not sent to it (set the URL in your user settings or with --base-url to send it)",
                 file=sys.stderr,
             )

@@ -109,3 +109,70 @@ def test_a_skill_folder_swapped_for_a_link_to_root_does_not_open_the_whole_disk(
         assert "CANARY-ROOT-FS" not in _outputs(events), "a file outside home and workspace was read with no prompt"
     finally:
         shutil.rmtree(other, ignore_errors=True)
+
+
+def test_a_skill_folder_swapped_with_no_sandbox_is_refused_at_load(tmp_path: Path) -> None:
+    """With no sandbox the swap itself succeeds: the Skill tool refuses the moved folder, lists no
+    file of it and adds no grant (a project skill never adds one)."""
+    home, ws, secret = _setup(tmp_path, ".claude/skills")
+    (home / "other-project" / "listed-name.txt").write_text("x\n")
+    swap = f"rm -rf .claude/skills/helper && ln -s {home / 'other-project'} .claude/skills/helper"
+    events = _run(tmp_path, ws, [
+        [{"name": "Bash", "input": {"command": swap}}],
+        [{"name": "Skill", "input": {"name": "helper"}}],
+        [{"name": "Read", "input": {"file_path": str(secret)}}],
+    ], "--sandbox", "off", "--allow", "Bash")  # fmt: skip
+    shown = _outputs(events)
+    assert "changed since the session started" in shown
+    assert "listed-name.txt" not in shown and "CANARY-OTHER-PROJECT" not in shown
+
+
+def test_the_sandbox_keeps_the_prompt_folders_read_only(tmp_path: Path) -> None:
+    """Skills, commands and agents are the user's prompt files: a command can neither rewrite nor
+    move them (`mv .claude` would carry them out from under the read-only mount)."""
+    _home, ws, _secret = _setup(tmp_path, ".claude/skills")
+    for rel in (".claude/commands", ".claude/agents", ".agents/skills/other"):
+        (ws / rel).mkdir(parents=True)
+    (ws / ".claude" / "commands" / "fix.md").write_text("fix it\n")
+    attempts = [
+        "rm -rf .claude/skills/helper", "echo evil > .claude/commands/fix.md", "touch .claude/agents/new.md",
+        "rm -rf .agents/skills/other", "mv .claude .moved", "mv .agents .moved2",
+    ]  # fmt: skip
+    _run(tmp_path, ws, [[{"name": "Bash", "input": {"command": c}}] for c in attempts],
+         "--permission-mode", "acceptEdits")  # fmt: skip
+    assert (ws / ".claude" / "skills" / "helper" / "SKILL.md").is_file()
+    assert (ws / ".claude" / "commands" / "fix.md").read_text() == "fix it\n"
+    assert not (ws / ".claude" / "agents" / "new.md").exists()
+    assert (ws / ".agents" / "skills" / "other").is_dir()
+    assert not (ws / ".moved").exists() and not (ws / ".moved2").exists()
+
+
+def test_a_user_skill_grants_only_the_folder_found_at_discovery(tmp_path: Path) -> None:
+    """A user's skill outside the workspace may be read (its own folder only); swapped after
+    discovery for a link elsewhere, it is refused and grants nothing."""
+    from arnes.extensions.skill_scope import ActiveSkills
+    from arnes.extensions.skills import SkillCatalog, SkillLoader
+    from arnes.host.files import HostFiles
+    from arnes.permissions.engine import RuleEngine
+    from arnes.tools.base import ToolError
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    skills = tmp_path / "cfg" / "arnes" / "skills"
+    for name in ("mine", "swapped"):
+        (skills / name).mkdir(parents=True)
+        (skills / name / "SKILL.md").write_text(f"---\ndescription: {name}\n---\nDo it.\n")
+    (skills / "mine" / "notes.md").write_text("n\n")
+    engine = RuleEngine(ws, "default", [])
+    catalog = SkillCatalog(HostFiles(ws, engine), {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "HOME": str(tmp_path)})
+    loader = SkillLoader(catalog, engine, ActiveSkills(ws))
+    assert catalog.get("swapped") is not None  # discovered while still a real folder
+    import shutil
+
+    shutil.rmtree(skills / "swapped")
+    (skills / "swapped").symlink_to(tmp_path)
+    with pytest.raises(ToolError, match="changed since the session started"):
+        loader.load("swapped")
+    assert "notes.md" in loader.load("mine")
+    granted = [r.rule for r in engine.listing() if r.kind == "allow"]
+    assert granted == [f"Read({skills.resolve() / 'mine'}/**)"]
