@@ -374,7 +374,7 @@ def exit_code(result: RunResult) -> int:
 def _print_changes(renderer: TerminalRenderer, session: Session, changed: list[Path]) -> None:
     shell = session.ctx.changes.shell_report()
     for line in shell_lines(shell):
-        renderer.console.print(line, markup=False)
+        renderer.console.print(visible(line), markup=False)  # the names are the commands' choice
     if not changed:
         return
     names = visible(", ".join(session.ctx.display(p) for p in changed))

@@ -14,6 +14,7 @@ from arnes.config import EffectiveConfig, load_config
 from arnes.errors import ConfigError
 from arnes.llm.base import PROFILES
 from arnes.permissions.grants import describe
+from arnes.ui.safe import visible
 
 
 def trusted_config(workspace: Path, flag: bool, terminal: bool) -> EffectiveConfig:
@@ -29,7 +30,7 @@ def trusted_config(workspace: Path, flag: bool, terminal: bool) -> EffectiveConf
     try:
         status = "trusted" if flag else store.status(workspace)
     except ConfigError as exc:  # a broken record trusts nothing, but does not stop arnes everywhere
-        print(f"arnes: warning: {exc}", file=sys.stderr)
+        print(f"arnes: warning: {visible(str(exc))}", file=sys.stderr)
         status, terminal = "unknown", False
     cfg = load_config(workspace, trusted=status == "trusted")
     if cfg.ignored and terminal and status in ("unknown", "changed"):
@@ -41,7 +42,7 @@ def trusted_config(workspace: Path, flag: bool, terminal: bool) -> EffectiveConf
         try:
             store.record(workspace, yes, shown)
         except ConfigError as exc:  # the answer still holds for this run
-            print(f"arnes: warning: {exc}", file=sys.stderr)
+            print(f"arnes: warning: {visible(str(exc))}", file=sys.stderr)
         if yes and fingerprint(workspace) == shown:
             cfg = load_config(workspace, trusted=True)
         status = "trusted" if cfg.trusted else "declined"
@@ -69,7 +70,7 @@ def warn_withheld_keys(cfg: EffectiveConfig) -> None:
         env = PROFILES[provider].api_key_env
         if from_repo and url and env and os.environ.get(env):
             print(
-                f"arnes: warning: the base URL {url} comes from the project's settings: your {env} is not sent "
-                "to it (set the URL in your user settings or with --base-url to send it)",
+                f"arnes: warning: the base URL {visible(url)} comes from the project's settings: your {env} is "
+                "not sent to it (set the URL in your user settings or with --base-url to send it)",
                 file=sys.stderr,
             )

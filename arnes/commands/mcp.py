@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from arnes.cliargs import parse_subcommand
+from arnes.ui.safe import one_line, visible
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
@@ -25,7 +26,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     cfg = resolve_config(args, ws, ask=False)
     console = Console(highlight=False, soft_wrap=True)
     for warning in cfg.warnings:
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        console.print(Text(f"warning: {visible(warning)}", style="yellow"))
     if not cfg.mcp_servers:
         console.print(
             "no MCP servers configured (add them to .mcp.json or mcpServers in settings; see docs/mcp.md)",
@@ -51,11 +52,11 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
                 else " ".join([st.entry.config.command or "", *st.entry.config.args])
             )
             boxed = f", sandbox {st.sandbox}" if st.sandbox else ""
-            console.print(Text(f"{name}  {st.state}  ({kind}{boxed}: {where}; from {st.entry.source})"))
+            # The command, URL and tools are the repository's and the server's words: shown, never obeyed.
+            console.print(Text(one_line(f"{name}  {st.state}  ({kind}{boxed}: {where}; from {st.entry.source})")))
             for tool in st.tools:
-                console.print(
-                    Text(f"  mcp__{name}__{tool.name}  {tool.description.splitlines()[0] if tool.description else ''}")
-                )
+                first = tool.description.splitlines()[0] if tool.description else ""
+                console.print(Text(one_line(f"  mcp__{name}__{tool.name}  {first}")))
     finally:
         if hub is not None:
             hub.close()

@@ -119,8 +119,8 @@ def _check(console: Console, engine: RuleEngine, tool: str, target: str) -> int:
     d = engine.decide(request)
     where = f" (from {d.origin})" if d.origin else ""
     style = {"allow": "green", "ask": "yellow", "deny": "red"}[d.kind]
-    console.print(f"{d.kind}: {d.reason}{where}", style=style, markup=False)
-    console.print(f"source: {d.source}", markup=False)
+    console.print(visible(f"{d.kind}: {d.reason}{where}"), style=style, markup=False)  # a project's rule text
+    console.print(visible(f"source: {d.source}"), markup=False)
     if d.kind == "ask":
         console.print("with no terminal to ask, this would be denied", style="dim", markup=False)
     return 0

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from arnes.cliargs import parse_subcommand
 from arnes.permissions.rules import SourcedRule
+from arnes.ui.safe import visible
 
 # -- doctor ------------------------------------------------------------------------------------
 
@@ -37,18 +38,20 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
     cfg = resolve_config(args, ws)
     findings = [model_finding(cfg), *sandbox_findings(cfg.sandbox), ripgrep_finding(), instructions_finding(ws)]
     console = Console(highlight=False, soft_wrap=True)
-    console.print(f"workspace: {ws}", markup=False)
+    # Paths, hook commands, key names and file names are the repository's: every line is shown
+    # through visible(), never obeyed by the terminal.
+    console.print(visible(f"workspace: {ws}"), markup=False)
     for f in findings:
         mark, style = ("ok", "green") if f.ok else ("missing", "red")
-        console.print(f"  {f.what}: {mark}: {f.detail}", style=style, markup=False)
+        console.print(visible(f"  {f.what}: {mark}: {f.detail}"), style=style, markup=False)
         if f.fix and not f.ok:
-            console.print(f"      fix: {f.fix}", markup=False)
+            console.print(visible(f"      fix: {f.fix}"), markup=False)
     for line, ok in hook_lines(cfg):
-        console.print(f"  {line}", style=None if ok else "yellow", markup=False)
+        console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     for warning in cfg.warnings:
-        console.print(f"  warning: {warning}", style="yellow", markup=False)
+        console.print(visible(f"  warning: {warning}"), style="yellow", markup=False)
     for line, ok in skill_lines(ws, cfg.rules):
-        console.print(f"  {line}", style=None if ok else "yellow", markup=False)
+        console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     agents_section(console, ws, cfg.trusted, cfg.rules)
     return EXIT_OK if all(f.ok for f in findings) else EXIT_FAIL
 
@@ -178,7 +181,8 @@ def agents_section(console: Console, ws: Path, trusted: bool, rules: list[Source
         tools = ", ".join(a.tools) if a.tools is not None else "the parent's"
         mode = a.mode or "the parent's"
         what = f"tools: {tools}; mode: {mode}; model: {a.model or 'as any sub-agent'}"
-        console.print(f"    {one_line(a.name)} ({a.origin}, {one_line(a.path)}): {what}", style="green", markup=False)
+        shown = f"    {a.name} ({a.origin}, {a.path}): {what}"  # the tools and the model are the file's words
+        console.print(one_line(shown), style="green", markup=False)
         for note in a.notes:
             console.print(f"        ignored: {one_line(note)}", style="yellow", markup=False)
     for refusal in catalog.refused:

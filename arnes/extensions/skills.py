@@ -46,6 +46,7 @@ class SkillDef:
     folder: Path  # absolute; inside the workspace for a project skill
     origin: str  # project | user | bundled
     allowed_tools: tuple[str, ...] | None  # None: the skill does not narrow
+    real: Path  # the folder's real path at discovery: a later swap for a link is refused at load
 
 
 def discover_skills(files: HostFiles, env: dict[str, str] | None = None) -> tuple[list[SkillDef], list[Refusal]]:
@@ -100,7 +101,9 @@ def _skill(folder_name: str, doc: Document, origin: str) -> SkillDef:
     body = doc.body.strip()
     if not body:
         raise ConfigError(f"{doc.path}: SKILL.md has no instructions after its front matter; write them")
-    return SkillDef(name, description, body, doc.path.parent, origin, tuple(allowed) if allowed is not None else None)
+    folder = doc.path.parent
+    narrowing = tuple(allowed) if allowed is not None else None
+    return SkillDef(name, description, body, folder, origin, narrowing, resolve_real(folder))
 
 
 @dataclass
@@ -159,7 +162,7 @@ class SkillLoader:
             names = ", ".join(s.name for s in self.catalog.skills()) or "none"
             raise ToolError(f"No skill {name!r}. Available skills: {names}. Call Skill again with one of these names.")
         where = self._readable(skill)
-        files = beside(skill.folder, self.engine)
+        files = beside(skill.real, self.engine)
         parts = [f"Skill {skill.name} ({skill.origin}, {where}/SKILL.md):", skill.body]
         if files:
             shown = "\n".join(f"- {where}/{f}" for f in files[:FILES_CAP])
@@ -172,13 +175,25 @@ class SkillLoader:
         return "\n\n".join(parts)
 
     def _readable(self, skill: SkillDef) -> str:
-        """The folder as the model should name it; one outside the workspace becomes readable.
+        """The folder as the model should name it; a user's or bundled one outside the workspace
+        becomes readable.
 
-        The allowance is an allow rule for exactly that folder, added to the engine: a deny or
-        ask rule still wins, and a link inside the folder to elsewhere matches it only as
-        written, not as its real path, so it still asks."""
+        A project skill never brings a grant: its files are in the workspace and go through the
+        gate like any other. The folder must still be the one found at the start (a command in
+        the sandbox may have swapped it for a link to the home folder since): a folder whose real
+        path moved, or that is now a link, is refused rather than listed or opened. The allowance
+        of a user's or bundled skill is an allow rule for exactly the real folder found at the
+        start, added to the engine: a deny or ask rule still wins, and a link inside the folder
+        to elsewhere matches it only as written, not as its real path, so it still asks."""
         root = self.engine.workspace
         real = resolve_real(skill.folder)
+        moved = skill.folder.is_symlink() or real != skill.real
+        if moved or (skill.origin == "project" and not is_inside(root, real)):
+            raise ToolError(
+                f"The folder of skill {skill.name} ({skill.folder}) changed since the session started "
+                "(it is now a link or leads elsewhere), so it is not loaded. Go on without it and tell "
+                "the user to check that folder."
+            )
         if is_inside(root, real):
             return str(real.relative_to(root)) or "."
         rule = folder_read_rule(real)
@@ -190,8 +205,12 @@ class SkillLoader:
 
 
 def beside(folder: Path, engine: RuleEngine) -> list[str]:
-    """Regular files under the skill's folder, reached through no link, that no rule hides."""
+    """Regular files under the skill's folder, reached through no link, that no rule hides.
+
+    Each file's real path must stay under the folder (a sub-folder swapped for a link while
+    this walks is not followed into, and a project skill lists no name from outside)."""
     out: list[str] = []
+    root = folder  # a real path (the one found at discovery): not re-resolved here
     for top, dirs, names in os.walk(folder, followlinks=False):
         here = Path(top)
         dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink() and not d.startswith("."))
@@ -199,6 +218,8 @@ def beside(folder: Path, engine: RuleEngine) -> list[str]:
             path = here / name
             rel = str(path.relative_to(folder))
             if rel == "SKILL.md" or path.is_symlink() or not path.is_file() or engine.hidden("Read", path):
+                continue
+            if not is_inside(root, resolve_real(path)):
                 continue
             out.append(rel)
             if len(out) > FILES_CAP:

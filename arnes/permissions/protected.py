@@ -25,8 +25,13 @@ TOP_LEVEL_FILES = ("features.json",)
 CLAUDE_SETTINGS = (".claude", ("settings.json", "settings.local.json"))
 # What the sandbox keeps read-only at the top of the workspace (nested `.git`: see `in_git`): the
 # whole .git (hooks, config, commondir run code on the host later, and a renamed .git could carry
-# them back; git commands that write the repository fail in the sandbox), .arnes and features.json.
-SANDBOX_READ_ONLY = (".git", ".arnes", "features.json")
+# them back; git commands that write the repository fail in the sandbox), .arnes, features.json,
+# and Claude Code's prompt folders (skills, commands, agents): prompt files the user reads and
+# chose, which the agent's own commands should not rewrite behind the user's back, nor swap a
+# skill folder for a link (the file tools still edit them, through the gate).
+SANDBOX_READ_ONLY = (
+    ".git", ".arnes", "features.json", ".claude/skills", ".claude/commands", ".claude/agents", ".agents/skills",
+)  # fmt: skip
 
 # Code points HFS+ ignores in names (git's list in utf8.c, `next_hfs_char`).
 _IGNORED = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")

@@ -11,13 +11,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from arnes.errors import ConfigError
+from arnes.permissions.paths import is_inside, resolve_real
 from arnes.permissions.protected import user_config_dir
+from arnes.permissions.trust_scripts import referenced_scripts
 
 SETTINGS = (
     ".claude/settings.json",
@@ -28,34 +31,85 @@ SETTINGS = (
 )
 TEAMS = ".arnes/teams"  # team files choose agents, their flags and verify commands
 HOOK_DIRS = (".arnes/hooks", ".claude/hooks")  # where hooks keep their scripts: a changed script asks again
-MAX_HOOK_FILES = 200
+# Files of the hook folders whose bytes are hashed (in sorted order); past this many, each further
+# file counts by its name, size and modification time (a pull that changes one changes these).
+MAX_HOOK_FILES = 1000
+MAX_FILE_BYTES = 4 << 20  # a bigger file (or a link to one) counts by its size and time too
 Status = Literal["trusted", "changed", "declined", "unknown"]
 
 
 def granting_files(workspace: Path) -> list[str]:
-    """The workspace's files that can grant, relative, in a fixed order."""
-    names = [n for n in SETTINGS if (workspace / n).is_file()]
+    """The workspace's files that can grant, relative, in a fixed order.
+
+    The hook folders are walked without following links, every name sorted before anything is
+    cut: a link (to a file, or to a folder inside the workspace, which is walked too) is an entry
+    of its own, hashed by its target text and its target's bytes. The scripts the settings'
+    hooks and MCP servers name elsewhere in the workspace come last (trust_scripts.py)."""
+    names = [n for n in SETTINGS if (workspace / n).is_file() or (workspace / n).is_symlink()]
     teams = workspace / TEAMS
     if teams.is_dir():
         names += sorted(f"{TEAMS}/{p.name}" for p in teams.glob("*.toml") if p.is_file())
+    root = resolve_real(workspace)
     for folder in HOOK_DIRS:
-        root = workspace / folder
-        if root.is_dir() and not root.is_symlink():
-            found = (p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
-            names += sorted(str(p.relative_to(workspace)) for _, p in zip(range(MAX_HOOK_FILES), found, strict=False))
+        names += _tree(workspace, root, folder, set())
+    taken = set(names)
+    names += [n for n in referenced_scripts(workspace, [n for n in SETTINGS if n in taken]) if n not in taken]
     return names
 
 
+def _tree(workspace: Path, root: Path, rel: str, seen: set[Path]) -> list[str]:
+    """`rel` and what lies under it, sorted: files, links, and the contents of a linked folder that
+    is inside the workspace (each real folder once, so a link loop ends)."""
+    path = workspace / rel
+    if path.is_symlink():
+        out = [rel]
+        if not path.is_dir():
+            return out
+    elif path.is_dir():
+        out = []
+    else:
+        return [rel] if path.is_file() else []
+    real = resolve_real(path)
+    if not is_inside(root, real) or real in seen:
+        return out
+    seen.add(real)
+    try:
+        children = sorted(os.listdir(path))
+    except OSError:
+        return out
+    for child in children:
+        out += _tree(workspace, root, f"{rel}/{child}", seen)
+    return out
+
+
 def fingerprint(workspace: Path) -> str:
-    """A hash over the names and bytes of the granting files (none at all is a hash too)."""
+    """A hash over the names and contents of the granting files (none at all is a hash too)."""
     digest = hashlib.sha256()
+    hooks = 0
     for name in granting_files(workspace):
-        try:
-            data = (workspace / name).read_bytes()
-        except OSError as exc:
-            data = f"<unreadable: {exc.strerror}>".encode()
-        digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+        in_hooks = any(name.startswith(f"{folder}/") or name == folder for folder in HOOK_DIRS)
+        hooks += in_hooks
+        digest.update(name.encode() + b"\0" + _content(workspace / name, full=not in_hooks or hooks <= MAX_HOOK_FILES))
     return "sha256:" + digest.hexdigest()
+
+
+def _content(path: Path, full: bool) -> bytes:
+    """What stands for one file: a link's target text, then the bytes of the regular file it
+    leads to (or its size and time when it is big or past the cap)."""
+    parts = []
+    try:
+        if path.is_symlink():
+            parts.append(b"link:" + os.fsencode(os.readlink(path)))
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            parts.append(b"not a file")
+        elif full and info.st_size <= MAX_FILE_BYTES:
+            parts.append(hashlib.sha256(path.read_bytes()).digest())
+        else:
+            parts.append(f"size:{info.st_size} mtime:{info.st_mtime_ns}".encode())
+    except OSError as exc:
+        parts.append(f"<unreadable: {exc.strerror}>".encode())
+    return b"\0".join(parts)
 
 
 @dataclass(frozen=True)

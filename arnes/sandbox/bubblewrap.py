@@ -159,9 +159,9 @@ class Bubblewrap:
             # The seccomp filter refuses AF_UNIX sockets anywhere; an empty /run is a second wall.
             args += ["--tmpfs", "/run"]
         hidden, unwritable = self.spec.hidden(), self.spec.unwritable()
-        # Folders on the way to a protected path become mount points, so they cannot be renamed
-        # to carry the file out from under its protection.
-        for folder in _folders_between(self.spec.workspace, [*hidden, *unwritable]):
+        # Folders on the way to a protected path (`.claude` of `.claude/skills`) become mount
+        # points, so they cannot be renamed to carry the file out from under its protection.
+        for folder in _folders_between(self.spec.workspace, [*hidden, *unwritable, *self.spec.read_only]):
             args += ["--bind" if not self.spec.read_only_workspace else "--ro-bind", str(folder), str(folder)]
         made: list[Path] = []
         for kept in [*self.spec.read_only, *unwritable]:
