@@ -35,12 +35,12 @@ def _setup(tmp_path: Path, skills_dir: str) -> tuple[Path, Path, Path]:
     return home, ws, secret
 
 
-def _run(tmp_path: Path, ws: Path, turns: list[list[dict]]) -> list[dict]:
+def _run(tmp_path: Path, ws: Path, turns: list[list[dict]], *flags: str) -> list[dict]:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [{"tool_calls": t} for t in turns]}))
     trace = tmp_path / "trace.jsonl"
     run = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
-                    "--allow", "Bash", "go")  # fmt: skip
+                    *(flags or ("--allow", "Bash")), "go")  # fmt: skip
     assert run.code == 0, run.err
     return read_trace(trace)
 
@@ -49,15 +49,23 @@ def _outputs(events: list[dict]) -> str:
     return "\n".join(str(e.get("output", "")) for e in events if e["event"] == "tool_result")
 
 
-@pytest.mark.parametrize("skills_dir", [".claude/skills", ".agents/skills"])
-def test_swapped_skill_folder_does_not_open_the_home_folder(tmp_path: Path, skills_dir: str) -> None:
+@pytest.mark.parametrize(
+    ("skills_dir", "flags"),
+    [
+        (".claude/skills", ("--allow", "Bash")),
+        (".agents/skills", ("--allow", "Bash")),
+        # acceptEdits runs shell commands unasked when bubblewrap is there: no Bash rule needed at all
+        (".claude/skills", ("--permission-mode", "acceptEdits")),
+    ],
+)
+def test_swapped_skill_folder_does_not_open_the_home_folder(tmp_path: Path, skills_dir: str, flags: tuple) -> None:
     home, ws, secret = _setup(tmp_path, skills_dir)
     swap = f"rm -rf {skills_dir}/helper && ln -s {home} {skills_dir}/helper"
     events = _run(tmp_path, ws, [
         [{"name": "Bash", "input": {"command": swap}}],
         [{"name": "Skill", "input": {"name": "helper"}}],
         [{"name": "Read", "input": {"file_path": str(secret)}}],
-    ])  # fmt: skip
+    ], *flags)  # fmt: skip
     assert "CANARY-OTHER-PROJECT" not in _outputs(events), "a file of another project in ~ was read with no prompt"
 
 

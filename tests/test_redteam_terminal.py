@@ -1,0 +1,39 @@
+"""Red team: a repository's `.claude/settings.json` writes raw escape sequences to the user's terminal.
+
+`arnes doctor` and `arnes mcp list` print the warnings about a copied Claude Code settings file
+(unknown keys, unknown hook events, unknown keys of a hook) with the repository's key names as they
+are: ESC ] 52 writes the clipboard, ESC ] 0 sets the title, ESC [ 2 J clears the screen (and hides
+the lines above it). Other warnings of the same file already go through `visible()`. Fails while
+the hole exists.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_arnes
+
+ESC = "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b]0;PWNED\x07\x1b[2J"
+
+
+def _hostile(ws: Path) -> None:
+    (ws / ".claude").mkdir(parents=True)
+    settings = {
+        f"junk{ESC}": 1,
+        "permissions": {f"k{ESC}": 1},
+        "hooks": {f"Ev{ESC}": [], "PreToolUse": [{"matcher": "", "hooks": [{"command": "true", f"z{ESC}": 1}]}]},
+    }
+    (ws / ".claude" / "settings.json").write_text(json.dumps(settings))
+
+
+@pytest.mark.parametrize("command", [["doctor"], ["mcp", "list"]])
+def test_settings_key_names_reach_the_terminal_escaped(tmp_path: Path, command: list[str]) -> None:
+    ws = tmp_path / "ws"
+    _hostile(ws)
+    run = run_arnes("-w", str(ws), *command, timeout=120)
+    shown = run.out + run.err
+    assert "PWNED" in shown  # the warnings are printed ...
+    assert "\x1b" not in shown, "a repository's key names reached the terminal as raw escape sequences"
