@@ -37,3 +37,19 @@ def test_settings_key_names_reach_the_terminal_escaped(tmp_path: Path, command: 
     shown = run.out + run.err
     assert "PWNED" in shown  # the warnings are printed ...
     assert "\x1b" not in shown, "a repository's key names reached the terminal as raw escape sequences"
+
+
+def test_mcp_list_shows_a_projects_server_command_and_url_escaped(tmp_path: Path) -> None:
+    """`arnes mcp list` in an untrusted folder prints each server's command, arguments and URL as the
+    repository wrote them in `.mcp.json`."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    servers = {
+        "s": {"command": f"PWNED{ESC}", "args": [ESC]},
+        "t": {"type": "http", "url": f"http://127.0.0.1:1/PWNED{ESC}"},
+    }
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    run = run_arnes("-w", str(ws), "mcp", "list", timeout=120)
+    shown = run.out + run.err
+    assert "PWNED" in shown
+    assert "\x1b" not in shown, "a repository's .mcp.json reached the terminal as raw escape sequences"
