@@ -53,3 +53,23 @@ def test_mcp_list_shows_a_projects_server_command_and_url_escaped(tmp_path: Path
     shown = run.out + run.err
     assert "PWNED" in shown
     assert "\x1b" not in shown, "a repository's .mcp.json reached the terminal as raw escape sequences"
+
+
+def test_the_run_code_later_warning_shows_a_file_name_escaped(tmp_path: Path) -> None:
+    """A shell command (unasked in acceptEdits under bubblewrap) makes a file under .claude/hooks whose
+    name holds escape sequences; the end-of-run line "files that run code later, written by shell
+    commands:" prints the name raw (the "files changed:" list escapes the same name)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    make = (
+        "python3 -c \"import os; os.makedirs('.claude/hooks', exist_ok=True); "
+        "open('.claude/hooks/PWNED\\x1b]0;T\\x07\\x1b[2J.sh', 'w').write('x')\""
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"tool_calls": [{"name": "Bash", "input": {"command": make}}]}]}))
+    run = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws),
+                    "--permission-mode", "acceptEdits", "go")  # fmt: skip
+    assert run.code == 0, run.err
+    shown = run.out + run.err
+    assert "PWNED" in shown
+    assert "\x1b" not in shown, "a file name a command chose reached the terminal as raw escape sequences"
