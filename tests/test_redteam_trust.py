@@ -62,3 +62,26 @@ def test_a_hook_script_past_200_files_that_changes_asks_again(tmp_path: Path) ->
     for i in range(200):
         (folder / f"pad{i:03}.txt").write_text("")
     _check(tmp_path, ws, folder / "zz" / "check.sh")
+
+
+def test_an_mcp_server_script_that_changes_after_trust_asks_again(tmp_path: Path) -> None:
+    """Low: `.mcp.json` names `sh tools/server.sh`; the fingerprint covers `.mcp.json` but not the
+    script it runs, and docs/mcp.md (unlike docs/hooks.md) says nothing about it. The server runs in
+    the sandbox, so this is about what the user agreed to, not an escape."""
+    import time
+
+    ws = tmp_path / "ws"
+    (ws / "tools").mkdir(parents=True)
+    script = ws / "tools" / "server.sh"
+    server = {"command": "sh", "args": ["tools/server.sh"], "timeout": 3}
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": server}}))
+    script.write_text("echo v1 > ran.txt\n")
+    assert run_arnes("trust", str(ws)).code == 0
+    script.write_text("echo CHANGED-AFTER-TRUST > ran.txt\n")
+    _run(tmp_path, ws)
+    for _ in range(30):
+        if (ws / "ran.txt").exists():
+            break
+        time.sleep(0.1)
+    ran = (ws / "ran.txt").read_text().strip() if (ws / "ran.txt").exists() else ""
+    assert ran != "CHANGED-AFTER-TRUST", "a changed MCP server script ran without asking again"
