@@ -90,3 +90,22 @@ def test_a_trusted_projects_sandboxed_hook_cannot_open_the_home_folder_through_a
         [{"name": "Read", "input": {"file_path": str(secret)}}],
     ], "--trust")  # fmt: skip
     assert "CANARY-OTHER-PROJECT" not in _outputs(events), "a sandboxed hook led to a host read of ~ with no prompt"
+
+
+def test_a_skill_folder_swapped_for_a_link_to_root_does_not_open_the_whole_disk(tmp_path: Path) -> None:
+    """The same swap with a link to `/`: the grant becomes `Read(//**)`, every file the user can read."""
+    import shutil
+    import tempfile
+
+    _home, ws, _secret = _setup(tmp_path, ".claude/skills")
+    other = Path(tempfile.mkdtemp(prefix="rt-root-", dir="/var/tmp"))
+    try:
+        (other / "db.conf").write_text("CANARY-ROOT-FS\n")
+        events = _run(tmp_path, ws, [
+            [{"name": "Bash", "input": {"command": "rm -rf .claude/skills/helper && ln -s / .claude/skills/helper"}}],
+            [{"name": "Skill", "input": {"name": "helper"}}],
+            [{"name": "Read", "input": {"file_path": str(other / "db.conf")}}],
+        ], "--permission-mode", "acceptEdits")  # fmt: skip
+        assert "CANARY-ROOT-FS" not in _outputs(events), "a file outside home and workspace was read with no prompt"
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
