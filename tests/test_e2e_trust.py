@@ -115,7 +115,7 @@ def test_permissions_shows_the_folder_untrusted_and_what_was_ignored(tmp_path: P
     ws = hostile_repo(tmp_path, tmp_path / "pwned")
     run = run_arnes("-w", str(ws), "permissions")
     assert run.code == 0
-    assert "trust: untrusted" in run.out and 'sandbox.network = true' in run.out and "allow = " in run.out
+    assert "trust: untrusted" in run.out and "sandbox.network = true" in run.out and "allow = " in run.out
     assert "mode: default" in run.out and "Read(**/.env*)" in run.out
     assert not re.search(r"^\s*allow\s+Bash\s", run.out, re.MULTILINE)  # not among the rules in force
     assert run_arnes("-w", str(ws), "trust").code == 0

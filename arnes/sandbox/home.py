@@ -48,7 +48,7 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def _root_for(entry: Path, home: Path) -> list[Path]:
+def toolchain_folders(entry: Path, home: Path) -> list[Path]:
     """The folders to bind for one PATH entry under home."""
     relative = entry.relative_to(home).as_posix()
     best = max((root for root in TOOLCHAIN_ROOTS if relative == root or relative.startswith(root + "/")), key=len,
@@ -58,7 +58,7 @@ def _root_for(entry: Path, home: Path) -> list[Path]:
     return [home / best, *(home / companion for companion in TOOLCHAIN_ROOTS[best])]
 
 
-def _venv_prefix(venv: Path) -> list[Path]:
+def venv_prefix(venv: Path) -> list[Path]:
     """The folder a virtual environment and its base interpreter live in (pyvenv.cfg `home`).
 
     A repository writes its own pyvenv.cfg, so `home` only picks an interpreter, never a folder:
@@ -75,13 +75,13 @@ def _venv_prefix(venv: Path) -> list[Path]:
     for line in lines:
         key, _, value = line.partition("=")
         if key.strip() == "home" and value.strip() and os.path.isabs(value.strip()):
-            prefix = _installation(Path(value.strip()))
+            prefix = installation(Path(value.strip()))
             if prefix is not None:
                 found.append(prefix)
     return found
 
 
-def _installation(bin_dir: Path) -> Path | None:
+def installation(bin_dir: Path) -> Path | None:
     """The root of the Python installation whose interpreter `bin_dir` holds, or None."""
     for name in ("python3", "python"):
         candidate = Path(os.path.realpath(bin_dir / name))
@@ -128,9 +128,9 @@ def home_view(
     readable: list[Path] = []
     for path in candidates:
         if path != home and _inside(path, home):
-            readable += _root_for(path, home)
+            readable += toolchain_folders(path, home)
     for venv in [*venvs, *([Path(environ["VIRTUAL_ENV"])] if environ.get("VIRTUAL_ENV") else [])]:
-        for folder in _venv_prefix(Path(os.path.realpath(venv))):
+        for folder in venv_prefix(Path(os.path.realpath(venv))):
             if folder not in (home, home / ".local") and _inside(folder, home):  # never a home-wide prefix
                 readable.append(folder)
     readable += [home / name for name in CONFIG_FILES]
