@@ -48,7 +48,7 @@ def user_settings(data: dict[str, Any]) -> None:
 
 
 def test_an_untrusted_repo_cannot_choose_the_model_allow_bash_or_turn_the_sandbox_off(tmp_path: Path) -> None:
-    marker = tmp_path / "pwned"
+    marker = tmp_path / "repo" / "pwned"  # in the workspace: a sandboxed command may write it
     ws = hostile_repo(tmp_path, marker)
     # The user's own model (a fake server) asks for the same command the repository's script would.
     with FakeLLMServer([call("Bash", command=f"touch {marker}"), {"text": "done"}]) as server:
@@ -62,13 +62,13 @@ def test_an_untrusted_repo_cannot_choose_the_model_allow_bash_or_turn_the_sandbo
     warnings = [ln for ln in run.err.splitlines() if "ignored until you trust this folder" in ln]
     assert len(warnings) == 1
     assert warnings[0].startswith("arnes: warning: .arnes/settings.json: ignored until you trust this folder: ")
-    for grant in ("model.provider", "model.script", "allow", "defaultMode", "sandbox.mode", "sandbox.network"):
+    for grant in ("model.provider", "model.script", "allow", "defaultMode", "sandbox.network"):
         assert grant in warnings[0]
     assert "deny" not in warnings[0].split("folder:")[1]  # restrictions are not named: they apply
 
 
 def test_with_trust_the_same_settings_apply(tmp_path: Path) -> None:
-    marker = tmp_path / "pwned"
+    marker = tmp_path / "repo" / "pwned"
     ws = hostile_repo(tmp_path, marker)
     run = run_arnes("-w", str(ws), "--trust", "fix the tests")
     assert run.code == 0, run.err
@@ -115,7 +115,7 @@ def test_permissions_shows_the_folder_untrusted_and_what_was_ignored(tmp_path: P
     ws = hostile_repo(tmp_path, tmp_path / "pwned")
     run = run_arnes("-w", str(ws), "permissions")
     assert run.code == 0
-    assert "trust: untrusted" in run.out and 'sandbox.mode = "off"' in run.out and "allow = " in run.out
+    assert "trust: untrusted" in run.out and "sandbox.network = true" in run.out and "allow = " in run.out
     assert "mode: default" in run.out and "Read(**/.env*)" in run.out
     assert not re.search(r"^\s*allow\s+Bash\s", run.out, re.MULTILINE)  # not among the rules in force
     assert run_arnes("-w", str(ws), "trust").code == 0
@@ -138,7 +138,7 @@ def test_trust_list_and_revoke(tmp_path: Path) -> None:
 
 
 def test_repository_verify_commands_and_team_files_wait_for_trust(tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
+    marker = tmp_path / "repo" / "ran"
     ws = hostile_repo(tmp_path, tmp_path / "pwned", verify={"ladder": {"unit": f"touch {marker}"}})
     run_arnes("-w", str(ws), "check")
     assert not marker.exists()  # the ladder is the repository's command: ignored untrusted
@@ -162,7 +162,7 @@ def test_repository_verify_commands_and_team_files_wait_for_trust(tmp_path: Path
 
 
 def test_the_prompt_asks_once_per_folder_and_again_when_the_settings_change(tmp_path: Path) -> None:
-    marker = tmp_path / "pwned"
+    marker = tmp_path / "repo" / "pwned"
     ws = hostile_repo(tmp_path, marker)
     env = {**os.environ, "COLUMNS": "200", "TERM": "dumb"}
 
@@ -176,7 +176,7 @@ def test_the_prompt_asks_once_per_folder_and_again_when_the_settings_change(tmp_
     assert not marker.exists()
     child = spawn()
     child.expect("Trust this folder\\?")
-    child.expect('sandbox.mode = "off"')
+    child.expect("sandbox.network = true")
     child.expect(r"\[n\] no")
     child.sendline("y")
     child.expect(pexpect.EOF)

@@ -246,6 +246,8 @@ def test_which_parts_of_home_stay_readable(tmp_path: Path) -> None:
     (home / "py" / "versions" / "3.12" / "bin" / "python3").write_text("#!/bin/sh\n")
     (home / "py" / "versions" / "3.12" / "bin" / "python3").chmod(0o755)
     (home / "proj" / ".venv" / "pyvenv.cfg").write_text(f"home = {home}/py/versions/3.12/bin\n")
+    (home / "py" / "versions" / "3.12" / "lib" / "python3.12").mkdir(parents=True)
+    (home / "py" / "versions" / "3.12" / "lib" / "python3.12" / "os.py").write_text("")
     # A repository's own venv naming another folder of the user's as its interpreter's home.
     (home / "other" / "bin").mkdir(parents=True)
     (home / "hostile" / ".venv").mkdir(parents=True)
@@ -267,6 +269,35 @@ def test_which_parts_of_home_stay_readable(tmp_path: Path) -> None:
         ".config",
     }  # fmt: skip (not "other")
     assert {p.relative_to(home).as_posix() for p in view.secrets} == {".config/gh"}  # inside ~/.config
+
+
+def test_a_planted_pyvenv_cfg_binds_an_installation_never_a_folder_of_home(tmp_path: Path) -> None:
+    """pyvenv.cfg is the workspace's: `home = ~/.local/bin` must not open ~/.local (red-team finding 3)."""
+    from arnes.sandbox.home import home_view
+
+    home = tmp_path / "h"
+    real = home / ".local" / "share" / "uv" / "python" / "cpython-3.12"  # uv's own installation
+    (real / "bin").mkdir(parents=True)
+    (real / "lib" / "python3.12").mkdir(parents=True)
+    (real / "lib" / "python3.12" / "os.py").write_text("")
+    (real / "bin" / "python3.12").write_text("#!/bin/sh\n")
+    (real / "bin" / "python3.12").chmod(0o755)
+    (real / "bin" / "python3").symlink_to("python3.12")
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "bin" / "python3").symlink_to(real / "bin" / "python3.12")
+    (home / ".local" / "lib" / "python3.12" / "site-packages").mkdir(parents=True)  # pip's user scheme
+    (home / ".local" / "lib" / "python3.12" / "os.py").write_text("")  # even so: never ~/.local itself
+    (home / ".local" / "bin" / "python").write_text("#!/bin/sh\n")
+    (home / ".local" / "bin" / "python").chmod(0o755)
+    views = {}
+    for name, cfg_home in (("uv", f"{home}/.local/bin"), ("direct", f"{real}/bin"), ("rel", ".local/bin")):
+        venv = tmp_path / name / ".venv"
+        venv.mkdir(parents=True)
+        (venv / "pyvenv.cfg").write_text(f"home = {cfg_home}\n")
+        view = home_view(home, {"PATH": "/usr/bin"}, [venv], [])
+        views[name] = {p.relative_to(home).as_posix() for p in view.readable if p.is_relative_to(home)}
+    uv = ".local/share/uv/python/cpython-3.12"
+    assert views == {"uv": {uv}, "direct": {uv}, "rel": set()}
 
 
 def test_what_the_verify_command_writes_is_reported_too(tmp_path: Path, home: Path) -> None:

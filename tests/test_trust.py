@@ -127,3 +127,18 @@ def test_the_engine_denies_git_outside_and_the_users_config_folder(tmp_path: Pat
         assert (decision.kind, decision.source) == ("deny", "builtin"), path
     outside = engine.decide(ToolRequest("Write", {}, (Target(tmp_path / "notes.txt", "write"),)))
     assert outside.kind == "allow"  # bypass: an ordinary outside write is not built-in protected
+
+
+def test_a_project_never_turns_the_sandbox_off_trusted_or_not(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".arnes").mkdir(parents=True)
+    (ws / ".arnes" / "settings.json").write_text(json.dumps({"sandbox": {"mode": "off"}}))
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    for trusted in (False, True):
+        cfg = load_config(ws, env, trusted=trusted)
+        assert cfg.sandbox == "auto" and "sandbox.mode" not in str(cfg.ignored)  # not a grant trust could give
+        assert any("sandbox.mode 'off' ignored: only your user settings" in w for w in cfg.warnings)
+    user = tmp_path / "cfg" / "arnes" / "settings.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps({"sandbox": {"mode": "off"}}))
+    assert load_config(ws, env, trusted=True).sandbox == "off"  # the user's own choice stands

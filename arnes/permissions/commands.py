@@ -216,7 +216,7 @@ def _paths(
         # after a cd, a search or a listing with no path reads the folder it runs in
         reads += ["." for p in parts if judged(p) and not named[id(p)] and p.words and p.words[0] in READS_HERE]
     if folders is None:
-        if reads or analysis.writes:
+        if reads or analysis.writes or analysis.patterns:
             return [Decision("ask", "a cd goes to a folder only known when it runs, and paths follow it", "mode")]
         folders = [engine.workspace]
     reads = list(dict.fromkeys(reads))  # the same file read by many parts is judged once
@@ -226,6 +226,8 @@ def _paths(
             decisions.append(_judge(engine, folder, written, "write", mode))
         for read in reads:
             decisions.append(_read(engine, folder, read, mode))
+        for pattern in dict.fromkeys(analysis.patterns):
+            decisions.append(_listed(engine, folder, pattern, mode))
         for part in parts:
             if not judged(part):
                 decisions += _denied_writes(engine, folder, part, mode)
@@ -261,6 +263,17 @@ def _read(engine: CommandRules, folder: Path, arg: str, mode: Mode) -> Decision:
             return Decision("ask", f"{arg!r} may match a file a Read rule hides", "rule")
         arg = _fixed_folder(arg)
     decision = _judge(engine, folder, arg or ".", "read", mode)
+    if decision.kind == "allow" and decision.source != "rule":
+        return Decision("allow", decision.reason, decision.source)
+    return decision
+
+
+def _listed(engine: CommandRules, folder: Path, pattern: str, mode: Mode) -> Decision:
+    """A pattern the shell expands lists the folder it stays in, whatever the program (`echo
+    /srv/*`, `for f in ~/*`): a read of that folder, judged like `ls` of it."""
+    if pattern == COMPUTED or "$" in pattern:
+        return Decision("ask", f"{pattern!r} lists a folder only known when it runs", "mode")
+    decision = _judge(engine, folder, _fixed_folder(pattern), "read", mode)
     if decision.kind == "allow" and decision.source != "rule":
         return Decision("allow", decision.reason, decision.source)
     return decision

@@ -223,11 +223,28 @@ def path_arguments(cmd: SimpleCommand) -> list[str]:
         found += [a[1:] for a in args if a.startswith("@")]
     if name == "git":
         found += _git_paths(cmd.words)
+    if name in ("test", "["):
+        found += _test_paths(args)
     if name in FILE_ARGS:
         positional = args
         if name == "find":
             positional = args[: next((i for i, a in enumerate(args) if a.startswith("-")), len(args))]
         found += [a for a in positional if a and (not a.startswith("-") or a == COMPUTED)]
+    return found
+
+
+# `test`/`[` operators whose operand is a file: asking about it tells whether it exists.
+TEST_FILE_OPERATORS = frozenset("-a -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -G -L -N -O -S".split())
+
+
+def _test_paths(args: list[str]) -> list[str]:
+    """The files `test`/`[` looks at: the operand of each file operator, both sides of -nt/-ot/-ef."""
+    found = []
+    for i, word in enumerate(args):
+        if word in TEST_FILE_OPERATORS and word != "-t" and i + 1 < len(args) and args[i + 1] != "]":
+            found.append(args[i + 1])
+        elif word in ("-nt", "-ot", "-ef") and 0 < i < len(args) - 1:
+            found += [args[i - 1], args[i + 1]]
     return found
 
 

@@ -16,7 +16,14 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from arnes.permissions.programs import inner_programs
-from arnes.permissions.shellwords import heredoc_delimiter, join_continuations, literal, quoted_heredoc, words_of
+from arnes.permissions.shellwords import (
+    heredoc_delimiter,
+    join_continuations,
+    literal,
+    quoted_heredoc,
+    unquoted_glob,
+    words_of,
+)
 from arnes.permissions.simplecommand import SimpleCommand
 from arnes.permissions.wrappers import unwrap
 
@@ -47,6 +54,9 @@ class ShellAnalysis:
     commands: list[SimpleCommand] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)  # redirect and tee targets, as written
     reads: list[str] = field(default_factory=list)  # input redirect sources (`< file`), as written
+    # unquoted pathname patterns of any command's words and of `for ... in` lists, as written
+    # ("$?" when computed): the shell lists the folder each stays in (`echo /srv/*`)
+    patterns: list[str] = field(default_factory=list)
     changes_directory: bool = False  # a cd/pushd/popd: relative paths after it are not the workspace's
     directories: list[str | None] = field(default_factory=list)  # where each cd goes (`~` home, None unknown)
     opaque: list[str] = field(default_factory=list)  # why parts could not be looked into
@@ -109,6 +119,11 @@ class _Walker:
             self._heredoc(node, inner)
         elif kind == "test_command" and not _text(node).startswith("[["):
             self._add(SimpleCommand(["[", *_test_words(node), "]"], nested=inner))
+            for child in node.named_children:
+                self.visit(child, inner)
+        elif kind == "for_statement":
+            for value in node.children_by_field_name("value"):
+                self._patterns(value, words_of(value))
             for child in node.named_children:
                 self.visit(child, inner)
         elif kind == "function_definition":
@@ -221,6 +236,7 @@ class _Walker:
             else:
                 expanded = words_of(child)
                 words += [None] if expanded is None else expanded
+                self._patterns(child, expanded)
                 self.visit(child, nested)
         words += extra or []
         if not words:
@@ -236,6 +252,10 @@ class _Walker:
         if raw_name in RESERVED or (raw_name == "time" and any(w in RESERVED for w in words[1:3])):
             self.result.opaque.append(f"{raw_name!r} where bash reads a reserved word")
         self._add(SimpleCommand([w if w is not None else "$?" for w in words], env=env, nested=nested))
+
+    def _patterns(self, word: Node, expanded: list[str] | None) -> None:
+        if unquoted_glob(word):
+            self.result.patterns += ["$?"] if expanded is None else expanded
 
     def _add(self, cmd: SimpleCommand) -> None:
         problem = unwrap(cmd)

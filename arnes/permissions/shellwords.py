@@ -42,6 +42,28 @@ def words_of(node: Node, *, expand_braces: bool = True) -> list[str] | None:
     return [_unescape(a) for a in alternatives]
 
 
+def unquoted_glob(node: Node) -> bool:
+    """Whether the shell expands this word as a pathname pattern: a `*`, `?` or `[` neither quoted
+    nor escaped (an extglob too). Such a word lists a folder, whatever the program is."""
+    kind = node.type
+    if kind == "extglob_pattern":
+        return True
+    if kind == "concatenation":
+        return any(unquoted_glob(c) for c in node.named_children)
+    if kind != "word":
+        return False  # quoted strings, expansions (their values come from this command line only)
+    text = node.text.decode(errors="replace") if node.text else ""
+    i = 0
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] in "*?[":
+            return True
+        i += 1
+    return False
+
+
 def _marked(node: Node) -> str | None:
     """The word with every quoted character backslash-escaped, so brace expansion and quote
     removal can be done on one string as bash does them."""

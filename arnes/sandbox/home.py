@@ -48,7 +48,7 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def _root_for(entry: Path, home: Path) -> list[Path]:
+def toolchain_folders(entry: Path, home: Path) -> list[Path]:
     """The folders to bind for one PATH entry under home."""
     relative = entry.relative_to(home).as_posix()
     best = max((root for root in TOOLCHAIN_ROOTS if relative == root or relative.startswith(root + "/")), key=len,
@@ -58,11 +58,14 @@ def _root_for(entry: Path, home: Path) -> list[Path]:
     return [home / best, *(home / companion for companion in TOOLCHAIN_ROOTS[best])]
 
 
-def _venv_prefix(venv: Path) -> list[Path]:
+def venv_prefix(venv: Path) -> list[Path]:
     """The folder a virtual environment and its base interpreter live in (pyvenv.cfg `home`).
 
-    A repository writes its own pyvenv.cfg, so `home` must name a folder that really holds a
-    Python interpreter; otherwise `home = ~/projects/bin` would open another folder of the user's.
+    A repository writes its own pyvenv.cfg, so `home` only picks an interpreter, never a folder:
+    what is bound is the installation that interpreter's real file belongs to (the folder above
+    its bin/ that holds the standard library, lib/pythonX.Y/os.py). `home = ~/.local/bin` then
+    opens nothing of ~/.local (its python is a link into an installation elsewhere), and
+    `home = ~/projects/bin` nothing at all.
     """
     found = [venv]
     try:
@@ -71,19 +74,27 @@ def _venv_prefix(venv: Path) -> list[Path]:
         return found
     for line in lines:
         key, _, value = line.partition("=")
-        bin_dir = Path(os.path.realpath(value.strip())) if key.strip() == "home" and value.strip() else None
-        if bin_dir is None or bin_dir.name != "bin" or not _has_python(bin_dir):
-            continue
-        found.append(bin_dir.parent)
+        if key.strip() == "home" and value.strip() and os.path.isabs(value.strip()):
+            prefix = installation(Path(value.strip()))
+            if prefix is not None:
+                found.append(prefix)
     return found
 
 
-def _has_python(bin_dir: Path) -> bool:
+def installation(bin_dir: Path) -> Path | None:
+    """The root of the Python installation whose interpreter `bin_dir` holds, or None."""
     for name in ("python3", "python"):
-        candidate = bin_dir / name
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return True
-    return False
+        candidate = Path(os.path.realpath(bin_dir / name))
+        if not (candidate.is_file() and os.access(candidate, os.X_OK)) or candidate.parent.name != "bin":
+            continue
+        prefix = candidate.parent.parent
+        try:
+            stdlib = [p for p in (prefix / "lib").glob("python3*") if (p / "os.py").is_file()]
+        except OSError:
+            stdlib = []
+        if stdlib:
+            return prefix
+    return None
 
 
 def workspace_venvs(workspace: Path) -> list[Path]:
@@ -117,10 +128,10 @@ def home_view(
     readable: list[Path] = []
     for path in candidates:
         if path != home and _inside(path, home):
-            readable += _root_for(path, home)
+            readable += toolchain_folders(path, home)
     for venv in [*venvs, *([Path(environ["VIRTUAL_ENV"])] if environ.get("VIRTUAL_ENV") else [])]:
-        for folder in _venv_prefix(Path(os.path.realpath(venv))):
-            if folder != home and _inside(folder, home):
+        for folder in venv_prefix(Path(os.path.realpath(venv))):
+            if folder not in (home, home / ".local") and _inside(folder, home):  # never a home-wide prefix
                 readable.append(folder)
     readable += [home / name for name in CONFIG_FILES]
     extra = [Path(os.path.realpath(p)) for p in read_paths]
