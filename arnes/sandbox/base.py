@@ -106,21 +106,9 @@ class Sandbox(Protocol):
         ...
 
 
-class NoSandbox:
-    name = "off"
-
-    def __init__(self, spec: SandboxSpec | None = None):
-        self._env = command_env(os.environ, spec.env_passthrough if spec else ())
-
-    def wrap(self, argv: list[str], cwd: Path) -> Confined:
-        return Confined(argv, dict(self._env))
-
-    def describe(self) -> str:
-        return (
-            "off: shell commands run unconfined and ask before running (unless read-only): NOT given: they can "
-            "read the home folder and denied files, reach host Unix sockets and the network, and setuid bits are "
-            "only removed at the end of the session; secrets are still left out of their environment"
-        )
+class PerCommand:
+    """The session-level half of `Sandbox` for a sandbox that wraps each command on its own and
+    keeps nothing between commands (no sandbox, Landlock): every hook is a no-op."""
 
     def settle(self) -> None:
         return None
@@ -136,3 +124,20 @@ class NoSandbox:
 
     def close(self) -> None:
         return None
+
+
+class NoSandbox(PerCommand):
+    name = "off"
+
+    def __init__(self, spec: SandboxSpec | None = None):
+        self._env = command_env(os.environ, spec.env_passthrough if spec else ())
+
+    def wrap(self, argv: list[str], cwd: Path) -> Confined:
+        return Confined(argv, dict(self._env))
+
+    def describe(self) -> str:
+        return (
+            "off: shell commands run unconfined and ask before running (unless read-only): NOT given: they can "
+            "read the home folder and denied files, reach host Unix sockets and the network, and setuid bits are "
+            "only removed at the end of the session; secrets are still left out of their environment"
+        )

@@ -10,11 +10,11 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from arnes.sandbox.base import Confined, SandboxSpec, Started
+from arnes.sandbox.base import Confined, PerCommand, SandboxSpec
 from arnes.sandbox.env import command_env
 
 
-class LandlockSandbox:
+class LandlockSandbox(PerCommand):  # a fresh interpreter per command applies the ruleset
     name = "landlock"
 
     def __init__(self, spec: SandboxSpec):
@@ -45,21 +45,6 @@ class LandlockSandbox:
         unix = ["--unix"] if self.spec.network else []
         helper = [sys.executable, "-m", "arnes.sandbox.landlock_exec", writable, *unix, "--", *argv]
         return Confined(helper, dict(self._env))
-
-    def settle(self) -> None:
-        return None
-
-    def start(self, argv: list[str], cwd: Path) -> Started | None:
-        return None  # a fresh interpreter per command applies the ruleset: nothing to keep
-
-    def notes(self) -> list[str]:
-        return []
-
-    def standing(self) -> list[Path]:
-        return []
-
-    def close(self) -> None:
-        return None
 
     def describe(self) -> str:
         return (
