@@ -231,6 +231,10 @@ def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = No
         session.verifier = make_verifier(
             session, None if args.verify == "auto" else args.verify, args.verify_rounds, cfg
         )
+    if task.startswith("/"):  # a custom command (DESIGN §13): its prompt, tools and model for this run
+        from arnes.extensions.command_turn import one_shot
+
+        task = one_shot(session, cfg, task)
     return execute(args, session, cfg, task or CONTINUE, history=history, trace_path=trace_path)
 
 

@@ -53,6 +53,7 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
     for line, ok in skill_lines(ws, cfg.rules):
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     agents_section(console, ws, cfg.trusted, cfg.rules)
+    print_commands(console, ws, cfg)
     return EXIT_OK if all(f.ok for f in findings) else EXIT_FAIL
 
 
@@ -82,6 +83,34 @@ def hook_lines(cfg: object) -> list[tuple[str, bool]]:
         matcher = f" [{e.matcher}]" if e.matcher else ""
         lines.append((one_line(f"  {e.event}{matcher} `{e.hook.command}` ({e.source}): {state}"), e.runs))
     return lines
+
+
+def print_commands(console: Console, ws: Path, cfg: object) -> None:
+    """Custom commands (DESIGN §13): the ones found, and each file that is not one, with why.
+
+    Read as a session reads them (through HostFiles and the Read rules), so what doctor lists
+    is what `/NAME` runs; a refused file does not fail doctor: the rest of arnes works."""
+    from arnes.config import EffectiveConfig
+    from arnes.extensions.command_turn import prepare
+    from arnes.extensions.commands import load_catalog
+    from arnes.host.files import HostFiles
+    from arnes.permissions.engine import RuleEngine
+    from arnes.ui.safe import visible
+    from arnes.ui.slash import BUILTINS
+
+    assert isinstance(cfg, EffectiveConfig)
+    files = HostFiles(ws, RuleEngine(ws, cfg.mode, list(cfg.rules)))
+    catalog = load_catalog(files, BUILTINS)
+    names = ", ".join(f"/{c.name} ({c.origin})" for c in catalog.commands.values()) or "none"
+    console.print(f"  commands: {visible(names)}", markup=False)
+    for command in catalog.commands.values():
+        for note in prepare(command, "", cfg.trusted).notes:
+            console.print(f"      note: {visible(note)}", style="yellow", markup=False)
+    for refusal in catalog.refused:
+        console.print(f"      refused: {visible(refusal.why)}", style="yellow", markup=False)
+    for command in catalog.shadowed:
+        why = f"{command.path}: /{command.name} is a built-in command, so the file is not run; rename it"
+        console.print(f"      shadowed: {visible(why)}", style="yellow", markup=False)
 
 
 def model_finding(cfg: object) -> Finding:

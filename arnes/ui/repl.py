@@ -1,5 +1,5 @@
-"""The interactive prompt: history, multi-line input (Alt-Enter), slash commands, and Ctrl-C that
-cancels the turn, not the session."""
+"""The interactive prompt: history, multi-line input (Alt-Enter), slash commands (built in, and the
+project's and user's own command files, tab-completed), and Ctrl-C that cancels the turn, not the session."""
 
 from __future__ import annotations
 
@@ -14,28 +14,14 @@ from arnes.agent.events import Notice
 from arnes.agent.loop import Agent
 from arnes.config import EffectiveConfig
 from arnes.errors import ArnesError
+from arnes.extensions.commands import Catalog, load_catalog, split_invocation, unknown_message
 from arnes.llm.base import Provider
 from arnes.permissions.types import MODES, Mode
 from arnes.session import Session
 from arnes.tools.files import session_diffs
 from arnes.ui.render import TerminalRenderer
 from arnes.ui.safe import terminal_console, visible
-
-HELP = {
-    "/help": "this list",
-    "/features": "the feature list (features.json)",
-    "/next": "work on the next feature and verify it",
-    "/check": "run the verification ladder",
-    "/checker TASK": "an implementer, then a read-only checker",
-    "/compact": "summarise older turns now to free context",
-    "/permissions": "the effective permission rules",
-    "/mode [MODE]": "show or set the permission mode (default, acceptEdits, plan, bypass)",
-    "/model [NAME]": "show or switch the model",
-    "/diff": "what the agent changed this session",
-    "/undo": "put back the files the last turn changed",
-    "/cost": "tokens and cost so far",
-    "/exit": "leave (Ctrl-D too)",
-}
+from arnes.ui.slash import BUILTINS, HELP
 
 
 @dataclass(frozen=True)
@@ -59,11 +45,15 @@ class Repl:
     actions: ReplActions
     console: Console = field(default_factory=terminal_console)
     read: Callable[[], str] | None = None  # injectable for tests; default prompt_toolkit
+    catalog: Catalog = field(default_factory=Catalog)  # the command files, read again before each line
 
     def run(self) -> int:
         read = self.read or self._prompt_toolkit()
         self.console.print("arnes: type a task, /help for commands, Ctrl-D to leave", style="dim", markup=False)
         self.agent.start()
+        self._reload_commands()
+        for refusal in self.catalog.refused:
+            self.session.bus.emit(Notice("warning", f"warning: command file not used: {refusal.why}"))
         try:
             while True:
                 try:
@@ -75,20 +65,60 @@ class Repl:
                 if not text:
                     continue
                 if text.startswith("/"):
+                    self._reload_commands()  # a file written during the session works without a restart
                     if not self.command(text):
                         break
                     continue
-                result = self.agent.turn(text)
-                if result.stop_reason == "interrupted":  # through the renderer: it erases its spinner first
-                    self.session.bus.emit(Notice("warning", "turn cancelled (Ctrl-C); the session goes on"))
-                elif result.stop_reason == "error" and result.error and result.unreachable:
-                    self.session.bus.emit(Notice("error", self.actions.provider_help(result.error)))
-                elif result.stop_reason == "error" and result.error:  # it answered: configuring one is beside the point
-                    self.session.bus.emit(Notice("error", f"arnes: {result.error}"))
+                self._turn(text)
         finally:
             self.agent.finish()
         self._leave()
         return 0
+
+    def _turn(self, text: str) -> None:
+        result = self.agent.turn(text)
+        if result.stop_reason == "interrupted":  # through the renderer: it erases its spinner first
+            self.session.bus.emit(Notice("warning", "turn cancelled (Ctrl-C); the session goes on"))
+        elif result.stop_reason == "error" and result.error and result.unreachable:
+            self.session.bus.emit(Notice("error", self.actions.provider_help(result.error)))
+        elif result.stop_reason == "error" and result.error:  # it answered: configuring one is beside the point
+            self.session.bus.emit(Notice("error", f"arnes: {result.error}"))
+
+    def _reload_commands(self) -> None:
+        self.catalog = load_catalog(self.session.host, BUILTINS)
+
+    def _custom(self, text: str) -> bool:
+        """`/NAME ARGS` from a command file, as one turn with its tools and model; False: no such file."""
+        from arnes.extensions.command_turn import applied, prepare
+
+        invocation = split_invocation(text)
+        command = self.catalog.commands.get(invocation[0]) if invocation else None
+        if invocation is None or command is None:
+            return False
+        prepared = prepare(command, invocation[1], self.cfg.trusted)
+        for note in prepared.notes:
+            self.session.bus.emit(Notice("warning", f"warning: {note}"))
+        if prepared.model:
+            self.session.bus.emit(Notice("info", f"/{command.name} runs with model {prepared.model}"))
+        from arnes.errors import ConfigError
+
+        try:
+            with applied(self.session, prepared, self.cfg):
+                self._turn(prepared.prompt)
+        except ConfigError as exc:  # its model has no price under --max-cost: nothing ran
+            self.console.print(f"/{command.name}: {visible(str(exc))}", style="red", markup=False)
+        return True
+
+    def _help(self) -> None:
+        c = self.console
+        for usage, what in HELP.items():
+            c.print(f"  {usage:<16} {what}", markup=False)
+        if self.catalog.commands:
+            c.print("commands from files (.arnes/commands, .claude/commands, ~/.config/arnes/commands):", markup=False)
+        for command in self.catalog.commands.values():
+            usage = visible(f"/{command.name} {command.hint}".strip(), newlines=False)
+            what = visible(command.description, newlines=False)
+            c.print(f"  {usage:<16} {what} ({command.origin})", markup=False)
 
     def _leave(self) -> None:
         """On the way out: only a session that changed files gets the quick handoff checks (no test run)."""
@@ -114,7 +144,15 @@ class Repl:
         def _newline(event):  # type: ignore[no-untyped-def]  # prompt_toolkit's handler signature
             event.current_buffer.insert_text("\n")
 
-        prompt: PromptSession[str] = PromptSession(history=WorkspaceHistory(self.session.host), key_bindings=keys)
+        from arnes.ui.completion import SlashCompleter
+
+        completer = SlashCompleter(lambda: self.catalog, HELP)
+        prompt: PromptSession[str] = PromptSession(
+            history=WorkspaceHistory(self.session.host),
+            key_bindings=keys,
+            completer=completer,
+            complete_while_typing=False,  # Tab completes: a menu racing the typing can drop the Tab's insert
+        )
         return lambda: prompt.prompt("arnes> ")
 
     # -- slash commands ----------------------------------------------------------------------
@@ -126,8 +164,7 @@ class Repl:
         if name in ("/exit", "/quit"):
             return False
         if name == "/help":
-            for usage, what in HELP.items():
-                c.print(f"  {usage:<16} {what}", markup=False)
+            self._help()
         elif name == "/diff":
             self._diff()
         elif name == "/undo":
@@ -147,14 +184,16 @@ class Repl:
             self._model(rest)
         elif name == "/permissions":
             self.actions.permissions(c)
-        else:
+        elif name.lstrip("/") in BUILTINS or not self._custom(text):
             self._workflow(name, rest)
         return True
 
     def _workflow(self, name: str, rest: str) -> None:
         handler = self.actions.workflows.get(name)
         if handler is None:
-            self.console.print(f"unknown command {visible(name)}; /help lists them", style="yellow", markup=False)
+            builtins = [usage.split()[0] for usage in HELP]
+            said = unknown_message(name.lstrip("/"), self.catalog, builtins)
+            self.console.print(visible(said, newlines=False), style="yellow", markup=False)
             return
         try:
             handler(self.args, shlex.split(rest) if name == "/checker" else [])  # shlex may raise ValueError

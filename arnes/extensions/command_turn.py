@@ -1,0 +1,124 @@
+"""One custom command as one prompt: its text, its narrowed tools and its model, then the session
+as it was. The interactive prompt wraps a turn in `applied`; a one-shot run applies it for the
+whole run (`arnes -p "/review src/a.py"` is one prompt)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from arnes.errors import ConfigError
+from arnes.extensions.commands import Command, expand, load_catalog, split_invocation, unknown_message
+from arnes.messages import ToolSpec
+from arnes.permissions.scope import AllowedTools
+from arnes.tools.base import ToolRegistry
+
+if TYPE_CHECKING:
+    from arnes.config import EffectiveConfig
+    from arnes.session import Session
+
+
+class Offered(ToolRegistry):
+    """The session's tools, of which the model is shown only those the fence offers. A call to
+    another still parses, so the fence (not "unknown tool") tells the model why it did not run."""
+
+    def __init__(self, tools: ToolRegistry, fence: AllowedTools):
+        super().__init__(tools)
+        self._fence = fence
+
+    def specs(self, *, brief: bool = False) -> list[ToolSpec]:
+        return [spec for spec in super().specs(brief=brief) if self._fence.offers(spec.name)]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    command: Command
+    prompt: str
+    model: str | None  # the model this prompt runs with, when the command may choose one
+    notes: tuple[str, ...]  # warnings for the user: what of the front matter does not apply
+
+
+def prepare(command: Command, arguments: str, trusted: bool) -> Prepared:
+    """The prompt for `/NAME arguments`; a project's `model` waits for trust (a grant, DESIGN §10)."""
+    notes = [f"{command.path}: {note}" for note in command.notes]
+    model = command.model
+    if model and command.origin == "project" and not trusted:
+        notes.append(
+            f"{command.path}: model '{model}' ignored until you trust this folder (a project's model is a grant; "
+            "`arnes trust`, or --trust for one run)"
+        )
+        model = None
+    return Prepared(command, expand(command, arguments), model, tuple(notes))
+
+
+def apply(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> None:
+    """Narrow the session's tools to the command's `allowed-tools` and switch its model.
+
+    The fence wraps the session's policy, so the rules and the mode still decide inside it, and
+    sub-agents started during the prompt inherit it (Session.child narrows `policy`)."""
+    command = prepared.command
+    if command.allowed is not None:
+        assert session.policy is not None
+        session.tool_specs()  # the MCP servers' tools join the registry first, so the fence sees them
+        fence = AllowedTools(session.policy, command.allowed, session.workspace, f"the /{command.name} command")
+        session.tools = Offered(session.tools, fence)
+        session.policy = fence
+        session.gate = dataclasses.replace(session.gate, policy=fence)
+    if prepared.model:
+        _priced(session, cfg, prepared.model, command)
+        session.provider = session.with_model(session.provider, prepared.model)
+
+
+def _priced(session: Session, cfg: EffectiveConfig, model: str, command: Command) -> None:
+    """Under --max-cost the command's model needs a price too, or its turns would cost nothing."""
+    from arnes.llm.pricing import Price, price_for
+
+    budget = session.budget
+    if budget.max_cost is None or model in budget.prices:
+        return
+    overrides = {name: Price(p.input, p.output) for name, p in cfg.prices.items()}
+    price = price_for(session.provider.name, model, overrides)
+    if price is None:
+        raise ConfigError(
+            f'--max-cost needs a price for model {model!r} ({command.path} chooses it): add it under "pricing" '
+            f'in settings (e.g. "pricing": {{"{model}": {{"input": 3.0, "output": 15.0}}}}, USD per million tokens)'
+        )
+    budget.prices[model] = price
+
+
+@contextmanager
+def applied(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> Iterator[None]:
+    """`apply` for one turn of the interactive prompt; the session's tools, policy and model come back."""
+    saved = session.tools, session.policy, session.gate, session.provider
+    try:
+        apply(session, prepared, cfg)
+        yield
+    finally:
+        session.tools, session.policy, session.gate, session.provider = saved
+
+
+def one_shot(session: Session, cfg: EffectiveConfig, task: str) -> str:
+    """A one-shot task that starts with `/NAME`: the command applied for the whole run, its prompt
+    returned. An unknown name is a usage error (exit 2) listing the commands there are."""
+    invocation = split_invocation(task)
+    if invocation is None:
+        return task
+    name, arguments = invocation
+    from arnes.ui.slash import BUILTINS
+
+    catalog = load_catalog(session.host, BUILTINS)
+    command = catalog.commands.get(name)
+    if command is None:
+        if name in BUILTINS:
+            raise ConfigError(
+                f"/{name} is a command of the interactive prompt (run `arnes` at a terminal); "
+                f'to send the text to the model, word it differently, e.g. "{name} ..." without the slash'
+            )
+        raise ConfigError(unknown_message(name, catalog, []))
+    prepared = prepare(command, arguments, cfg.trusted)
+    cfg.warnings.extend(prepared.notes)  # shown and traced once the run's subscribers listen
+    apply(session, prepared, cfg)
+    return prepared.prompt

@@ -1,0 +1,207 @@
+"""Custom slash commands (DESIGN §13): `.arnes/commands/NAME.md`, `.claude/commands/NAME.md` and the
+user's `~/.config/arnes/commands/NAME.md`, each a prompt that `/NAME ARGS` expands.
+
+A command is prompt text, so it works in a folder nobody trusted: what a repository puts in one
+can only narrow. Its `allowed-tools` narrows the tools of that one prompt (see
+permissions/scope.py); its `model` is a grant (DESIGN §10), so a project's applies only in a
+trusted folder, the user's own always. Files are read through `HostFiles` (locations.py): a
+command linked to a host file is refused, never expanded.
+
+Arguments follow Claude Code's command files: `$ARGUMENTS` is the whole argument string,
+`$1`, `$2`... the words (shell-like, quotes group), `$ARGUMENTS[0]`... the same words counted
+from 0; a body with none of them gets `ARGUMENTS: ...` appended. Expansion is one pass, so an
+argument that itself says `$1` stays as typed. `!`cmd`` and `@file` stay literal: they would
+run and read on the host without the permission gate.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arnes.config_claude import translate_rule
+from arnes.errors import ConfigError
+from arnes.extensions.locations import PROJECT_DIRS, Found, Refusal, discover
+from arnes.host.files import HostFiles
+from arnes.permissions.rules import RuleError, parse_rule
+
+NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")  # what follows the slash; `/usr/bin/x` is a path, not a command
+PLACEHOLDER = re.compile(r"\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS|\$([1-9][0-9]*)")
+# Claude Code's tool names that have an arnes twin; other names in allowed-tools are dropped (narrower).
+CLAUDE_TOOLS = {"MultiEdit": "Edit", "LS": "Glob", "Task": "Delegate", "NotebookEdit": "Edit"}
+DESCRIPTION_CHARS = 80
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # without the slash
+    body: str
+    path: Path
+    origin: str  # "project" or "user"
+    description: str
+    hint: str = ""  # argument-hint, e.g. "[file]"
+    allowed: tuple[str, ...] | None = None  # arnes rules; None: the session's tools, unchanged
+    model: str | None = None
+    notes: tuple[str, ...] = ()  # what was dropped from the front matter, for doctor and the run
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The commands a session can run, and the files that could not become one."""
+
+    commands: dict[str, Command] = field(default_factory=dict)
+    refused: list[Refusal] = field(default_factory=list)
+    shadowed: list[Command] = field(default_factory=list)  # a built-in command has their name
+
+    def names(self) -> list[str]:
+        return sorted(self.commands)
+
+    def why_not(self, name: str) -> str | None:
+        """Why a file for `name` exists but is no command: refused, or shadowed by a built-in."""
+        for refusal in self.refused:
+            if refusal.path.name == f"{name}.md":
+                return refusal.why
+        for command in self.shadowed:
+            if command.name == name:
+                return f"{command.path} is not run: /{name} is a built-in command of arnes; rename the file"
+        return None
+
+
+def load_catalog(files: HostFiles, reserved: frozenset[str], env: dict[str, str] | None = None) -> Catalog:
+    """Every command file, first location winning a name; `reserved` are the built-in names (no slash)."""
+    found, refused = discover("commands", files, env)
+    catalog = Catalog(refused=[*refused, *unread(files)])
+    for item in found:
+        path = item.document.path
+        if not NAME.match(item.name):
+            why = f"{path}: '{item.name}' cannot follow a slash (letters, digits, '_', '.', '-'); rename the file"
+            catalog.refused.append(Refusal(path, why))
+            continue
+        try:
+            command = _command(item)
+        except ConfigError as exc:
+            catalog.refused.append(Refusal(path, str(exc)))
+            continue
+        if item.name in reserved:
+            catalog.shadowed.append(command)
+        else:
+            catalog.commands[item.name] = command
+    return catalog
+
+
+def unread(files: HostFiles) -> list[Refusal]:
+    """What in the project's command folders is never read, and why: links (a link out could put a
+    host file into a prompt; locations.py reads real files only) and subfolders (no namespaces)."""
+    out = []
+    for rel in PROJECT_DIRS["commands"]:
+        folder = files.root / rel
+        if folder.is_symlink():
+            out.append(Refusal(folder, f"{rel} is a link; arnes reads command files only from a real folder"))
+            continue
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink() and entry.name.endswith(".md"):
+                why = f"{rel}/{entry.name} is a link (to {os.path.realpath(entry)}); arnes reads only real files here"
+                out.append(Refusal(entry, f"{why}, so no host file reaches the prompt; copy the file instead"))
+            elif entry.is_dir() and not entry.is_symlink():
+                why = f"{rel}/{entry.name}/ is not read: arnes has no command namespaces; move its files up"
+                out.append(Refusal(entry, f"{why} (e.g. {rel}/{entry.name}-NAME.md)"))
+    return out
+
+
+def _command(item: Found) -> Command:
+    doc = item.document
+    notes: list[str] = []
+    allowed = doc.names("allowed-tools")
+    rules = None if allowed is None else tuple(_rules(allowed, doc.path, notes))
+    description = doc.text("description") or _first_line(doc.body)
+    return Command(
+        name=item.name,
+        body=doc.body,
+        path=doc.path,
+        origin=item.origin,
+        description=description,
+        hint=doc.text("argument-hint") or "",
+        allowed=rules,
+        model=doc.text("model") or None,
+        notes=tuple(notes),
+    )
+
+
+def _rules(entries: list[str], path: Path, notes: list[str]) -> list[str]:
+    """allowed-tools as arnes rules: Claude Code's spellings translated, unknown tools dropped
+    (dropping one narrows further; it never widens), a malformed entry refuses the file."""
+    rules = []
+    for entry in entries:
+        tool, paren, rest = entry.partition("(")
+        translated = translate_rule(CLAUDE_TOOLS.get(tool, tool) + paren + rest)
+        try:
+            parse_rule(translated)
+        except RuleError as exc:
+            if "unknown tool" in str(exc):
+                notes.append(f"allowed-tools '{entry}' names no arnes tool; dropped, so it is not allowed")
+                continue
+            raise ConfigError(f"{path}: allowed-tools: {exc}") from None
+        rules.append(translated)
+    return rules
+
+
+def _first_line(body: str) -> str:
+    line = next((ln.strip().lstrip("#").strip() for ln in body.splitlines() if ln.strip()), "")
+    return line if len(line) <= DESCRIPTION_CHARS else line[: DESCRIPTION_CHARS - 3] + "..."
+
+
+def split_invocation(text: str) -> tuple[str, str] | None:
+    """`/NAME ARGS` -> (NAME, ARGS); None when the text is no command (`/usr/bin/x is slow` is a task)."""
+    if not text.startswith("/"):
+        return None
+    head, *rest = re.split(r"\s", text[1:], maxsplit=1)
+    if not NAME.match(head):
+        return None
+    return head, rest[0].strip() if rest else ""
+
+
+def words(arguments: str) -> list[str]:
+    """Shell-like words; a stray quote falls back to plain blanks rather than refusing the prompt."""
+    try:
+        return shlex.split(arguments)
+    except ValueError:
+        return arguments.split()
+
+
+def expand(command: Command, arguments: str) -> str:
+    """The prompt the model gets for `/NAME arguments`."""
+    parts = words(arguments)
+    used = False
+
+    def value(match: re.Match[str]) -> str:
+        nonlocal used
+        used = True
+        if match.group(1) is not None:  # $ARGUMENTS[N], from 0
+            n = int(match.group(1))
+            return parts[n] if n < len(parts) else ""
+        if match.group(2) is not None:  # $N, from 1
+            n = int(match.group(2))
+            return parts[n - 1] if n <= len(parts) else ""
+        return arguments
+
+    text = PLACEHOLDER.sub(value, command.body).strip()
+    if not used and arguments:
+        text = f"{text}\n\nARGUMENTS: {arguments}"
+    return text
+
+
+def unknown_message(name: str, catalog: Catalog, builtins: list[str]) -> str:
+    """One line: what is wrong with `/name` and which commands there are."""
+    why = catalog.why_not(name)
+    custom = ", ".join(f"/{n}" for n in catalog.names()) or "none (add .arnes/commands/NAME.md)"
+    listed = f"custom commands: {custom}" + (f"; built in: {', '.join(builtins)}" if builtins else "")
+    if why:
+        return f"/{name}: {why}; {listed}"
+    return f"unknown command /{name}; {listed}"
