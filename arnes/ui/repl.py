@@ -13,7 +13,7 @@ from rich.console import Console
 from arnes.agent.events import Notice
 from arnes.agent.loop import Agent
 from arnes.config import EffectiveConfig
-from arnes.errors import ArnesError
+from arnes.errors import ArnesError, ConfigError
 from arnes.extensions.commands import Catalog, load_catalog, split_invocation, unknown_message
 from arnes.llm.base import Provider
 from arnes.permissions.types import MODES, Mode
@@ -98,12 +98,10 @@ class Repl:
         prepared = prepare(command, invocation[1], self.cfg.trusted)
         for note in prepared.notes:
             self.session.bus.emit(Notice("warning", f"warning: {note}"))
-        if prepared.model:
-            self.session.bus.emit(Notice("info", f"/{command.name} runs with model {prepared.model}"))
-        from arnes.errors import ConfigError
-
         try:
             with applied(self.session, prepared, self.cfg):
+                if prepared.model:
+                    self.session.bus.emit(Notice("info", f"/{command.name} runs with model {prepared.model}"))
                 self._turn(prepared.prompt)
         except ConfigError as exc:  # its model has no price under --max-cost: nothing ran
             self.console.print(f"/{command.name}: {visible(str(exc))}", style="red", markup=False)
