@@ -110,6 +110,9 @@ def test_unknown_command_is_a_usage_error_listing_the_commands(tmp_path: Path) -
     assert built_in.code == 2 and "interactive prompt" in built_in.err
     path = run_arnes(*base, "-p", "/usr/bin/env is missing")  # a path starts a task, not a command
     assert path.code == 0, path.err
+    doctor = run_arnes(*base, "doctor")
+    assert "commands: /review (project)" in doctor.out
+    assert "shadowed: " in doctor.out and "help.md: /help is a built-in command" in doctor.out
 
 
 def test_a_commands_model_needs_a_price_under_max_cost(tmp_path: Path) -> None:
