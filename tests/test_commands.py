@@ -88,6 +88,7 @@ def test_fence_lets_through_only_what_an_entry_covers(tmp_path: Path) -> None:
         decision = fence.decide(bash(outside))
         assert decision.kind == "deny" and "allows only" in decision.reason, outside
     assert fence.offers("Read") and fence.offers("Grep") and fence.offers("Bash") and not fence.offers("Write")
+    assert fence.decide(ToolRequest("Skill", {"name": "verify"}, (), True)).kind == "allow"  # only narrows further
 
 
 def test_fence_never_turns_an_ask_into_an_allow(tmp_path: Path) -> None:

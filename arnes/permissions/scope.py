@@ -21,6 +21,10 @@ from arnes.permissions.rules import SourcedRule, parse_rule
 from arnes.permissions.shell import analyse
 from arnes.permissions.types import Decision, Policy, ToolRequest
 
+# Always inside the fence: loading a skill adds prompt text and can only narrow further (its own
+# allowed-tools stack on this list), as the skills' scope lets the Skill tool through too.
+ALWAYS = frozenset({"Skill"})
+
 
 @dataclass
 class AllowedTools:
@@ -40,9 +44,11 @@ class AllowedTools:
 
     def offers(self, tool: str) -> bool:
         """Whether any entry can cover a call of `tool` (the tools the model is shown)."""
-        return bool(rule_tools(tool, None) & self._tools)
+        return tool in ALWAYS or bool(rule_tools(tool, None) & self._tools)
 
     def covers(self, request: ToolRequest) -> bool:
+        if request.tool in ALWAYS:
+            return True
         if request.command is not None:
             return self._covers_command(request.command)
         decision = self._scope.decide(request)
