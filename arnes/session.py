@@ -14,7 +14,7 @@ from arnes.agent.budget import Budget
 from arnes.agent.context import SUMMARY_PROMPT
 from arnes.agent.events import Event, EventBus, Nested, Notice
 from arnes.agent.prompt import session_context, system_prompt
-from arnes.extensions.skill_scope import ActiveSkills, SkillScope
+from arnes.extensions.skill_scope import ActiveSkills
 from arnes.extensions.skills import SkillCatalog, SkillLoader
 from arnes.host.files import HostFiles
 from arnes.llm.base import Provider
@@ -25,6 +25,7 @@ from arnes.permissions.engine import RuleEngine
 from arnes.permissions.gate import PermissionGate
 from arnes.permissions.protected import SANDBOX_READ_ONLY
 from arnes.permissions.rules import SourcedRule
+from arnes.permissions.scope import Fenced
 from arnes.permissions.types import Mode, Policy, stricter
 from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec
 from arnes.sandbox.choose import choose_sandbox
@@ -192,7 +193,7 @@ class Session:
         self.active_skills = ActiveSkills(self.workspace)
         self.ctx.skills = SkillLoader(self.skill_catalog, self.engine, self.active_skills)
         # A loaded skill's allowed-tools narrow whatever policy this session has (never widen it).
-        self.policy = SkillScope(self.policy or self.engine, self.active_skills)
+        self.policy = Fenced(self.policy or self.engine, self.active_skills)
         self.gate = PermissionGate(
             self.policy,
             self.approver,

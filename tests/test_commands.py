@@ -10,7 +10,7 @@ from prompt_toolkit.document import Document
 
 from arnes.extensions.commands import Command, expand, load_catalog, split_invocation
 from arnes.host.files import HostFiles
-from arnes.permissions.scope import AllowedTools
+from arnes.permissions.scope import Fence, Fenced
 from arnes.permissions.types import Decision, Target, ToolRequest
 from arnes.ui.completion import SlashCompleter
 from arnes.ui.slash import BUILTINS, HELP
@@ -78,7 +78,8 @@ def bash(command: str) -> ToolRequest:
 
 def test_fence_lets_through_only_what_an_entry_covers(tmp_path: Path) -> None:
     inner = Inner()
-    fence = AllowedTools(inner, ("Read(src/**)", "Bash(git diff:*)"), tmp_path, "the /x command")
+    scope = Fence(("Read(src/**)", "Bash(git diff:*)"), tmp_path, "the /x command")
+    fence = Fenced(inner, scope)
     read = ToolRequest("Read", {}, (Target(tmp_path / "src" / "a.py", "read", tmp_path / "src" / "a.py"),), True)
     other = ToolRequest("Read", {}, (Target(tmp_path / "a.py", "read", tmp_path / "a.py"),), True)
     assert fence.decide(read).kind == "allow" and inner.asked == ["Read"]  # inside: the inner policy decides
@@ -87,7 +88,7 @@ def test_fence_lets_through_only_what_an_entry_covers(tmp_path: Path) -> None:
     for outside in ("git status", "git diff && rm -rf src", "git diff > out.txt", "git diff $(rm x)", "sudo git diff"):
         decision = fence.decide(bash(outside))
         assert decision.kind == "deny" and "allows only" in decision.reason, outside
-    assert fence.offers("Read") and fence.offers("Grep") and fence.offers("Bash") and not fence.offers("Write")
+    assert scope.offers("Read") and scope.offers("Grep") and scope.offers("Bash") and not scope.offers("Write")
     assert fence.decide(ToolRequest("Skill", {"name": "verify"}, (), True)).kind == "allow"  # only narrows further
 
 
@@ -96,7 +97,7 @@ def test_fence_never_turns_an_ask_into_an_allow(tmp_path: Path) -> None:
         def decide(self, request: ToolRequest) -> Decision:
             return Decision("ask", "write x", "mode")
 
-    fence = AllowedTools(Asks(), ("Write",), tmp_path, "the /x command")
+    fence = Fenced(Asks(), Fence(("Write",), tmp_path, "the /x command"))
     write = ToolRequest("Write", {}, (Target(tmp_path / "a.py", "write", tmp_path / "a.py"),), False)
     assert fence.decide(write).kind == "ask"  # Claude Code would pre-approve; arnes only narrows
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from arnes.errors import ConfigError
 from arnes.extensions.commands import Command, expand, load_catalog, split_invocation, unknown_message
 from arnes.messages import ToolSpec
-from arnes.permissions.scope import AllowedTools
+from arnes.permissions.scope import Fence, Fenced
 from arnes.tools.base import ToolRegistry
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ class Offered(ToolRegistry):
     """The session's tools, of which the model is shown only those the fence offers. A call to
     another still parses, so the fence (not "unknown tool") tells the model why it did not run."""
 
-    def __init__(self, tools: ToolRegistry, fence: AllowedTools):
+    def __init__(self, tools: ToolRegistry, fence: Fence):
         super().__init__(tools)
         self._fence = fence
 
@@ -63,10 +63,10 @@ def apply(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> None:
     if command.allowed is not None:
         assert session.policy is not None
         session.tool_specs()  # the MCP servers' tools join the registry first, so the fence sees them
-        fence = AllowedTools(session.policy, command.allowed, session.workspace, f"the /{command.name} command")
+        fence = Fence(command.allowed, session.workspace, f"the /{command.name} command")
         session.tools = Offered(session.tools, fence)
-        session.policy = fence
-        session.gate = dataclasses.replace(session.gate, policy=fence)
+        session.policy = Fenced(session.policy, fence)
+        session.gate = dataclasses.replace(session.gate, policy=session.policy)
     if prepared.model:
         _priced(session, cfg, prepared.model, command)
         session.provider = session.with_model(session.provider, prepared.model)
