@@ -24,23 +24,51 @@ def test_a_near_miss_that_differs_in_case_and_name_shows_the_closest_line() -> N
     assert "closest match is at lines 3-3" in str(err.value) and "     3\tDISCOUNT_RATE = 0.10" in str(err.value)
 
 
-def test_the_same_edit_after_a_refusal_that_showed_the_file_gets_a_pointed_message(tmp_path: Path) -> None:
-    """Qwen2.5-Coder-1.5B on the discount task: refused (not read), then the very same Edit."""
-    (tmp_path / "pricing.py").write_text(PRICING)
-    edit: dict[str, Any] = {
-        "name": "Edit",
-        "input": {"file_path": "pricing.py", "old_string": "discount = 0.10", "new_string": "discount = 0.15"},
-    }
+def _edit_twice(tmp_path: Path, text: str, old: str, new: str) -> tuple[list[ToolResultBlock], str]:
+    """The same Edit sent twice, the first refused because the file was not read (it is shown)."""
+    (tmp_path / "pricing.py").write_text(text)
+    edit: dict[str, Any] = {"name": "Edit", "input": {"file_path": "pricing.py", "old_string": old, "new_string": new}}
     turns = [{"tool_calls": [edit]}, {"tool_calls": [edit]}, {"text": "done"}]
-    session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits")
-    agent = Agent(session)
+    agent = Agent(Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits"))
     agent.run("raise the discount to 15%")
     results = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
+    return results, (tmp_path / "pricing.py").read_text()
+
+
+def test_the_same_edit_after_the_file_was_shown_makes_its_one_change_on_the_closest_line(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-1.5B on the discount task: `discount = 10` -> `discount = 15`, refused (not
+    read, the file shown), then the very same Edit: the change it means, 10 -> 15, is made on
+    `DISCOUNT_RATE = 0.10`, the one closest line, and the result says so."""
+    results, after = _edit_twice(tmp_path, PRICING, "discount = 10", "discount = 15")
     assert "has not been read yet" in results[0].content
-    second = results[1].content
-    assert second.startswith("This is the same Edit as the one refused above, where the whole content of pricing.py")
-    assert "DISCOUNT_RATE = 0.10" in second
-    assert (tmp_path / "pricing.py").read_text() == PRICING
+    assert not results[1].is_error and "'10' -> '15'" in results[1].content and "line 3" in results[1].content
+    assert after == PRICING.replace("DISCOUNT_RATE = 0.10", "DISCOUNT_RATE = 0.15")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("discount = 10 and 10", "discount = 15 and 15"),  # two changes: no guess
+        ("discount = 0.10", "discount = 0.10 # 15"),  # an insertion: no anchor to carry it to
+        ("rate = 0", "rate = 1"),  # `0` twice on the closest line (0.10)
+    ],
+)
+def test_the_same_edit_again_gets_a_pointed_message_when_its_change_is_ambiguous(
+    tmp_path: Path, old: str, new: str
+) -> None:
+    results, after = _edit_twice(tmp_path, PRICING, old, new)
+    assert results[1].is_error and results[1].content.startswith("This is the same Edit as the one refused above")
+    assert after == PRICING
+
+
+def test_an_edit_naming_code_that_does_not_exist_yet_is_told_how_to_add_it(tmp_path: Path) -> None:
+    """add-function: old_string `slugify(text)` names the function to be added; the answer says how
+    to append (the last line as old_string) instead of "Read it again"."""
+    with pytest.raises(ToolError) as err:
+        replace(TEXT_PY, "slugify(text)", "slugify(text).lower()", False, "text.py")
+    message = str(err.value)
+    assert "To add new code, put the file's last line in old_string ('    return text.title()')" in message
+    assert "Read text.py again" not in message
 
 
 TEXT_PY = "def title_case(text):\n    return text.title()\n"

@@ -144,7 +144,8 @@ def test_a_missing_file_names_what_a_small_workspace_has_but_not_what_a_rule_hid
     with pytest.raises(ToolError) as missing:
         edit(ctx, "discount.txt", "10%", "15%")
     assert str(missing.value).startswith("File does not exist: discount.txt. The workspace's files are: .gitignore")
-    assert "To create a file, use Write." in str(missing.value)
+    # Never "To create a file, use Write": the 1.5B model then created the guessed discount.txt.
+    assert "Write" not in str(missing.value) and "give its real path" in str(missing.value)
 
 
 def test_read_missing_folder(ctx: ToolContext) -> None:
@@ -519,7 +520,9 @@ def test_edit_not_found_without_anything_close(ctx: ToolContext) -> None:
         edit(ctx, "a.py", "completely unrelated text that is long", "x")
     assert "old_string not found in a.py." in str(err.value)
     assert "closest match" not in str(err.value)
-    assert "Read a.py again" in str(err.value)
+    assert "Read a.py shows it" in str(err.value) and "put the file's last line in old_string ('import os')" in str(
+        err.value
+    )
 
 
 def test_edit_with_line_number_prefixes_that_match_once_removed(ctx: ToolContext) -> None:
@@ -649,7 +652,7 @@ def test_edit_refused_when_the_file_changed_since_read(ctx: ToolContext) -> None
 def test_edit_missing_file(ctx: ToolContext) -> None:
     with pytest.raises(
         ToolError,
-        match=r"File does not exist: nope\.py\. The workspace has no files yet\. To create a file, use Write\.",
+        match=r"File does not exist: nope\.py\. The workspace has no files yet\. Edit changes an existing file",
     ):
         edit(ctx, "nope.py", "a", "b")
 

@@ -42,7 +42,7 @@ def test_a_reply_that_is_not_an_answer_is_nudged_and_the_run_goes_on(tmp_path: P
 
 def test_parroting_the_last_tool_error_is_nudged(tmp_path: Path) -> None:
     edit = {"name": "Edit", "input": {"file_path": "discount.txt", "old_string": "10%", "new_string": "15%"}}
-    agent, result = _run(tmp_path, [{"tool_calls": [edit]}, {"text": "To create a file, use Write."}, {"text": "ok"}])
+    agent, result = _run(tmp_path, [{"tool_calls": [edit]}, {"text": "Edit changes an existing file."}, {"text": "ok"}])
     assert u.ECHO in _nudges(agent.messages) and result.text == "ok"
 
 

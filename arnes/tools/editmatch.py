@@ -27,8 +27,13 @@ class Replacement:
     note: str = ""  # how old_string was found, when not exactly
 
 
-def replace(text: str, old: str, new: str, replace_all: bool, shown: str) -> Replacement:
-    """The text with old_string replaced, or a ToolError that tells the model what to copy."""
+def replace(text: str, old: str, new: str, replace_all: bool, shown: str, *, again: bool = False) -> Replacement:
+    """The text with old_string replaced, or a ToolError that tells the model what to copy.
+
+    `again`: the model sends the very Edit it was already told about (the file was shown to it).
+    Asking a third time helps nobody, so the change it means is carried over to the closest line
+    when that is unambiguous (see `carry_over`), and the result says exactly what was done.
+    """
     count = text.count(old)
     if count == 1 or (count > 1 and replace_all):
         return Replacement(text.replace(old, new) if replace_all else text.replace(old, new, 1), count)
@@ -53,7 +58,53 @@ def replace(text: str, old: str, new: str, replace_all: bool, shown: str) -> Rep
     found = _loose(text, old, new)
     if found is not None:
         return found
+    if again and (carried := carry_over(text, old, new)) is not None:
+        return carried
     raise ToolError(_not_found(text, wanted, shown, given))
+
+
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def carry_over(text: str, old: str, new: str) -> Replacement | None:
+    """old_string's one small change (`10` -> `15`) made on the closest line(s), when unambiguous.
+
+    A small model writes `discount = 10` -> `discount = 15` for a file saying
+    `DISCOUNT_RATE = 0.10`, and sends it again after being shown the file. The change it means
+    is the one token run that differs between old_string and new_string; when the region closest
+    to old_string holds that run exactly once, the run is replaced there and nothing else is.
+    Anything less clear (several changes, a pure insertion, the run absent or twice) is no guess.
+    """
+    closest = _closest(text, old)
+    if closest is None:
+        return None
+    first, last, _ = closest
+    before, after = _TOKEN.findall(old), _TOKEN.findall(new)
+    changes = [
+        op for op in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    if len(changes) != 1 or changes[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = changes[0]
+    gone, put = before[i1:i2], after[j1:j2]
+    if not any(re.search(r"\w", t) for t in gone):
+        return None
+    lines = text.split("\n")
+    region = _TOKEN.findall("\n".join(lines[first - 1 : last]))
+    at = [k for k in range(len(region) - len(gone) + 1) if region[k : k + len(gone)] == gone]
+    if len(at) != 1:
+        return None
+    k = at[0]
+    changed = "".join([*region[:k], *put, *region[k + len(gone) :]])
+    updated = "\n".join([*lines[: first - 1], changed, *lines[last:]])
+    where = f"line {first}" if first == last else f"lines {first}-{last}"
+    said = "".join(gone)
+    made = "".join(put)
+    note = (
+        f"old_string is not in the file, so the change it asks for ({said!r} -> {made!r}) was made on the "
+        f"closest {where}, which now reads: {changed.strip()!r}"
+    )
+    return Replacement(updated, 1, note)
 
 
 def without_read_numbers(content: str) -> str | None:
@@ -160,9 +211,21 @@ def _not_found(text: str, old: str, shown: str, new: str) -> str:
             f" The closest match is at lines {first}-{last} (shown as Read shows it):\n{snippet}\n"
             "Copy those lines exactly, without the line numbers, and call Edit again."
         )
+    elif last := _last_line(text):
+        message += (
+            f" old_string must be text that is in the file now, copied exactly (Read {shown} shows it). "
+            "To add new code, put the "
+            f"file's last line in old_string ({last!r}) and that line followed by the new code in "
+            "new_string, or Write the whole file (its current lines and the new code)."
+        )
     else:
-        message += f" Read {shown} again and copy the text exactly."
+        message += f" {shown} is empty: Write its whole content instead."
     return message
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.split("\n") if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def _closest(text: str, old: str) -> tuple[int, int, str] | None:

@@ -270,7 +270,9 @@ class Edit(BaseTool[EditArgs]):
     def targets(self, args: EditArgs, ctx: ToolContext) -> list[Target]:
         return [Target(ctx.path(args.file_path), "write")]
 
-    def _apply(self, args: EditArgs, path: Path, shown: str, real: Path | None = None) -> tuple[str, str, Replacement]:
+    def _apply(
+        self, args: EditArgs, path: Path, shown: str, real: Path | None = None, again: bool = False
+    ) -> tuple[str, str, Replacement]:
         original = read_text(path, shown, real)
         newline = newline_of(original)
         text = original.replace("\r\n", "\n") if newline == "\r\n" else original
@@ -280,7 +282,7 @@ class Edit(BaseTool[EditArgs]):
             raise ToolError("old_string and new_string are the same; there is nothing to change.")
         if not old:
             raise ToolError("old_string is empty. To write a whole file, use Write.")
-        done = replace(text, old, new, args.replace_all, shown)
+        done = replace(text, old, new, args.replace_all, shown, again=again)
         updated = done.updated.replace("\n", "\r\n") if newline == "\r\n" else done.updated
         return original, updated, done
 
@@ -297,23 +299,27 @@ class Edit(BaseTool[EditArgs]):
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
         if not path.exists():
+            # Not "to create a file, use Write": a small model follows that literally and creates
+            # the file it guessed. Edit changes what exists; the names that do exist come first.
             hint = nearest_files(ctx, path)
-            raise ToolError(f"File does not exist: {shown}.{hint} To create a file, use Write.")
+            raise ToolError(f"File does not exist: {shown}.{hint} Edit changes an existing file: give its real path.")
         call = args.model_dump_json()
         guard_write(ctx, path, shown, "Edit", call)
+        again = ctx.files.was_refused(path, call)
         try:
-            _, after, done = self._apply(args, path, shown, ctx.real_of(path))
+            _, after, done = self._apply(args, path, shown, ctx.real_of(path), again)
         except ToolError as exc:
-            if not ctx.files.was_refused(path, call):
+            if not again:
+                ctx.files.note_refused(path, call)
                 raise
             raise ToolError(
-                f"This is the same Edit as the one refused above, where the whole content of {shown} was "
-                "shown. old_string must be a part of that content, copied exactly (without the line numbers). "
-                f"{exc}"
+                f"This is the same Edit as the one refused above, so it changes nothing. old_string must be "
+                f"a part of {shown}'s current content, copied exactly (without the line numbers). {exc}"
             ) from None
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
+        ctx.files.note_refused(path, "")  # a refusal before this edit says nothing about the next one
         what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
         note = f" ({done.note}; check the result)" if done.note else ""
         return f"Edited {shown}: replaced {what}{note}."
