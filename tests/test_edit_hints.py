@@ -97,8 +97,52 @@ def test_a_write_that_drops_the_files_definitions_is_refused_once(tmp_path: Path
         ("def a():\n    pass\n", "def a():\n    pass\ndef c():\n    pass\n", ".py", []),
         ("def a(): ...\ndef b(): ...\ndef c(): ...\n", "def a(): ...\ndef b(): ...\n", ".py", []),  # 1 of 3
         ("export function calcTotal(x) {}\nconst f = (y) => y\n", "function other() {}\n", ".js", ["calcTotal", "f"]),
-        ("# app\n\n## Usage\n", "## Usage only\n", ".md", []),  # not code
+        ("# app\n\nA small app.\n", "## Usage\nRun it.\n", ".md", ["# app"]),  # docs-section's drop
+        ("# app\n\n## Install\n", "# app\n\n## Install\n\n## Usage\n", ".md", []),
+        ("# app\n\n```sh\n# not a heading\n```\n", "# app\n", ".md", []),  # a comment in a fence
+        ("app\n", "other\n", ".txt", []),  # neither code nor a document we read
     ],
 )
 def test_dropped_names(before: str, after: str, suffix: str, gone: list[str]) -> None:
     assert dropped_names(before, after, suffix) == gone
+
+
+def _results(tmp_path: Path, turns: list[dict[str, Any]]) -> list[ToolResultBlock]:
+    agent = Agent(
+        Session(workspace=tmp_path, provider=ScriptProvider.from_turns([*turns, {"text": "done"}]), mode="acceptEdits")
+    )
+    agent.run("do the task")
+    return [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
+
+
+def test_a_readme_write_that_drops_its_heading_is_refused_once(tmp_path: Path) -> None:
+    """docs-section: README.md (`# app`) rewritten as only the new `## Usage` section."""
+    (tmp_path / "README.md").write_text("# app\n\nA small app.\n")
+    write = {"name": "Write", "input": {"file_path": "README.md", "content": "## Usage\nRun `python app.py --help`.\n"}}
+    results = _results(
+        tmp_path, [{"tool_calls": [{"name": "Read", "input": {"file_path": "README.md"}}]}, {"tool_calls": [write]}]
+    )
+    assert results[1].is_error and "drop # app" in results[1].content and "Use Edit" in results[1].content
+    assert (tmp_path / "README.md").read_text() == "# app\n\nA small app.\n"
+
+
+def test_a_json_file_written_as_yaml_is_refused_once_with_the_parsers_line(tmp_path: Path) -> None:
+    """config-file: `name: shop\\nport: 8080` written to config.json and called done."""
+    yaml = {"name": "Write", "input": {"file_path": "config.json", "content": "name: shop\nport: 8080\n"}}
+    good = {"name": "Write", "input": {"file_path": "c2.json", "content": '{"name": "shop"}'}}
+    results = _results(tmp_path, [{"tool_calls": [yaml]}, {"tool_calls": [good]}, {"tool_calls": [yaml]}])
+    assert (
+        results[0].is_error
+        and "config.json would not be valid JSON (Expecting value at line 1 column 1)" in results[0].content
+    )
+    assert results[1].content.startswith("Created c2.json") and results[2].content.startswith("Created config.json")
+
+
+def test_unknown_keys_are_dropped_with_a_note_when_the_call_is_valid_without_them(tmp_path: Path) -> None:
+    """grep-bug: Glob given Grep's keys was refused whole; now it runs and the model is told."""
+    (tmp_path / "invoice.py").write_text("x\n")
+    glob = {"name": "Glob", "input": {"pattern": "*.py", "output_mode": "content", "-i": True}}
+    bad = {"name": "Glob", "input": {"pattern": 3, "output_mode": "content"}}
+    results = _results(tmp_path, [{"tool_calls": [glob, bad]}])
+    assert results[0].content == "invoice.py\n[arnes: Glob takes no output_mode, -i; those arguments were ignored]"
+    assert results[1].is_error and "output_mode: unknown key" in results[1].content

@@ -710,7 +710,7 @@ def test_registry_parses_valid_arguments(registry: ToolRegistry) -> None:
         ("Read", {"file_path": "a", "offset": "abc"}, ["offset"]),
         ("Read", {"file_path": "a", "offset": 0}, ["offset", "greater than or equal to 1"]),
         ("Read", {}, ["file_path: Field required"]),
-        ("Read", {"file_path": "a", "bogus": 1}, ["bogus: unknown key"]),
+        ("Read", {"file_path": 5, "bogus": 1}, ["bogus: unknown key", "file_path"]),  # dropped only when that suffices
         ("Edit", {"file_path": "a", "old_string": "x"}, ["new_string: Field required"]),
         ("Edit", {"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": "maybe"}, ["replace_all"]),
         ("Grep", {"pattern": "x", "output_mode": "lines"}, ["output_mode"]),

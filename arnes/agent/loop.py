@@ -45,7 +45,7 @@ from arnes.messages import (
 from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
-from arnes.tools.base import ToolError
+from arnes.tools.base import ToolError, dropped_note
 from arnes.workflow.verify import feedback
 
 MAX_WORKERS = 8
@@ -365,7 +365,7 @@ class Agent:
         """Validate the call and pass it through the permission gate."""
         s = self.s
         try:
-            tool, args = s.tools.parse(call.name, call.input)
+            tool, args, dropped = s.tools.parse_call(call.name, call.input)
             # Each path's real path is resolved once: the decision and the write both use it.
             targets = tuple(Target(t.path, t.access, resolve_real(t.path)) for t in tool.targets(args, s.ctx))
             command = tool.command(args)
@@ -391,7 +391,9 @@ class Agent:
             return self._finish(call, outcome.message or f"Permission denied: {d.reason}", True, 0)
         # Reads and writes both open exactly the real path that was judged, never a link swapped in.
         pins = {t.path: t.real for t in targets if t.real is not None}
-        return _Admitted(tool, args, tool.read_only, pins, d.confine)
+        return _Admitted(
+            tool, args, tool.read_only, pins, d.confine, dropped_note(call.name, dropped) if dropped else ""
+        )
 
     def _run_tool(self, call: ToolCall, admitted: _Admitted) -> ToolResultBlock:
         started = time.perf_counter()
@@ -413,6 +415,7 @@ class Agent:
         except Exception as exc:  # a tool bug must not end the run: the model sees it, the trace keeps it
             output, is_error = f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}", True
         ms = int((time.perf_counter() - started) * 1000)
+        output += admitted.note
         cap = self.s.ctx.max_output_chars
         if len(output) > cap:
             cut = len(output) - cap
@@ -460,3 +463,4 @@ class _Admitted:
     read_only: bool
     pins: dict[Path, Path] = field(default_factory=dict)
     confine: bool = False
+    note: str = ""  # said after the result: the unknown keys dropped from the call

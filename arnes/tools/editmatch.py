@@ -211,11 +211,11 @@ def _not_found(text: str, old: str, shown: str, new: str) -> str:
             f" The closest match is at lines {first}-{last} (shown as Read shows it):\n{snippet}\n"
             "Copy those lines exactly, without the line numbers, and call Edit again."
         )
-    elif last := _last_line(text):
+    elif tail := _last_line(text):
         message += (
             f" old_string must be text that is in the file now, copied exactly (Read {shown} shows it). "
             "To add new code, put the "
-            f"file's last line in old_string ({last!r}) and that line followed by the new code in "
+            f"file's last line in old_string ({tail!r}) and that line followed by the new code in "
             "new_string, or Write the whole file (its current lines and the new code)."
         )
     else:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import json
 import os
+import tomllib
 from pathlib import Path
 
 from pydantic import Field
@@ -245,9 +247,16 @@ class Write(BaseTool[WriteArgs]):
             names = ", ".join(gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
             raise ToolError(
                 f"This Write was not made: it would replace all of {shown} and drop {names}, which the file "
-                "defines now. Use Edit to change part of a file (old_string: the lines to change; to add "
+                "has now. Use Edit to change part of a file (old_string: the lines to change; to add "
                 "code, old_string: the last lines of the file, new_string: those lines plus the new code). "
                 "If dropping them is really what the task needs, call this Write again."
+            )
+        broken = data_problem(content, path.suffix)
+        if broken and ctx.files.warn_once(path, "syntax"):
+            raise ToolError(
+                f"This Write was not made: {shown} would not be valid {broken}. Write the content again in "
+                f"that format{_EXAMPLES.get(path.suffix.lower(), '')}. If the file really should hold "
+                "exactly this text, call this Write again."
             )
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, content.encode("utf-8"), ctx.real_of(path))
@@ -256,6 +265,29 @@ class Write(BaseTool[WriteArgs]):
         copied = without_read_numbers(args.content) is not None
         note = " (every line carried Read's line-number prefix; they were removed)" if copied else ""
         return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines){note}."
+
+
+_EXAMPLES = {".json": ' (JSON: {"text": "shop", "number": 8080, "flag": false}, keys and strings in double quotes)'}
+
+
+def data_problem(content: str, suffix: str) -> str:
+    """What is wrong with a data file's new content ("JSON (...)"), or "" when it parses or is not one.
+
+    A small model asked for config.json wrote `name: shop\nport: 8080` (YAML) and called it done;
+    the parser's one line lets the next try be JSON. TOML is checked the same way (stdlib only).
+    """
+    kind = suffix.lower()
+    if kind == ".json" and content.strip():
+        try:
+            json.loads(content)
+        except json.JSONDecodeError as exc:
+            return f"JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+    if kind == ".toml":
+        try:
+            tomllib.loads(content)
+        except tomllib.TOMLDecodeError as exc:
+            return f"TOML ({exc})"
+    return ""
 
 
 class Edit(BaseTool[EditArgs]):
