@@ -486,7 +486,7 @@ def test_edit_multiple_matches_need_context_or_replace_all(ctx: ToolContext) -> 
     read(ctx, "a.py")
     with pytest.raises(ToolError) as err:
         edit(ctx, "a.py", "= 1", "= 2")
-    assert "matches 3 times in a.py" in str(err.value)
+    assert "matches 3 times in a.py (lines 1, 2, 3)" in str(err.value)
     assert "replace_all" in str(err.value)
     assert path.read_text() == "x = 1\ny = 1\nz = 1\n"
 

@@ -39,8 +39,9 @@ def replace(text: str, old: str, new: str, replace_all: bool, shown: str, *, aga
         return Replacement(text.replace(old, new) if replace_all else text.replace(old, new, 1), count)
     if count > 1:
         raise ToolError(
-            f"old_string matches {count} times in {shown}. Add surrounding context to make it "
-            "unique, or set replace_all to true."
+            f"old_string matches {count} times in {shown} ({_where_found(text, old)}). If every one should "
+            'change (a rename), call Edit again with "replace_all": true; otherwise add the lines around the '
+            "one to change to old_string (and new_string), so it matches once."
         )
     wanted, given = old, new
     if _has_prefixes(old):
@@ -105,6 +106,16 @@ def carry_over(text: str, old: str, new: str) -> Replacement | None:
         f"closest {where}, which now reads: {changed.strip()!r}"
     )
     return Replacement(updated, 1, note)
+
+
+def _where_found(text: str, old: str, most: int = 6) -> str:
+    """`lines 1, 5` for the occurrences of old_string: the model sees which ones it hit."""
+    starts, at = [], text.find(old)
+    while at >= 0 and len(starts) <= most:
+        starts.append(text.count("\n", 0, at) + 1)
+        at = text.find(old, at + max(1, len(old)))
+    shown = ", ".join(str(n) for n in dict.fromkeys(starts[:most]))
+    return f"line{'s' if len(set(starts)) > 1 else ''} {shown}{', ...' if len(starts) > most else ''}"
 
 
 def without_read_numbers(content: str) -> str | None:
