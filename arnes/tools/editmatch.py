@@ -110,7 +110,8 @@ def carry_over(text: str, old: str, new: str) -> Replacement | None:
 
 def _where_found(text: str, old: str, most: int = 6) -> str:
     """`lines 1, 5` for the occurrences of old_string: the model sees which ones it hit."""
-    starts, at = [], text.find(old)
+    starts: list[int] = []
+    at = text.find(old)
     while at >= 0 and len(starts) <= most:
         starts.append(text.count("\n", 0, at) + 1)
         at = text.find(old, at + max(1, len(old)))
