@@ -223,7 +223,7 @@ def test_a_fence_inside_a_json_string_does_not_end_the_fenced_call() -> None:
 def test_runaway_is_the_end_of_the_last_call_once_a_long_text_after_it_starts_no_call() -> None:
     call = '```json\n{"name": "Read", "arguments": {"file_path": "calc.py"}}\n```\n'
     fake = "<tool_response>\n" + "1   def add(a, b):\n" * 40
-    assert runaway(call + fake, ["Read"]) == len(call)
+    assert runaway(call + fake, ["Read"]) == len(call) - 1  # the fence closed, its newline not kept
     assert runaway(call + "This reads the file.", ["Read"]) is None  # a sentence after a call
     plan = call + ("Then:\n" + call) * 8  # calls after calls: a plan, not a made-up result
     assert runaway(plan, ["Read"]) is None
