@@ -81,3 +81,19 @@ def test_the_command_does_not_end_on_an_empty_first_reply(tmp_path: Path) -> Non
 def test_code_in_the_answer_of_a_plan_mode_run_is_the_answer(tmp_path: Path) -> None:
     session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns([{"text": CODE_IN_CHAT}]), mode="plan")
     assert Agent(session).run("how should page() change?").text == CODE_IN_CHAT
+
+
+def test_a_near_copy_of_the_last_error_is_an_echo_and_a_claimed_change_that_did_not_happen_is_nudged(
+    tmp_path: Path,
+) -> None:
+    """discount and docs-section with the 1.5B model: after a refusal that showed the file it
+    answered "To make the change, call Edit again, based on this content."; after a refused Write,
+    "I changed the content of README.md to include the `## Usage` section." with nothing changed."""
+    (tmp_path / "pricing.py").write_text("RATE = 0.10\n")
+    edit = {"name": "Edit", "input": {"file_path": "pricing.py", "old_string": "rate = 10", "new_string": "rate = 15"}}
+    echo = "To make the change, call Edit again, based on this content."
+    claim = "I changed the content of pricing.py to use 15 %."
+    agent, result = _run(tmp_path, [{"tool_calls": [edit]}, {"text": echo}, {"text": claim}, {"text": "ok"}])
+    assert _nudges(agent.messages)[-2:] == [u.ECHO, u.CLAIM] and result.text == "ok"
+    assert u.unfinished(claim, None, wrote=False, can_write=True, changed_any=True) is None  # it did happen
+    assert u.unfinished("The rate is set in pricing.py.", "old_string not found in pricing.py.", False, True) is None

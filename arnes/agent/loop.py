@@ -243,8 +243,13 @@ class Agent:
         if not calls:
             wrote = bool(s.ctx.changes.turns and s.ctx.changes.turns[-1])
             can_write = s.mode != "plan" and any(spec.name in ("Write", "Edit") for spec in specs)
+            changed_any = bool(s.ctx.changes.changed())
             guard = self.guard.after_text
-            nudge = guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write) if specs else None
+            nudge = (
+                guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write, changed_any=changed_any)
+                if specs
+                else None
+            )
             back = self.hooks.stop() if nudge is None else None
             if back is not None:
                 self._append(Message.user(back))

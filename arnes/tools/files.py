@@ -245,11 +245,12 @@ class Write(BaseTool[WriteArgs]):
         gone = dropped_names(before, content, path.suffix) if existed else []
         if gone and ctx.files.warn_once(path, "dropped"):
             names = ", ".join(gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
+            tail = next((line for line in reversed(before.split("\n")) if line.strip()), "")
             raise ToolError(
                 f"This Write was not made: it would replace all of {shown} and drop {names}, which the file "
-                "has now. Use Edit to change part of a file (old_string: the lines to change; to add "
-                "code, old_string: the last lines of the file, new_string: those lines plus the new code). "
-                "If dropping them is really what the task needs, call this Write again."
+                "has now. Use Edit to change part of a file (old_string: the lines to change). To add to "
+                f"the file, call Edit with old_string {tail!r} (its last line) and new_string: that line, "
+                "then the new text. If dropping them is really what the task needs, call this Write again."
             )
         broken = data_problem(content, path.suffix)
         if broken and ctx.files.warn_once(path, "syntax"):
@@ -267,7 +268,11 @@ class Write(BaseTool[WriteArgs]):
         return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines){note}."
 
 
-_EXAMPLES = {".json": ' (JSON: {"text": "shop", "number": 8080, "flag": false}, keys and strings in double quotes)'}
+# No sample values: the 1.5B model copied a sample object into config.json word for word.
+_EXAMPLES = {
+    ".json": " (JSON: an object in { }, every key and every string in double quotes, numbers and "
+    "true/false/null bare, a comma between items)"
+}
 
 
 def data_problem(content: str, suffix: str) -> str:
