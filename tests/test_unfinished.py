@@ -97,3 +97,37 @@ def test_a_near_copy_of_the_last_error_is_an_echo_and_a_claimed_change_that_did_
     assert _nudges(agent.messages)[-2:] == [u.ECHO, u.CLAIM] and result.text == "ok"
     assert u.unfinished(claim, None, wrote=False, can_write=True, changed_any=True) is None  # it did happen
     assert u.unfinished("The rate is set in pricing.py.", "old_string not found in pricing.py.", False, True) is None
+
+
+CALC = "def add(a: int, b: int) -> int:\n    return a - b\n\n\ndef mul(a: int, b: int) -> int:\n    return a * b\n"
+
+
+def test_code_in_chat_that_changes_a_read_file_a_little_is_answered_with_the_edit_that_makes_it(
+    tmp_path: Path,
+) -> None:
+    """failing-test with the 1.5B model: it Read calc.py, printed the fixed `add` (with a stray
+    line number) in the chat, and, told only to call Edit, answered "The user's files are as they
+    were." The nudge now spells out the one Edit; the model sending it fixes the file."""
+    (tmp_path / "calc.py").write_text(CALC)
+    chat = "```\n1\ndef add(a: int, b: int) -> int:\n    return a + b\n```"
+    edit = {"file_path": "calc.py", "old_string": "    return a - b", "new_string": "    return a + b"}
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "calc.py"}}]}
+    agent, result = _run(
+        tmp_path, [read, {"text": chat}, {"tool_calls": [{"name": "Edit", "input": edit}]}, {"text": "Fixed."}]
+    )
+    nudge = _nudges(agent.messages)[-1]
+    assert nudge.startswith(u.CODE) and json.dumps({"name": "Edit", "arguments": edit}) in nudge
+    assert (tmp_path / "calc.py").read_text() == CALC.replace("a - b", "a + b") and result.text == "Fixed."
+    # A rewrite, not a small change, or code like no file read: the plain nudge.
+    assert u.edit_for("```\ndef add(a, b):\n    x = a\n    y = b\n    return x + y\n```", {"calc.py": CALC}) is None
+    assert u.edit_for("```\nprint('hi')\n```", {"calc.py": CALC}) is None
+    one = u.edit_for("```python\nDISCOUNT_RATE = 0.15\n```", {"p.py": "X = 1\nDISCOUNT_RATE = 0.10\n"})
+    assert one is not None and json.loads(one)["arguments"]["old_string"] == "DISCOUNT_RATE = 0.10"
+
+
+def test_parroting_the_last_nudge_is_an_echo(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "a.py"}}]}
+    turns = [read, {"text": "```\nx = 2\n```"}, {"text": "The user's files are as they were."}, {"text": "ok"}]
+    agent, _ = _run(tmp_path, turns)
+    assert _nudges(agent.messages)[-1] == u.ECHO

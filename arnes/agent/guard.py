@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from arnes.agent.unfinished import unfinished
@@ -99,6 +100,7 @@ class LoopGuard:
         wrote: bool = True,
         can_write: bool = False,
         changed_any: bool = True,
+        files: Callable[[], Mapping[str, str]] | None = None,
     ) -> str | None:
         """The nudge for a turn that ended with no tool call: it only announced a step, or it is
         not an answer at all (empty, the last error repeated, a made-up tool result, code in chat)."""
@@ -107,7 +109,7 @@ class LoopGuard:
             return ANNOUNCE_NUDGE
         if self.unfinished_nudges >= UNFINISHED_NUDGES:
             return None
-        nudge = unfinished(text, last_error, wrote, can_write, changed_any)
+        nudge = unfinished(text, last_error, wrote, can_write, changed_any, files)
         if nudge is not None:
             self.unfinished_nudges += 1
         return nudge

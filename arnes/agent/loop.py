@@ -10,6 +10,7 @@ import dataclasses
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from arnes.agent.events import (
 )
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
+from arnes.agent.unfinished import read_files
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
     Appended,
@@ -245,8 +247,16 @@ class Agent:
             can_write = s.mode != "plan" and any(spec.name in ("Write", "Edit") for spec in specs)
             changed_any = bool(s.ctx.changes.changed())
             guard = self.guard.after_text
+            seen = partial(read_files, s.ctx)
             nudge = (
-                guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write, changed_any=changed_any)
+                guard(
+                    text,
+                    last_error=self._last_error,
+                    wrote=wrote,
+                    can_write=can_write,
+                    changed_any=changed_any,
+                    files=seen,
+                )
                 if specs
                 else None
             )
@@ -260,6 +270,7 @@ class Agent:
                 return False
             s.bus.emit(Notice("info", "the model's reply did not finish the task; asked it to go on"))
             self._append(Message.user(nudge))
+            self._last_error = nudge  # parroting the nudge back ("The user's files are as they were.") is an echo too
             return True
         results = self._execute(calls, pool)
         self._last_error = next((res.content for res in reversed(results) if res.is_error), None)

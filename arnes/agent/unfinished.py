@@ -9,15 +9,24 @@ would end the run with exit 0 and nothing done; each gets one pointed nudge inst
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from arnes.host.nofollow import read_regular
+from arnes.permissions.paths import is_inside, resolve_real
+from arnes.tools.base import ToolContext
 
 EMPTY = (
     "[arnes] Your reply was empty. If the task is done, say in one sentence what you changed; "
     "otherwise call the next tool now."
 )
 ECHO = (
-    "[arnes] Your reply only repeated the last tool error; that does not finish the task. Do what the "
-    "error says (for example Glob or Grep to find the right file, or Read it), then go on with the task."
+    "[arnes] Your reply only repeated the last message (a tool error or a note from arnes); that does not "
+    "finish the task. Do what the message says (for example Glob or Grep to find the right file, or Read "
+    "it), then go on with the task."
 )
 FAKE = (
     "[arnes] Your reply contains a tool result you wrote yourself; only arnes runs tools, and nothing "
@@ -49,11 +58,19 @@ _CLAIM = re.compile(
 )
 
 
-def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, changed_any: bool = True) -> str | None:
+def unfinished(
+    text: str,
+    last_error: str | None,
+    wrote: bool,
+    can_write: bool,
+    changed_any: bool = True,
+    files: Callable[[], Mapping[str, str]] | None = None,
+) -> str | None:
     """The nudge for a tool-less reply that is not an answer, or None when it may end the run.
 
     `changed_any`: whether any file changed in the session; a reply that reports a change when
     none was made (docs-section: "I changed README.md" after its Write was refused) is not an answer.
+    `files`: the text of the files read so far (shown path -> text), asked for only when needed.
     """
     stripped = text.strip()
     if not stripped:
@@ -63,7 +80,8 @@ def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, 
     if last_error and _echoes(stripped, last_error):
         return ECHO
     if can_write and not wrote and _FENCED.search(stripped):
-        return CODE
+        call = edit_for(stripped, files()) if files is not None else None
+        return CODE + (f" The change your reply shows, as one call: {call}" if call else "")
     if can_write and not changed_any and _CLAIM.search(stripped):
         return CLAIM
     return None
@@ -83,3 +101,79 @@ def _echoes(text: str, error: str) -> bool:
         return False
     known = set(_WORD.findall(heard))
     return sum(w in known for w in words) >= _ECHO_WORDS * len(words)
+
+
+_BLOCK = re.compile(r"```[\w+-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_NUMBER_ONLY = re.compile(r"^\s*\d+\s*$")
+_MOST_CHANGED = 3  # lines: a bigger rewrite in the chat is not turned into one Edit
+_SIMILAR = 0.6  # a changed line still looks like the line it replaces
+_SIMILAR_ALONE = 0.8
+
+
+def edit_for(text: str, files: Mapping[str, str]) -> str | None:
+    """The Edit call that makes the change a reply printed as code, when it is a small one.
+
+    Qwen2.5-Coder-1.5B on failing-test printed `def add(...):\n    return a + b` in the chat for a
+    calc.py that says `return a - b`, then, told to call Edit, answered "The user's files are as
+    they were." Small models copy a concrete call well: the block is lined up with the read file
+    it is most like, line for line, and when it differs in 1-3 lines that still look like the
+    ones they replace (and the old ones occur once in the file), that Edit is spelled out.
+    """
+    best: tuple[float, str] | None = None
+    for block in _BLOCK.findall(text):
+        lines = [line.rstrip() for line in block.split("\n") if not _NUMBER_ONLY.match(line)]
+        while lines and not lines[-1].strip():
+            lines.pop()
+        while lines and not lines[0].strip():
+            lines.pop(0)
+        if not lines or len(lines) > 200:
+            continue
+        for path, content in files.items():
+            found = _aligned(lines, content)
+            if found is not None and (best is None or found[0] > best[0]):
+                old, new = found[1], found[2]
+                call = {"name": "Edit", "arguments": {"file_path": path, "old_string": old, "new_string": new}}
+                best = (found[0], json.dumps(call))
+    return best[1] if best else None
+
+
+def _aligned(block: list[str], content: str) -> tuple[float, str, str] | None:
+    """(how well, old lines, new lines) for the file window the block lines up with, or None."""
+    file_lines = [line.rstrip() for line in content.split("\n")]
+    size = len(block)
+    best: tuple[float, str, str] | None = None
+    for start in range(0, len(file_lines) - size + 1):
+        window = file_lines[start : start + size]
+        changed = [k for k in range(size) if window[k] != block[k]]
+        if not changed or len(changed) > _MOST_CHANGED or (len(changed) == size and size > 1):
+            continue
+        ratios = [difflib.SequenceMatcher(None, window[k].strip(), block[k].strip()).ratio() for k in changed]
+        # One changed line alone (`DISCOUNT_RATE = 0.15`) has no unchanged line around it: it must be closer.
+        if min(ratios) < (_SIMILAR if size > 1 else _SIMILAR_ALONE):
+            continue
+        first, last = changed[0], changed[-1] + 1
+        old, new = "\n".join(window[first:last]), "\n".join(block[first:last])
+        if not old.strip() or content.count(old) != 1:
+            continue
+        score = (size - len(changed)) / size + min(ratios) / 10
+        if best is None or score > best[0]:
+            best = (score, old, new)
+    return best
+
+
+def read_files(ctx: ToolContext, most: int = 20, cap: int = 100_000) -> dict[str, str]:
+    """The workspace files the model has read (or written) this session, as text, latest first."""
+    root = resolve_real(ctx.workspace)
+    out: dict[str, str] = {}
+    for real in reversed(ctx.files.seen()):
+        if len(out) >= most:
+            break
+        if not is_inside(root, real) or ctx.hidden("Read", real):
+            continue
+        try:
+            data = read_regular(real)[0]
+        except OSError:
+            continue
+        if len(data) <= cap and b"\0" not in data[:8192]:
+            out[Path(real).relative_to(root).as_posix()] = data.decode("utf-8", "replace")
+    return out

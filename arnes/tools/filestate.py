@@ -61,6 +61,11 @@ class FileStateCache:
         with self._lock:
             return self._refused.get(Path(os.path.realpath(path))) == call
 
+    def seen(self) -> list[Path]:
+        """The real paths read or written in this session, the latest last."""
+        with self._lock:
+            return list(self._snaps)
+
     def record(self, path: Path) -> None:
         snap = snapshot(path)
         with self._lock:
