@@ -564,5 +564,6 @@ def test_grep_in_words_that_finds_nothing_shows_the_identifiers_they_name(ctx: T
         "billing/rates.py:1:TAX_RATE = 0.12",
         "notes.txt:1:the tax-rate is set in billing",
     ]
+    assert "billing/rates.py" in grep(ctx, pattern="tax rate", i=True)  # -i given, as the model did: still loosened
     assert grep(ctx, pattern="tax-rate") == "notes.txt"  # a literal hit: no loosening
     assert grep(ctx, pattern="vat rate") == "No matches for 'vat rate' in the workspace."

@@ -299,7 +299,9 @@ class Grep(BaseTool[GrepArgs]):
         root, where_shown = _search_root(ctx, args.path)
         lines, more, exact = self._search(args, ctx, root, args.pattern, args.case_insensitive)
         if not lines:
-            loose = _loose_pattern(args.pattern) if not args.case_insensitive else None
+            loose = _loose_pattern(args.pattern)
+            if loose is not None and args.case_insensitive and loose == args.pattern.strip():
+                loose = None  # already searched ignoring case: the same search again finds nothing new
             found = self._search(args, ctx, root, loose, True) if loose else ([], 0, True)
             if not found[0]:
                 return f"No matches for {args.pattern!r} in {_where(where_shown)}."
