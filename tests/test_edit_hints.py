@@ -146,3 +146,11 @@ def test_unknown_keys_are_dropped_with_a_note_when_the_call_is_valid_without_the
     results = _results(tmp_path, [{"tool_calls": [glob, bad]}])
     assert results[0].content == "invoice.py\n[arnes: Glob takes no output_mode, -i; those arguments were ignored]"
     assert results[1].is_error and "output_mode: unknown key" in results[1].content
+
+
+def test_an_edit_already_made_says_so_instead_of_how_to_add_code() -> None:
+    """rename: the same replace_all Edit sent again after it had worked."""
+    with pytest.raises(ToolError) as err:
+        replace("from shop.totals import order_total\n", "calc_total", "order_total", True, "shop/cart.py")
+    assert "new_string is there already: this change has been made" in str(err.value)
+    assert "To add new code" not in str(err.value)

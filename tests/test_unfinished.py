@@ -131,3 +131,6 @@ def test_parroting_the_last_nudge_is_an_echo(tmp_path: Path) -> None:
     turns = [read, {"text": "```\nx = 2\n```"}, {"text": "The user's files are as they were."}, {"text": "ok"}]
     agent, _ = _run(tmp_path, turns)
     assert _nudges(agent.messages)[-1] == u.ECHO
+    # After "your reply was empty; if the task is done, say so", saying so in its words is an answer.
+    _, done = _run(tmp_path, [read, {"text": ""}, {"text": "The task is done."}, {"text": "never"}])
+    assert done.text == "The task is done."

@@ -32,6 +32,7 @@ from arnes.agent.events import (
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
 from arnes.agent.unfinished import read_files
+from arnes.agent.unfinished import CLAIM, CODE, read_files
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
     Appended,
@@ -270,7 +271,8 @@ class Agent:
                 return False
             s.bus.emit(Notice("info", "the model's reply did not finish the task; asked it to go on"))
             self._append(Message.user(nudge))
-            self._last_error = nudge  # parroting the nudge back ("The user's files are as they were.") is an echo too
+            if nudge.startswith((CODE, CLAIM)):  # parroting these back ("The user's files are as they were.")
+                self._last_error = nudge  # is an echo too; the others ask for a sentence in their own words
             return True
         results = self._execute(calls, pool)
         self._last_error = next((res.content for res in reversed(results) if res.is_error), None)

@@ -213,6 +213,12 @@ def _reindent(line: str, mapping: dict[str, str]) -> str:
 
 def _not_found(text: str, old: str, shown: str, new: str) -> str:
     message = f"old_string not found in {shown}."
+    if len(new.strip()) >= 4 and new in text:  # a longer new_string found by chance is unlikely
+        # rename with the 1.5B model: the same replace_all Edit again, after it had worked.
+        return (
+            f"{message} new_string is there already: this change has been made (an earlier Edit did it). "
+            "Do not repeat it; go on with the next step of the task (other files, or say you are done)."
+        )
     if _has_prefixes(old):
         message += " It looks like old_string contains line-number prefixes from Read; remove them."
         old = _strip_prefixes(old)
