@@ -95,7 +95,7 @@ def test_a_near_copy_of_the_last_error_is_an_echo_and_a_claimed_change_that_did_
     claim = "I changed the content of pricing.py to use 15 %."
     agent, result = _run(tmp_path, [{"tool_calls": [edit]}, {"text": echo}, {"text": claim}, {"text": "ok"}])
     assert _nudges(agent.messages)[-2:] == [u.ECHO, u.CLAIM] and result.text == "ok"
-    assert u.unfinished(claim, None, wrote=False, can_write=True, changed_any=True) is None  # it did happen
+    assert u.unfinished(claim, None, wrote=False, can_write=True) is None  # nothing to check it against
     assert u.unfinished("The rate is set in pricing.py.", "old_string not found in pricing.py.", False, True) is None
 
 
@@ -134,3 +134,23 @@ def test_parroting_the_last_nudge_is_an_echo(tmp_path: Path) -> None:
     # After "your reply was empty; if the task is done, say so", saying so in its words is an answer.
     _, done = _run(tmp_path, [read, {"text": ""}, {"text": "The task is done."}, {"text": "never"}])
     assert done.text == "The task is done."
+
+
+def test_the_content_of_a_held_back_write_shown_in_the_chat_is_answered_with_that_write(tmp_path: Path) -> None:
+    """config-file with the 1.5B model: YAML for config.json held back (not JSON), then the right
+    JSON printed in the chat, then "The user's files are as they were." The nudge now spells out
+    the Write; sending it creates the file."""
+    yaml = {"name": "Write", "input": {"file_path": "config.json", "content": "name: shop\nport: 8080\n"}}
+    chat = 'Here is the corrected content:\n```json\n{\n  "name": "shop",\n  "port": 8080\n}\n```'
+    write = {"file_path": "config.json", "content": '{\n  "name": "shop",\n  "port": 8080\n}\n'}
+    turns = [
+        {"tool_calls": [yaml]},
+        {"text": chat},
+        {"tool_calls": [{"name": "Write", "input": write}]},
+        {"text": "ok"},
+    ]
+    agent, result = _run(tmp_path, turns)
+    nudge = _nudges(agent.messages)[-1]
+    assert nudge.startswith(u.CODE) and json.dumps({"name": "Write", "arguments": write}) in nudge
+    assert json.loads((tmp_path / "config.json").read_text()) == {"name": "shop", "port": 8080}
+    assert result.text == "ok"

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from arnes.agent.unfinished import unfinished
+from arnes.agent.unfinished import Seen, unfinished
 from arnes.errors import ArnesError
 from arnes.messages import ToolCall, ToolResultBlock
 
@@ -99,8 +98,7 @@ class LoopGuard:
         last_error: str | None = None,
         wrote: bool = True,
         can_write: bool = False,
-        changed_any: bool = True,
-        files: Callable[[], Mapping[str, str]] | None = None,
+        seen: Seen | None = None,
     ) -> str | None:
         """The nudge for a turn that ended with no tool call: it only announced a step, or it is
         not an answer at all (empty, the last error repeated, a made-up tool result, code in chat)."""
@@ -109,7 +107,7 @@ class LoopGuard:
             return ANNOUNCE_NUDGE
         if self.unfinished_nudges >= UNFINISHED_NUDGES:
             return None
-        nudge = unfinished(text, last_error, wrote, can_write, changed_any, files)
+        nudge = unfinished(text, last_error, wrote, can_write, seen)
         if nudge is not None:
             self.unfinished_nudges += 1
         return nudge

@@ -10,7 +10,6 @@ import dataclasses
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
 from arnes.agent.unfinished import read_files
 from arnes.agent.unfinished import CLAIM, CODE, read_files
+from arnes.agent.unfinished import CLAIM, CODE, Seen
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
     Appended,
@@ -246,20 +246,10 @@ class Agent:
         if not calls:
             wrote = bool(s.ctx.changes.turns and s.ctx.changes.turns[-1])
             can_write = s.mode != "plan" and any(spec.name in ("Write", "Edit") for spec in specs)
-            changed_any = bool(s.ctx.changes.changed())
             guard = self.guard.after_text
-            seen = partial(read_files, s.ctx)
+            seen = Seen(s.ctx)
             nudge = (
-                guard(
-                    text,
-                    last_error=self._last_error,
-                    wrote=wrote,
-                    can_write=can_write,
-                    changed_any=changed_any,
-                    files=seen,
-                )
-                if specs
-                else None
+                guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write, seen=seen) if specs else None
             )
             back = self.hooks.stop() if nudge is None else None
             if back is not None:

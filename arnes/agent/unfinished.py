@@ -12,7 +12,8 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from arnes.host.nofollow import read_regular
@@ -58,19 +59,29 @@ _CLAIM = re.compile(
 )
 
 
-def unfinished(
-    text: str,
-    last_error: str | None,
-    wrote: bool,
-    can_write: bool,
-    changed_any: bool = True,
-    files: Callable[[], Mapping[str, str]] | None = None,
-) -> str | None:
+@dataclass(frozen=True)
+class Seen:
+    """What the session did to files, for judging a reply; each part is looked up only when needed."""
+
+    ctx: ToolContext
+
+    def changed_any(self) -> bool:
+        return bool(self.ctx.changes.changed())
+
+    def files(self) -> dict[str, str]:
+        return read_files(self.ctx)
+
+    def held(self) -> str | None:
+        path = self.ctx.files.held_write()
+        return self.ctx.display(path) if path is not None else None
+
+
+def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, seen: Seen | None = None) -> str | None:
     """The nudge for a tool-less reply that is not an answer, or None when it may end the run.
 
-    `changed_any`: whether any file changed in the session; a reply that reports a change when
-    none was made (docs-section: "I changed README.md" after its Write was refused) is not an answer.
-    `files`: the text of the files read so far (shown path -> text), asked for only when needed.
+    With `seen` (the session's files): a reply that reports a change when no file changed
+    (docs-section: "I changed README.md" after its Write was refused) is not an answer, and
+    code in the chat is answered with the Edit or Write call that would make it.
     """
     stripped = text.strip()
     if not stripped:
@@ -80,9 +91,11 @@ def unfinished(
     if last_error and _echoes(stripped, last_error):
         return ECHO
     if can_write and not wrote and _FENCED.search(stripped):
-        call = edit_for(stripped, files()) if files is not None else None
-        return CODE + (f" The change your reply shows, as one call: {call}" if call else "")
-    if can_write and not changed_any and _CLAIM.search(stripped):
+        call = edit_for(stripped, seen.files()) if seen is not None else None
+        held = seen.held() if seen is not None and call is None else None
+        call = call or (write_for(stripped, held) if held else None)
+        return CODE + (f" What your reply shows, as one call: {call}" if call else "")
+    if can_write and seen is not None and _CLAIM.search(stripped) and not seen.changed_any():
         return CLAIM
     return None
 
@@ -135,6 +148,19 @@ def edit_for(text: str, files: Mapping[str, str]) -> str | None:
                 call = {"name": "Edit", "arguments": {"file_path": path, "old_string": old, "new_string": new}}
                 best = (found[0], json.dumps(call))
     return best[1] if best else None
+
+
+def write_for(text: str, path: str) -> str | None:
+    """The Write of the one code block in a reply, to the file whose Write was just held back.
+
+    config-file with the 1.5B model: its YAML for config.json was held back ("not valid JSON"),
+    it printed the right JSON in the chat, and, told to call Write, repeated the nudge instead.
+    """
+    blocks = _BLOCK.findall(text)
+    if len(blocks) != 1 or not blocks[0].strip():
+        return None
+    content = blocks[0].strip("\n") + "\n"
+    return json.dumps({"name": "Write", "arguments": {"file_path": path, "content": content}})
 
 
 def _aligned(block: list[str], content: str) -> tuple[float, str, str] | None:

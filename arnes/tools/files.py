@@ -246,6 +246,7 @@ class Write(BaseTool[WriteArgs]):
         if gone and ctx.files.warn_once(path, "dropped"):
             names = ", ".join(gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
             tail = next((line for line in reversed(before.split("\n")) if line.strip()), "")
+            ctx.files.hold_write(path)
             raise ToolError(
                 f"This Write was not made: it would replace all of {shown} and drop {names}, which the file "
                 "has now. Use Edit to change part of a file (old_string: the lines to change). To add to "
@@ -254,6 +255,7 @@ class Write(BaseTool[WriteArgs]):
             )
         broken = data_problem(content, path.suffix)
         if broken and ctx.files.warn_once(path, "syntax"):
+            ctx.files.hold_write(path)
             raise ToolError(
                 f"This Write was not made: {shown} would not be valid {broken}. Write the content again in "
                 f"that format{_EXAMPLES.get(path.suffix.lower(), '')}. If the file really should hold "
@@ -262,6 +264,7 @@ class Write(BaseTool[WriteArgs]):
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, content.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
+        ctx.files.hold_write(None)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         copied = without_read_numbers(args.content) is not None
         note = " (every line carried Read's line-number prefix; they were removed)" if copied else ""
