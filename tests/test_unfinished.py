@@ -116,7 +116,7 @@ def test_code_in_chat_that_changes_a_read_file_a_little_is_answered_with_the_edi
         tmp_path, [read, {"text": chat}, {"tool_calls": [{"name": "Edit", "input": edit}]}, {"text": "Fixed."}]
     )
     nudge = _nudges(agent.messages)[-1]
-    assert nudge.startswith(u.CODE) and json.dumps({"name": "Edit", "arguments": edit}) in nudge
+    assert nudge == u.CODE_CALL + json.dumps({"name": "Edit", "arguments": edit})
     assert (tmp_path / "calc.py").read_text() == CALC.replace("a - b", "a + b") and result.text == "Fixed."
     # A rewrite, not a small change, or code like no file read: the plain nudge.
     assert u.edit_for("```\ndef add(a, b):\n    x = a\n    y = b\n    return x + y\n```", {"calc.py": CALC}) is None
@@ -128,7 +128,7 @@ def test_code_in_chat_that_changes_a_read_file_a_little_is_answered_with_the_edi
 def test_parroting_the_last_nudge_is_an_echo(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     read = {"tool_calls": [{"name": "Read", "input": {"file_path": "a.py"}}]}
-    turns = [read, {"text": "```\nx = 2\n```"}, {"text": "The user's files are as they were."}, {"text": "ok"}]
+    turns = [read, {"text": "```\nprint(1)\n```"}, {"text": "The user's files are as they were."}, {"text": "ok"}]
     agent, _ = _run(tmp_path, turns)
     assert _nudges(agent.messages)[-1] == u.ECHO
     # After "your reply was empty; if the task is done, say so", saying so in its words is an answer.
@@ -151,6 +151,6 @@ def test_the_content_of_a_held_back_write_shown_in_the_chat_is_answered_with_tha
     ]
     agent, result = _run(tmp_path, turns)
     nudge = _nudges(agent.messages)[-1]
-    assert nudge.startswith(u.CODE) and json.dumps({"name": "Write", "arguments": write}) in nudge
+    assert nudge == u.CODE_CALL + json.dumps({"name": "Write", "arguments": write})
     assert json.loads((tmp_path / "config.json").read_text()) == {"name": "shop", "port": 8080}
     assert result.text == "ok"

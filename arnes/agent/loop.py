@@ -33,6 +33,7 @@ from arnes.agent.hookpoints import HookPoints
 from arnes.agent.unfinished import read_files
 from arnes.agent.unfinished import CLAIM, CODE, read_files
 from arnes.agent.unfinished import CLAIM, CODE, Seen
+from arnes.agent.unfinished import CLAIM, CODE, CODE_CALL, Seen
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
     Appended,
@@ -261,7 +262,9 @@ class Agent:
                 return False
             s.bus.emit(Notice("info", "the model's reply did not finish the task; asked it to go on"))
             self._append(Message.user(nudge))
-            if nudge.startswith((CODE, CLAIM)):  # parroting these back ("The user's files are as they were.")
+            if nudge.startswith(
+                (CODE, CODE_CALL, CLAIM)
+            ):  # parroting these back ("The user's files are as they were.")
                 self._last_error = nudge  # is an echo too; the others ask for a sentence in their own words
             return True
         results = self._execute(calls, pool)

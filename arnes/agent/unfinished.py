@@ -39,6 +39,10 @@ CODE = (
     "needs to change, say so in one sentence."
 )
 
+# With the call spelled out it comes first and alone: the 1.5B model ignored it at the end of CODE.
+CODE_CALL = (
+    "[arnes] No file was changed: your reply only shows code. To make that change, send exactly this tool call:\n"
+)
 CLAIM = (
     "[arnes] No file has been changed in this session, so what your reply says was done did not happen. "
     "If a Write or Edit was refused, read why in its result and send a corrected call now."
@@ -94,7 +98,7 @@ def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, 
         call = edit_for(stripped, seen.files()) if seen is not None else None
         held = seen.held() if seen is not None and call is None else None
         call = call or (write_for(stripped, held) if held else None)
-        return CODE + (f" What your reply shows, as one call: {call}" if call else "")
+        return CODE_CALL + call if call else CODE
     if can_write and seen is not None and _CLAIM.search(stripped) and not seen.changed_any():
         return CLAIM
     return None
