@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,11 @@ def test_a_write_that_drops_the_files_definitions_is_refused_once(tmp_path: Path
     agent = Agent(Session(workspace=tmp_path, provider=provider, mode="acceptEdits"))
     agent.run("add slugify to text.py")
     results = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
-    assert results[1].is_error and "drop title_case" in results[1].content and "Use Edit" in results[1].content
+    assert (
+        results[1].is_error
+        and "drop title_case" in results[1].content
+        and "send exactly this tool call" in results[1].content
+    )
     # Asked for again, it is the model's decision: the warning is not a wall.
     assert results[2].content.startswith("Overwrote text.py")
     assert (tmp_path / "text.py").read_text() == SLUGIFY_ONLY
@@ -115,15 +120,23 @@ def _results(tmp_path: Path, turns: list[dict[str, Any]]) -> list[ToolResultBloc
     return [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
 
 
-def test_a_readme_write_that_drops_its_heading_is_refused_once(tmp_path: Path) -> None:
-    """docs-section: README.md (`# app`) rewritten as only the new `## Usage` section."""
+def test_a_readme_write_that_drops_its_heading_is_answered_with_the_edit_that_appends_it(tmp_path: Path) -> None:
+    """docs-section: README.md (`# app`) rewritten as the new `## Usage` section and its old last
+    line. The refusal spells out the Edit that adds the new lines after the last one; sent as
+    given, the README keeps its heading and gains the section."""
     (tmp_path / "README.md").write_text("# app\n\nA small app.\n")
-    write = {"name": "Write", "input": {"file_path": "README.md", "content": "## Usage\nRun `python app.py --help`.\n"}}
-    results = _results(
-        tmp_path, [{"tool_calls": [{"name": "Read", "input": {"file_path": "README.md"}}]}, {"tool_calls": [write]}]
-    )
-    assert results[1].is_error and "drop # app" in results[1].content and "Use Edit" in results[1].content
-    assert (tmp_path / "README.md").read_text() == "# app\n\nA small app.\n"
+    content = "## Usage\nRun `python app.py --help`.\n\nA small app.\n"
+    write = {"name": "Write", "input": {"file_path": "README.md", "content": content}}
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "README.md"}}]}
+    append = {
+        "file_path": "README.md",
+        "old_string": "A small app.",
+        "new_string": "A small app.\n\n## Usage\nRun `python app.py --help`.",
+    }
+    results = _results(tmp_path, [read, {"tool_calls": [write]}, {"tool_calls": [{"name": "Edit", "input": append}]}])
+    assert results[1].is_error and "drop # app" in results[1].content
+    assert json.dumps({"name": "Edit", "arguments": append}) in results[1].content
+    assert (tmp_path / "README.md").read_text() == "# app\n\nA small app.\n\n## Usage\nRun `python app.py --help`.\n"
 
 
 def test_a_json_file_written_as_yaml_is_refused_once_with_the_parsers_line(tmp_path: Path) -> None:

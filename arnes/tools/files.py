@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import tomllib
 from pathlib import Path
 
@@ -245,13 +246,16 @@ class Write(BaseTool[WriteArgs]):
         gone = dropped_names(before, content, path.suffix) if existed else []
         if gone and ctx.files.warn_once(path, "dropped"):
             names = ", ".join(gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
-            tail = next((line for line in reversed(before.split("\n")) if line.strip()), "")
             ctx.files.hold_write(path)
+            append = appending_edit(before, content, shown, path.suffix)
+            how = (
+                f"To add your new text at the end of the file instead, send exactly this tool call:\n{append}\n"
+                if append
+                else "Use Edit to change part of a file (old_string: the lines to change, new_string: them changed). "
+            )
             raise ToolError(
                 f"This Write was not made: it would replace all of {shown} and drop {names}, which the file "
-                "has now. Use Edit to change part of a file (old_string: the lines to change). To add to "
-                f"the file, call Edit with old_string {tail!r} (its last line) and new_string: that line, "
-                "then the new text. If dropping them is really what the task needs, call this Write again."
+                f"has now. {how}If dropping them is really what the task needs, call this Write again."
             )
         broken = data_problem(content, path.suffix)
         if broken and ctx.files.warn_once(path, "syntax"):
@@ -269,6 +273,24 @@ class Write(BaseTool[WriteArgs]):
         copied = without_read_numbers(args.content) is not None
         note = " (every line carried Read's line-number prefix; they were removed)" if copied else ""
         return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines){note}."
+
+
+def appending_edit(before: str, content: str, shown: str, suffix: str) -> str | None:
+    """The Edit that adds a Write's new lines after the file's last line, as a call to copy.
+
+    A small model adding a section or a function Writes the new part alone (docs-section: only
+    `## Usage`, dropping `# app`; add-function: only slugify). Told in words to Edit instead it
+    gave up; a concrete call it can copy keeps the file and adds what it meant to add.
+    """
+    old_lines = set(before.split("\n"))
+    kept = [line for line in content.rstrip("\n").split("\n") if not line.strip() or line not in old_lines]
+    added = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip("\n")
+    tail = next((line for line in reversed(before.split("\n")) if line.strip()), "")
+    if not added.strip() or not tail or before.count(tail) != 1:
+        return None
+    gap = "\n\n\n" if suffix.lower() in (".py", ".pyi") else "\n\n"
+    call = {"file_path": shown, "old_string": tail, "new_string": tail + gap + added}
+    return json.dumps({"name": "Edit", "arguments": call})
 
 
 # No sample values: the 1.5B model copied a sample object into config.json word for word.
