@@ -167,3 +167,19 @@ def test_an_edit_already_made_says_so_instead_of_how_to_add_code() -> None:
         replace("from shop.totals import order_total\n", "calc_total", "order_total", True, "shop/cart.py")
     assert "new_string is there already: this change has been made" in str(err.value)
     assert "To add new code" not in str(err.value)
+
+
+def test_a_tool_named_like_a_json_file_is_answered_with_the_write_of_its_arguments(tmp_path: Path) -> None:
+    """config-file with the 1.5B model: `{"name": "config.json", "arguments": {"name": "shop", ...}}`."""
+    wanted = {"name": "shop", "port": 8080, "debug": False}
+    write = {"file_path": "config.json", "content": json.dumps(wanted, indent=2) + "\n"}
+    turns = [
+        {"tool_calls": [{"name": "config.json", "input": wanted}]},
+        {"tool_calls": [{"name": "Write", "input": write}]},
+    ]
+    results = _results(tmp_path, turns)
+    assert results[0].is_error and results[0].content.startswith("Unknown tool 'config.json'. Available tools:")
+    assert results[0].content.endswith(json.dumps({"name": "Write", "arguments": write}))
+    assert json.loads((tmp_path / "config.json").read_text()) == wanted
+    other = _results(tmp_path, [{"tool_calls": [{"name": "notes.txt", "input": {"text": "x"}}]}, {"tool_calls": []}])
+    assert "call Write with file_path 'notes.txt'" in other[0].content

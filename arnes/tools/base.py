@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,7 +203,7 @@ class ToolRegistry:
         tool = self._tools.get(name)
         available = f"Available tools: {', '.join(self._tools)}."
         if tool is None and (name or "__invalid_json__" not in raw):
-            raise ToolError(f"Unknown tool {name!r}. {available}")
+            raise ToolError(f"Unknown tool {name!r}. {available}{file_named_call(name, raw, self._tools)}")
         if "__invalid_json__" in raw:  # a call the provider could not read (see llm/recovery.py)
             why = raw.get("__reason__") or "its arguments are not valid JSON"
             raise ToolError(
@@ -223,6 +225,23 @@ class ToolRegistry:
                     pass
             brief = validation_summary(exc, "arguments")
             raise ToolError(f"Invalid arguments for {name}: {brief}. Fix them and call {name} again.") from exc
+
+
+_FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}")
+
+
+def file_named_call(name: str, raw: dict[str, Any], tools: Iterable[str]) -> str:
+    """For a "tool" named like a file (config-file: `{"name": "config.json", "arguments": {"name":
+    "shop", ...}}`), what to call instead: with JSON arguments for a .json name, the Write itself."""
+    if "Write" not in tools or not _FILE_NAME.fullmatch(name) or "__invalid_json__" in raw:
+        return ""
+    if name.lower().endswith(".json") and raw:
+        write = {"name": "Write", "arguments": {"file_path": name, "content": json.dumps(raw, indent=2) + "\n"}}
+        return (
+            f" {name!r} is a file name, not a tool. To write these arguments to {name} as its JSON content, "
+            f"send exactly this tool call:\n{json.dumps(write)}"
+        )
+    return f" {name!r} is a file name, not a tool: to create or replace that file, call Write with file_path {name!r}."
 
 
 def dropped_note(name: str, keys: list[str]) -> str:
