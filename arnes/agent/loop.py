@@ -30,9 +30,6 @@ from arnes.agent.events import (
 )
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
-from arnes.agent.unfinished import read_files
-from arnes.agent.unfinished import CLAIM, CODE, read_files
-from arnes.agent.unfinished import CLAIM, CODE, Seen
 from arnes.agent.unfinished import CLAIM, CODE, CODE_CALL, Seen
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
@@ -247,8 +244,7 @@ class Agent:
         if not calls:
             wrote = bool(s.ctx.changes.turns and s.ctx.changes.turns[-1])
             can_write = s.mode != "plan" and any(spec.name in ("Write", "Edit") for spec in specs)
-            guard = self.guard.after_text
-            seen = Seen(s.ctx)
+            guard, seen = self.guard.after_text, Seen(s.ctx)
             nudge = (
                 guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write, seen=seen) if specs else None
             )
@@ -262,10 +258,10 @@ class Agent:
                 return False
             s.bus.emit(Notice("info", "the model's reply did not finish the task; asked it to go on"))
             self._append(Message.user(nudge))
-            if nudge.startswith(
-                (CODE, CODE_CALL, CLAIM)
-            ):  # parroting these back ("The user's files are as they were.")
-                self._last_error = nudge  # is an echo too; the others ask for a sentence in their own words
+            # Parroting these back ("The user's files are as they were.") is an echo too; the others
+            # ask for a sentence in the model's own words.
+            if nudge.startswith((CODE, CODE_CALL, CLAIM)):
+                self._last_error = nudge
             return True
         results = self._execute(calls, pool)
         self._last_error = next((res.content for res in reversed(results) if res.is_error), None)
