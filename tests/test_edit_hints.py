@@ -137,6 +137,10 @@ def test_a_readme_write_that_drops_its_heading_is_answered_with_the_edit_that_ap
     assert results[1].is_error and "drop # app" in results[1].content
     assert json.dumps({"name": "Edit", "arguments": append}) in results[1].content
     assert (tmp_path / "README.md").read_text() == "# app\n\nA small app.\n\n## Usage\nRun `python app.py --help`.\n"
+    # Sent twice (as the model did), the second would add the section again: refused.
+    again = _results(tmp_path, [read, {"tool_calls": [{"name": "Edit", "input": append}]}])
+    assert again[1].is_error and "this Edit was made before" in again[1].content
+    assert (tmp_path / "README.md").read_text().count("## Usage") == 1
 
 
 def test_a_json_file_written_as_yaml_is_refused_once_with_the_parsers_line(tmp_path: Path) -> None:

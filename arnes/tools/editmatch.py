@@ -34,6 +34,12 @@ def replace(text: str, old: str, new: str, replace_all: bool, shown: str, *, aga
     Asking a third time helps nobody, so the change it means is carried over to the closest line
     when that is unambiguous (see `carry_over`), and the result says exactly what was done.
     """
+    if old and old in new and new in text:
+        # docs-section with the 1.5B model: the appending Edit sent twice added the section twice.
+        raise ToolError(
+            f"new_string is in {shown} already: this Edit was made before, and making it again would add its "
+            "new text a second time. Go on with the next step of the task, or say you are done."
+        )
     count = text.count(old)
     if count == 1 or (count > 1 and replace_all):
         return Replacement(text.replace(old, new) if replace_all else text.replace(old, new, 1), count)
