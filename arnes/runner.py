@@ -255,14 +255,21 @@ def check_sandbox(workspace: Path, cfg: EffectiveConfig, what: str) -> Sandbox:
     return sandbox
 
 
-def make_verifier(session: Session, command: str | None, rounds: int, cfg: EffectiveConfig) -> Verifier:
-    """The given command, else the configured one, else the detected one; none is a usage error."""
+def make_verifier(session: Session, command: str | None, rounds: int, cfg: EffectiveConfig) -> Verifier | None:
+    """The given command, else the configured one, else the detected one.
+
+    `--verify auto` where nothing fits (a docs-only folder, a new project without tests) runs
+    without verification and says so: failing the run over a missing test suite turned good
+    work into an error (docs-section, config-file with the 1.5B model)."""
     chosen = command or cfg.verify_command or detect(session.workspace)
     if not chosen:
-        raise ConfigError(
-            "--verify: no verify command. Pass one (--verify 'pytest -q') or set verify.command in settings; "
-            "none of pytest, npm test, cargo test, go test, make test fits this workspace"
+        print(
+            "arnes: --verify auto: no verify command fits this workspace (none of pytest, npm test, cargo test, "
+            "go test, make test); running without verification. Pass one (--verify 'pytest -q') or set "
+            "verify.command in settings.",
+            file=sys.stderr,
         )
+        return None
     if rounds < 0:
         raise ConfigError(f"--verify-rounds must be 0 or more, not {rounds}")
     return Verifier(chosen, session.workspace, session.sandbox, rounds)

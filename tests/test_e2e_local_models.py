@@ -184,3 +184,22 @@ def test_ollama_native_chat_holds_num_ctx_fixed_for_the_session(tmp_path: Path) 
     assert "context window: 8192 tokens (server /api/show (trained for 32768, capped))" in run.out
     tool_msg = next(m for m in bodies[1][1]["messages"] if m["role"] == "tool")
     assert tool_msg["tool_name"] == "Write"
+
+
+def test_a_reply_that_runs_on_after_its_call_is_cut_at_the_call(tmp_path: Path) -> None:
+    """failing-test with Qwen2.5-Coder-1.5B: a Read call, then 2,048 tokens of a Read result it made
+    up (minutes on a CPU). The stream is left once the call is followed by a long text that starts
+    no other call: the call runs, and the made-up result is neither kept nor sent back."""
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    call = '```json\n{"name": "Read", "arguments": {"file_path": "calc.py"}}\n```\n'
+    fake = "".join(f"{n}   def made_up_{n}(a, b):\n" for n in range(1, 80))
+    turns = [{"text": call + fake}, {"text": "add subtracts."}]
+    trace = tmp_path / "t.jsonl"
+    with FakeLLMServer(turns) as server:
+        run = run_arnes(*llama(server), "-w", str(tmp_path), "--trace", str(trace), "what is wrong in calc.py?")
+        second = server.requests[1][1]
+    assert run.code == 0, run.err
+    assert events(trace, "tool_result")[0]["output"].startswith("     1\tdef add(a, b):")
+    sent = json.dumps(second["messages"])
+    assert "made_up" not in sent and "calc.py" in sent
+    assert "made_up" not in json.dumps(events(trace, "model_response"))

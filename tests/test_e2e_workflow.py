@@ -62,7 +62,7 @@ def test_verify_that_stays_red_exits_4(shop: Path, tmp_path: Path) -> None:
     assert data["verified"] is False and data["verify_rounds"] == 2  # the check, one fix round, the check
 
 
-def test_verify_command_is_detected_or_refused(shop: Path, tmp_path: Path) -> None:
+def test_verify_auto_detects_the_command_or_runs_without_one_and_says_so(shop: Path, tmp_path: Path) -> None:
     trace = str(tmp_path / "t.jsonl")
     run = run_arnes("--provider", "script", "--script", script(tmp_path, [READ, FIX]), "-w", str(shop),
                     "--permission-mode", "acceptEdits", "--verify", "auto", "--trace", trace, "x")  # fmt: skip
@@ -72,10 +72,13 @@ def test_verify_command_is_detected_or_refused(shop: Path, tmp_path: Path) -> No
     ]
     empty = tmp_path / "empty"
     empty.mkdir()
-    refused = run_arnes(
-        "--provider", "script", "--script", script(tmp_path, []), "-w", str(empty), "--verify", "auto", "x"
-    )
-    assert refused.code == 2 and "no verify command" in refused.err
+    unverified = run_arnes(
+        "--provider", "script", "--script", script(tmp_path, [{"text": "done"}]), "-w", str(empty), "--verify", "auto",
+        "--trace", str(tmp_path / "e.jsonl"), "x",
+    )  # fmt: skip
+    assert unverified.code == 0 and "no verify command fits this workspace" in unverified.err
+    assert "running without verification" in unverified.err
+    assert not [e for e in read_trace(tmp_path / "e.jsonl") if e["event"] == "verify"]
 
 
 # -- features --------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,23 +25,51 @@ def test_a_near_miss_that_differs_in_case_and_name_shows_the_closest_line() -> N
     assert "closest match is at lines 3-3" in str(err.value) and "     3\tDISCOUNT_RATE = 0.10" in str(err.value)
 
 
-def test_the_same_edit_after_a_refusal_that_showed_the_file_gets_a_pointed_message(tmp_path: Path) -> None:
-    """Qwen2.5-Coder-1.5B on the discount task: refused (not read), then the very same Edit."""
-    (tmp_path / "pricing.py").write_text(PRICING)
-    edit: dict[str, Any] = {
-        "name": "Edit",
-        "input": {"file_path": "pricing.py", "old_string": "discount = 0.10", "new_string": "discount = 0.15"},
-    }
+def _edit_twice(tmp_path: Path, text: str, old: str, new: str) -> tuple[list[ToolResultBlock], str]:
+    """The same Edit sent twice, the first refused because the file was not read (it is shown)."""
+    (tmp_path / "pricing.py").write_text(text)
+    edit: dict[str, Any] = {"name": "Edit", "input": {"file_path": "pricing.py", "old_string": old, "new_string": new}}
     turns = [{"tool_calls": [edit]}, {"tool_calls": [edit]}, {"text": "done"}]
-    session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits")
-    agent = Agent(session)
+    agent = Agent(Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits"))
     agent.run("raise the discount to 15%")
     results = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
+    return results, (tmp_path / "pricing.py").read_text()
+
+
+def test_the_same_edit_after_the_file_was_shown_makes_its_one_change_on_the_closest_line(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-1.5B on the discount task: `discount = 10` -> `discount = 15`, refused (not
+    read, the file shown), then the very same Edit: the change it means, 10 -> 15, is made on
+    `DISCOUNT_RATE = 0.10`, the one closest line, and the result says so."""
+    results, after = _edit_twice(tmp_path, PRICING, "discount = 10", "discount = 15")
     assert "has not been read yet" in results[0].content
-    second = results[1].content
-    assert second.startswith("This is the same Edit as the one refused above, where the whole content of pricing.py")
-    assert "DISCOUNT_RATE = 0.10" in second
-    assert (tmp_path / "pricing.py").read_text() == PRICING
+    assert not results[1].is_error and "'10' -> '15'" in results[1].content and "line 3" in results[1].content
+    assert after == PRICING.replace("DISCOUNT_RATE = 0.10", "DISCOUNT_RATE = 0.15")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("discount = 10 and 10", "discount = 15 and 15"),  # two changes: no guess
+        ("discount = 0.10", "discount = 0.10 # 15"),  # an insertion: no anchor to carry it to
+        ("rate = 0", "rate = 1"),  # `0` twice on the closest line (0.10)
+    ],
+)
+def test_the_same_edit_again_gets_a_pointed_message_when_its_change_is_ambiguous(
+    tmp_path: Path, old: str, new: str
+) -> None:
+    results, after = _edit_twice(tmp_path, PRICING, old, new)
+    assert results[1].is_error and results[1].content.startswith("This is the same Edit as the one refused above")
+    assert after == PRICING
+
+
+def test_an_edit_naming_code_that_does_not_exist_yet_is_told_how_to_add_it(tmp_path: Path) -> None:
+    """add-function: old_string `slugify(text)` names the function to be added; the answer says how
+    to append (the last line as old_string) instead of "Read it again"."""
+    with pytest.raises(ToolError) as err:
+        replace(TEXT_PY, "slugify(text)", "slugify(text).lower()", False, "text.py")
+    message = str(err.value)
+    assert "To add new code, put the file's last line in old_string ('    return text.title()')" in message
+    assert "Read text.py again" not in message
 
 
 TEXT_PY = "def title_case(text):\n    return text.title()\n"
@@ -56,7 +85,11 @@ def test_a_write_that_drops_the_files_definitions_is_refused_once(tmp_path: Path
     agent = Agent(Session(workspace=tmp_path, provider=provider, mode="acceptEdits"))
     agent.run("add slugify to text.py")
     results = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
-    assert results[1].is_error and "drop title_case" in results[1].content and "Use Edit" in results[1].content
+    assert (
+        results[1].is_error
+        and "drop title_case" in results[1].content
+        and "send exactly this tool call" in results[1].content
+    )
     # Asked for again, it is the model's decision: the warning is not a wall.
     assert results[2].content.startswith("Overwrote text.py")
     assert (tmp_path / "text.py").read_text() == SLUGIFY_ONLY
@@ -69,8 +102,88 @@ def test_a_write_that_drops_the_files_definitions_is_refused_once(tmp_path: Path
         ("def a():\n    pass\n", "def a():\n    pass\ndef c():\n    pass\n", ".py", []),
         ("def a(): ...\ndef b(): ...\ndef c(): ...\n", "def a(): ...\ndef b(): ...\n", ".py", []),  # 1 of 3
         ("export function calcTotal(x) {}\nconst f = (y) => y\n", "function other() {}\n", ".js", ["calcTotal", "f"]),
-        ("# app\n\n## Usage\n", "## Usage only\n", ".md", []),  # not code
+        ("# app\n\nA small app.\n", "## Usage\nRun it.\n", ".md", ["# app"]),  # docs-section's drop
+        ("# app\n\n## Install\n", "# app\n\n## Install\n\n## Usage\n", ".md", []),
+        ("# app\n\n```sh\n# not a heading\n```\n", "# app\n", ".md", []),  # a comment in a fence
+        ("app\n", "other\n", ".txt", []),  # neither code nor a document we read
     ],
 )
 def test_dropped_names(before: str, after: str, suffix: str, gone: list[str]) -> None:
     assert dropped_names(before, after, suffix) == gone
+
+
+def _results(tmp_path: Path, turns: list[dict[str, Any]]) -> list[ToolResultBlock]:
+    agent = Agent(
+        Session(workspace=tmp_path, provider=ScriptProvider.from_turns([*turns, {"text": "done"}]), mode="acceptEdits")
+    )
+    agent.run("do the task")
+    return [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
+
+
+def test_a_readme_write_that_drops_its_heading_is_answered_with_the_edit_that_appends_it(tmp_path: Path) -> None:
+    """docs-section: README.md (`# app`) rewritten as the new `## Usage` section and its old last
+    line. The refusal spells out the Edit that adds the new lines after the last one; sent as
+    given, the README keeps its heading and gains the section."""
+    (tmp_path / "README.md").write_text("# app\n\nA small app.\n")
+    content = "## Usage\nRun `python app.py --help`.\n\nA small app.\n"
+    write = {"name": "Write", "input": {"file_path": "README.md", "content": content}}
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "README.md"}}]}
+    append = {
+        "file_path": "README.md",
+        "old_string": "A small app.",
+        "new_string": "A small app.\n\n## Usage\nRun `python app.py --help`.",
+    }
+    results = _results(tmp_path, [read, {"tool_calls": [write]}, {"tool_calls": [{"name": "Edit", "input": append}]}])
+    assert results[1].is_error and "drop # app" in results[1].content
+    assert json.dumps({"name": "Edit", "arguments": append}) in results[1].content
+    assert (tmp_path / "README.md").read_text() == "# app\n\nA small app.\n\n## Usage\nRun `python app.py --help`.\n"
+    # Sent twice (as the model did), the second would add the section again: refused.
+    again = _results(tmp_path, [read, {"tool_calls": [{"name": "Edit", "input": append}]}])
+    assert again[1].is_error and "this Edit was made before" in again[1].content
+    assert (tmp_path / "README.md").read_text().count("## Usage") == 1
+
+
+def test_a_json_file_written_as_yaml_is_refused_once_with_the_parsers_line(tmp_path: Path) -> None:
+    """config-file: `name: shop\\nport: 8080` written to config.json and called done."""
+    yaml = {"name": "Write", "input": {"file_path": "config.json", "content": "name: shop\nport: 8080\n"}}
+    good = {"name": "Write", "input": {"file_path": "c2.json", "content": '{"name": "shop"}'}}
+    results = _results(tmp_path, [{"tool_calls": [yaml]}, {"tool_calls": [good]}, {"tool_calls": [yaml]}])
+    assert (
+        results[0].is_error
+        and "config.json would not be valid JSON (Expecting value at line 1 column 1)" in results[0].content
+    )
+    assert results[1].content.startswith("Created c2.json") and results[2].content.startswith("Created config.json")
+
+
+def test_unknown_keys_are_dropped_with_a_note_when_the_call_is_valid_without_them(tmp_path: Path) -> None:
+    """grep-bug: Glob given Grep's keys was refused whole; now it runs and the model is told."""
+    (tmp_path / "invoice.py").write_text("x\n")
+    glob = {"name": "Glob", "input": {"pattern": "*.py", "output_mode": "content", "-i": True}}
+    bad = {"name": "Glob", "input": {"pattern": 3, "output_mode": "content"}}
+    results = _results(tmp_path, [{"tool_calls": [glob, bad]}])
+    assert results[0].content == "invoice.py\n[arnes: Glob takes no output_mode, -i; those arguments were ignored]"
+    assert results[1].is_error and "output_mode: unknown key" in results[1].content
+
+
+def test_an_edit_already_made_says_so_instead_of_how_to_add_code() -> None:
+    """rename: the same replace_all Edit sent again after it had worked."""
+    with pytest.raises(ToolError) as err:
+        replace("from shop.totals import order_total\n", "calc_total", "order_total", True, "shop/cart.py")
+    assert "new_string is there already: this change has been made" in str(err.value)
+    assert "To add new code" not in str(err.value)
+
+
+def test_a_tool_named_like_a_json_file_is_answered_with_the_write_of_its_arguments(tmp_path: Path) -> None:
+    """config-file with the 1.5B model: `{"name": "config.json", "arguments": {"name": "shop", ...}}`."""
+    wanted = {"name": "shop", "port": 8080, "debug": False}
+    write = {"file_path": "config.json", "content": json.dumps(wanted, indent=2) + "\n"}
+    turns = [
+        {"tool_calls": [{"name": "config.json", "input": wanted}]},
+        {"tool_calls": [{"name": "Write", "input": write}]},
+    ]
+    results = _results(tmp_path, turns)
+    assert results[0].is_error and results[0].content.startswith("Unknown tool 'config.json'. Available tools:")
+    assert results[0].content.endswith(json.dumps({"name": "Write", "arguments": write}))
+    assert json.loads((tmp_path / "config.json").read_text()) == wanted
+    other = _results(tmp_path, [{"tool_calls": [{"name": "notes.txt", "input": {"text": "x"}}]}, {"tool_calls": []}])
+    assert "call Write with file_path 'notes.txt'" in other[0].content

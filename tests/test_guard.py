@@ -55,8 +55,10 @@ def test_alternating_repeats_are_a_loop_too_and_polling_is_not(tmp_path: Path) -
     (tmp_path / "a.txt").write_text("x\n")
     a = {"tool_calls": [call("Read", file_path="a.txt")]}
     b = {"tool_calls": [call("Edit", file_path="a.txt", old_string="nothere", new_string="y")]}
-    _, result = run(tmp_path, [a, b, a, b, a, b])
-    assert result.stop_reason == "stuck" and result.turns == 5
+    # The second identical Edit is answered differently ("the same Edit as the one refused
+    # above"), so the repeat is counted from the third: nudged at turn 6, stuck at turn 7.
+    _, result = run(tmp_path, [a, b] * 4)
+    assert result.stop_reason == "stuck" and result.turns == 7
     poll = {"tool_calls": [call("BashOutput", id="bash_9")]}
     _, polled = run(tmp_path, [poll] * 6)
     assert polled.stop_reason == "end_turn"
@@ -113,8 +115,8 @@ def test_an_announcement_is_nudged_at_most_twice_and_a_plain_answer_still_ends_t
     agent, result = run(tmp_path, turns)
     assert result.stop_reason == "end_turn" and result.text == "Let me edit it." and result.turns == 4
     assert texts(agent.messages).count(ANNOUNCE_NUDGE) == 2
-    _, plain = run(tmp_path, [{"text": "I changed a.txt."}, {"text": "never reached"}])
-    assert plain.turns == 1 and plain.text == "I changed a.txt."
+    _, plain = run(tmp_path, [{"text": "a.txt holds one line, x."}, {"text": "never reached"}])
+    assert plain.turns == 1 and plain.text == "a.txt holds one line, x."
 
 
 def test_stuck_ends_the_command_with_exit_3_and_says_why(tmp_path: Path) -> None:

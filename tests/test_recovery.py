@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arnes.llm.recovery import REASON, UNREADABLE, Recovered, parse_arguments, split_tool_calls
+from arnes.llm.recovery import REASON, UNREADABLE, Recovered, parse_arguments, runaway, split_tool_calls
 
 TOOLS = ["Read", "Write", "Edit", "Bash", "Glob", "Grep"]
 HELLO = {"file_path": "hello.txt", "content": "hi"}
@@ -218,3 +218,13 @@ def test_a_fence_inside_a_json_string_does_not_end_the_fenced_call() -> None:
     prose, calls = split_tool_calls(text, TOOLS)
     assert calls == [Recovered("Write", {"file_path": "README.md", "content": content})]
     assert prose == "Here is the section.\n\nDone."
+
+
+def test_runaway_is_the_end_of_the_last_call_once_a_long_text_after_it_starts_no_call() -> None:
+    call = '```json\n{"name": "Read", "arguments": {"file_path": "calc.py"}}\n```\n'
+    fake = "<tool_response>\n" + "1   def add(a, b):\n" * 40
+    assert runaway(call + fake, ["Read"]) == len(call) - 1  # the fence closed, its newline not kept
+    assert runaway(call + "This reads the file.", ["Read"]) is None  # a sentence after a call
+    plan = call + ("Then:\n" + call) * 8  # calls after calls: a plan, not a made-up result
+    assert runaway(plan, ["Read"]) is None
+    assert runaway("No call here.\n" + fake, ["Read"]) is None

@@ -42,7 +42,7 @@ def test_a_reply_that_is_not_an_answer_is_nudged_and_the_run_goes_on(tmp_path: P
 
 def test_parroting_the_last_tool_error_is_nudged(tmp_path: Path) -> None:
     edit = {"name": "Edit", "input": {"file_path": "discount.txt", "old_string": "10%", "new_string": "15%"}}
-    agent, result = _run(tmp_path, [{"tool_calls": [edit]}, {"text": "To create a file, use Write."}, {"text": "ok"}])
+    agent, result = _run(tmp_path, [{"tool_calls": [edit]}, {"text": "Edit changes an existing file."}, {"text": "ok"}])
     assert u.ECHO in _nudges(agent.messages) and result.text == "ok"
 
 
@@ -81,3 +81,76 @@ def test_the_command_does_not_end_on_an_empty_first_reply(tmp_path: Path) -> Non
 def test_code_in_the_answer_of_a_plan_mode_run_is_the_answer(tmp_path: Path) -> None:
     session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns([{"text": CODE_IN_CHAT}]), mode="plan")
     assert Agent(session).run("how should page() change?").text == CODE_IN_CHAT
+
+
+def test_a_near_copy_of_the_last_error_is_an_echo_and_a_claimed_change_that_did_not_happen_is_nudged(
+    tmp_path: Path,
+) -> None:
+    """discount and docs-section with the 1.5B model: after a refusal that showed the file it
+    answered "To make the change, call Edit again, based on this content."; after a refused Write,
+    "I changed the content of README.md to include the `## Usage` section." with nothing changed."""
+    (tmp_path / "pricing.py").write_text("RATE = 0.10\n")
+    edit = {"name": "Edit", "input": {"file_path": "pricing.py", "old_string": "rate = 10", "new_string": "rate = 15"}}
+    echo = "To make the change, call Edit again, based on this content."
+    claim = "I changed the content of pricing.py to use 15 %."
+    agent, result = _run(tmp_path, [{"tool_calls": [edit]}, {"text": echo}, {"text": claim}, {"text": "ok"}])
+    assert _nudges(agent.messages)[-2:] == [u.ECHO, u.CLAIM] and result.text == "ok"
+    assert u.unfinished(claim, None, wrote=False, can_write=True) is None  # nothing to check it against
+    assert u.unfinished("The rate is set in pricing.py.", "old_string not found in pricing.py.", False, True) is None
+
+
+CALC = "def add(a: int, b: int) -> int:\n    return a - b\n\n\ndef mul(a: int, b: int) -> int:\n    return a * b\n"
+
+
+def test_code_in_chat_that_changes_a_read_file_a_little_is_answered_with_the_edit_that_makes_it(
+    tmp_path: Path,
+) -> None:
+    """failing-test with the 1.5B model: it Read calc.py, printed the fixed `add` (with a stray
+    line number) in the chat, and, told only to call Edit, answered "The user's files are as they
+    were." The nudge now spells out the one Edit; the model sending it fixes the file."""
+    (tmp_path / "calc.py").write_text(CALC)
+    chat = "```\n1\ndef add(a: int, b: int) -> int:\n    return a + b\n```"
+    edit = {"file_path": "calc.py", "old_string": "    return a - b", "new_string": "    return a + b"}
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "calc.py"}}]}
+    agent, result = _run(
+        tmp_path, [read, {"text": chat}, {"tool_calls": [{"name": "Edit", "input": edit}]}, {"text": "Fixed."}]
+    )
+    nudge = _nudges(agent.messages)[-1]
+    assert nudge == u.CODE_CALL + json.dumps({"name": "Edit", "arguments": edit})
+    assert (tmp_path / "calc.py").read_text() == CALC.replace("a - b", "a + b") and result.text == "Fixed."
+    # A rewrite, not a small change, or code like no file read: the plain nudge.
+    assert u.edit_for("```\ndef add(a, b):\n    x = a\n    y = b\n    return x + y\n```", {"calc.py": CALC}) is None
+    assert u.edit_for("```\nprint('hi')\n```", {"calc.py": CALC}) is None
+    one = u.edit_for("```python\nDISCOUNT_RATE = 0.15\n```", {"p.py": "X = 1\nDISCOUNT_RATE = 0.10\n"})
+    assert one is not None and json.loads(one)["arguments"]["old_string"] == "DISCOUNT_RATE = 0.10"
+
+
+def test_parroting_the_last_nudge_is_an_echo(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "a.py"}}]}
+    turns = [read, {"text": "```\nprint(1)\n```"}, {"text": "The user's files are as they were."}, {"text": "ok"}]
+    agent, _ = _run(tmp_path, turns)
+    assert _nudges(agent.messages)[-1] == u.ECHO
+    # After "your reply was empty; if the task is done, say so", saying so in its words is an answer.
+    _, done = _run(tmp_path, [read, {"text": ""}, {"text": "The task is done."}, {"text": "never"}])
+    assert done.text == "The task is done."
+
+
+def test_the_content_of_a_held_back_write_shown_in_the_chat_is_answered_with_that_write(tmp_path: Path) -> None:
+    """config-file with the 1.5B model: YAML for config.json held back (not JSON), then the right
+    JSON printed in the chat, then "The user's files are as they were." The nudge now spells out
+    the Write; sending it creates the file."""
+    yaml = {"name": "Write", "input": {"file_path": "config.json", "content": "name: shop\nport: 8080\n"}}
+    chat = 'Here is the corrected content:\n```json\n{\n  "name": "shop",\n  "port": 8080\n}\n```'
+    write = {"file_path": "config.json", "content": '{\n  "name": "shop",\n  "port": 8080\n}\n'}
+    turns = [
+        {"tool_calls": [yaml]},
+        {"text": chat},
+        {"tool_calls": [{"name": "Write", "input": write}]},
+        {"text": "ok"},
+    ]
+    agent, result = _run(tmp_path, turns)
+    nudge = _nudges(agent.messages)[-1]
+    assert nudge == u.CODE_CALL + json.dumps({"name": "Write", "arguments": write})
+    assert json.loads((tmp_path / "config.json").read_text()) == {"name": "shop", "port": 8080}
+    assert result.text == "ok"

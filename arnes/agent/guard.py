@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from arnes.agent.unfinished import unfinished
+from arnes.agent.unfinished import Seen, unfinished
 from arnes.errors import ArnesError
 from arnes.messages import ToolCall, ToolResultBlock
 
@@ -92,7 +92,13 @@ class LoopGuard:
             raise Stuck(self.stuck)
 
     def after_text(
-        self, text: str, *, last_error: str | None = None, wrote: bool = True, can_write: bool = False
+        self,
+        text: str,
+        *,
+        last_error: str | None = None,
+        wrote: bool = True,
+        can_write: bool = False,
+        seen: Seen | None = None,
     ) -> str | None:
         """The nudge for a turn that ended with no tool call: it only announced a step, or it is
         not an answer at all (empty, the last error repeated, a made-up tool result, code in chat)."""
@@ -101,7 +107,7 @@ class LoopGuard:
             return ANNOUNCE_NUDGE
         if self.unfinished_nudges >= UNFINISHED_NUDGES:
             return None
-        nudge = unfinished(text, last_error, wrote, can_write)
+        nudge = unfinished(text, last_error, wrote, can_write, seen)
         if nudge is not None:
             self.unfinished_nudges += 1
         return nudge

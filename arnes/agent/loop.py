@@ -30,6 +30,7 @@ from arnes.agent.events import (
 )
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
+from arnes.agent.unfinished import CLAIM, CODE, CODE_CALL, Seen
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
     Appended,
@@ -45,7 +46,7 @@ from arnes.messages import (
 from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
-from arnes.tools.base import ToolError
+from arnes.tools.base import ToolError, dropped_note
 from arnes.workflow.verify import feedback
 
 MAX_WORKERS = 8
@@ -243,8 +244,10 @@ class Agent:
         if not calls:
             wrote = bool(s.ctx.changes.turns and s.ctx.changes.turns[-1])
             can_write = s.mode != "plan" and any(spec.name in ("Write", "Edit") for spec in specs)
-            guard = self.guard.after_text
-            nudge = guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write) if specs else None
+            guard, seen = self.guard.after_text, Seen(s.ctx)
+            nudge = (
+                guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write, seen=seen) if specs else None
+            )
             back = self.hooks.stop() if nudge is None else None
             if back is not None:
                 self._append(Message.user(back))
@@ -255,6 +258,10 @@ class Agent:
                 return False
             s.bus.emit(Notice("info", "the model's reply did not finish the task; asked it to go on"))
             self._append(Message.user(nudge))
+            # Parroting these back ("The user's files are as they were.") is an echo too; the others
+            # ask for a sentence in the model's own words.
+            if nudge.startswith((CODE, CODE_CALL, CLAIM)):
+                self._last_error = nudge
             return True
         results = self._execute(calls, pool)
         self._last_error = next((res.content for res in reversed(results) if res.is_error), None)
@@ -365,7 +372,7 @@ class Agent:
         """Validate the call and pass it through the permission gate."""
         s = self.s
         try:
-            tool, args = s.tools.parse(call.name, call.input)
+            tool, args, dropped = s.tools.parse_call(call.name, call.input)
             # Each path's real path is resolved once: the decision and the write both use it.
             targets = tuple(Target(t.path, t.access, resolve_real(t.path)) for t in tool.targets(args, s.ctx))
             command = tool.command(args)
@@ -391,7 +398,9 @@ class Agent:
             return self._finish(call, outcome.message or f"Permission denied: {d.reason}", True, 0)
         # Reads and writes both open exactly the real path that was judged, never a link swapped in.
         pins = {t.path: t.real for t in targets if t.real is not None}
-        return _Admitted(tool, args, tool.read_only, pins, d.confine)
+        return _Admitted(
+            tool, args, tool.read_only, pins, d.confine, dropped_note(call.name, dropped) if dropped else ""
+        )
 
     def _run_tool(self, call: ToolCall, admitted: _Admitted) -> ToolResultBlock:
         started = time.perf_counter()
@@ -413,6 +422,7 @@ class Agent:
         except Exception as exc:  # a tool bug must not end the run: the model sees it, the trace keeps it
             output, is_error = f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}", True
         ms = int((time.perf_counter() - started) * 1000)
+        output += admitted.note
         cap = self.s.ctx.max_output_chars
         if len(output) > cap:
             cut = len(output) - cap
@@ -460,3 +470,4 @@ class _Admitted:
     read_only: bool
     pins: dict[Path, Path] = field(default_factory=dict)
     confine: bool = False
+    note: str = ""  # said after the result: the unknown keys dropped from the call

@@ -9,15 +9,25 @@ would end the run with exit 0 and nothing done; each gets one pointed nudge inst
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from arnes.host.nofollow import read_regular
+from arnes.permissions.paths import is_inside, resolve_real
+from arnes.tools.base import ToolContext
 
 EMPTY = (
     "[arnes] Your reply was empty. If the task is done, say in one sentence what you changed; "
     "otherwise call the next tool now."
 )
 ECHO = (
-    "[arnes] Your reply only repeated the last tool error; that does not finish the task. Do what the "
-    "error says (for example Glob or Grep to find the right file, or Read it), then go on with the task."
+    "[arnes] Your reply only repeated the last message (a tool error or a note from arnes); that does not "
+    "finish the task. Do what the message says (for example Glob or Grep to find the right file, or Read "
+    "it), then go on with the task."
 )
 FAKE = (
     "[arnes] Your reply contains a tool result you wrote yourself; only arnes runs tools, and nothing "
@@ -29,13 +39,54 @@ CODE = (
     "needs to change, say so in one sentence."
 )
 
+# With the call spelled out it comes first and alone: the 1.5B model ignored it at the end of CODE.
+CODE_CALL = (
+    "[arnes] No file was changed: your reply only shows code. To make that change, send exactly this tool call:\n"
+)
+CLAIM = (
+    "[arnes] No file has been changed in this session, so what your reply says was done did not happen. "
+    "If a Write or Edit was refused, read why in its result and send a corrected call now."
+)
+
 _FAKE_RESULT = re.compile(r"</?(?:tool_response|tool_result|function_results?|observation)>", re.IGNORECASE)
 _FENCED = re.compile(r"```[\w+-]*[ \t]*\n\s*\S")
 _ECHO_MIN = 8  # characters: "ok" or "Done." repeat nothing
+_ECHO_WORDS = 0.6  # a short reply whose words come this much from the error repeats it
+_ECHO_MAX = 300  # characters: a longer reply says something of its own
+_WORD = re.compile(r"[a-z0-9_.]+")
+# "I changed README.md", "I've updated the file", "has been added": a report that a change was made.
+_CLAIM = re.compile(
+    r"\b(?:i|i've|i have|we|we've)\s+(?:\w+\s+)?(?:changed|updated|added|modified|created|written|wrote|fixed|"
+    r"renamed|replaced|edited|implemented|applied|made the change)\b"
+    r"|\b(?:has|have) been (?:changed|updated|added|modified|created|written|fixed|renamed|replaced|edited)\b",
+    re.IGNORECASE,
+)
 
 
-def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool) -> str | None:
-    """The nudge for a tool-less reply that is not an answer, or None when it may end the run."""
+@dataclass(frozen=True)
+class Seen:
+    """What the session did to files, for judging a reply; each part is looked up only when needed."""
+
+    ctx: ToolContext
+
+    def changed_any(self) -> bool:
+        return bool(self.ctx.changes.changed())
+
+    def files(self) -> dict[str, str]:
+        return read_files(self.ctx)
+
+    def held(self) -> str | None:
+        path = self.ctx.files.held_write()
+        return self.ctx.display(path) if path is not None else None
+
+
+def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, seen: Seen | None = None) -> str | None:
+    """The nudge for a tool-less reply that is not an answer, or None when it may end the run.
+
+    With `seen` (the session's files): a reply that reports a change when no file changed
+    (docs-section: "I changed README.md" after its Write was refused) is not an answer, and
+    code in the chat is answered with the Edit or Write call that would make it.
+    """
     stripped = text.strip()
     if not stripped:
         return EMPTY
@@ -44,11 +95,115 @@ def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool) 
     if last_error and _echoes(stripped, last_error):
         return ECHO
     if can_write and not wrote and _FENCED.search(stripped):
-        return CODE
+        call = edit_for(stripped, seen.files()) if seen is not None else None
+        held = seen.held() if seen is not None and call is None else None
+        call = call or (write_for(stripped, held) if held else None)
+        return CODE_CALL + call if call else CODE
+    if can_write and seen is not None and _CLAIM.search(stripped) and not seen.changed_any():
+        return CLAIM
     return None
 
 
 def _echoes(text: str, error: str) -> bool:
-    """Whether the reply is (a piece of) the error's text and nothing of its own."""
+    """Whether the reply is (mostly) the error's own words: a piece of it, or a short reply whose
+    words nearly all come from it ("To make the change, call Edit again, based on this content.")."""
     said = " ".join(text.lower().split()).strip(" .!`\"'")
-    return len(said) >= _ECHO_MIN and said in " ".join(error.lower().split())
+    if len(said) < _ECHO_MIN:
+        return False
+    heard = " ".join(error.lower().split())
+    if said in heard:
+        return True
+    words = _WORD.findall(said)
+    if len(said) > _ECHO_MAX or len(words) < 4:
+        return False
+    known = set(_WORD.findall(heard))
+    return sum(w in known for w in words) >= _ECHO_WORDS * len(words)
+
+
+_BLOCK = re.compile(r"```[\w+-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_NUMBER_ONLY = re.compile(r"^\s*\d+\s*$")
+_MOST_CHANGED = 3  # lines: a bigger rewrite in the chat is not turned into one Edit
+_SIMILAR = 0.6  # a changed line still looks like the line it replaces
+_SIMILAR_ALONE = 0.8
+
+
+def edit_for(text: str, files: Mapping[str, str]) -> str | None:
+    """The Edit call that makes the change a reply printed as code, when it is a small one.
+
+    Qwen2.5-Coder-1.5B on failing-test printed `def add(...):\n    return a + b` in the chat for a
+    calc.py that says `return a - b`, then, told to call Edit, answered "The user's files are as
+    they were." Small models copy a concrete call well: the block is lined up with the read file
+    it is most like, line for line, and when it differs in 1-3 lines that still look like the
+    ones they replace (and the old ones occur once in the file), that Edit is spelled out.
+    """
+    best: tuple[float, str] | None = None
+    for block in _BLOCK.findall(text):
+        lines = [line.rstrip() for line in block.split("\n") if not _NUMBER_ONLY.match(line)]
+        while lines and not lines[-1].strip():
+            lines.pop()
+        while lines and not lines[0].strip():
+            lines.pop(0)
+        if not lines or len(lines) > 200:
+            continue
+        for path, content in files.items():
+            found = _aligned(lines, content)
+            if found is not None and (best is None or found[0] > best[0]):
+                old, new = found[1], found[2]
+                call = {"name": "Edit", "arguments": {"file_path": path, "old_string": old, "new_string": new}}
+                best = (found[0], json.dumps(call))
+    return best[1] if best else None
+
+
+def write_for(text: str, path: str) -> str | None:
+    """The Write of the one code block in a reply, to the file whose Write was just held back.
+
+    config-file with the 1.5B model: its YAML for config.json was held back ("not valid JSON"),
+    it printed the right JSON in the chat, and, told to call Write, repeated the nudge instead.
+    """
+    blocks = _BLOCK.findall(text)
+    if len(blocks) != 1 or not blocks[0].strip():
+        return None
+    content = blocks[0].strip("\n") + "\n"
+    return json.dumps({"name": "Write", "arguments": {"file_path": path, "content": content}})
+
+
+def _aligned(block: list[str], content: str) -> tuple[float, str, str] | None:
+    """(how well, old lines, new lines) for the file window the block lines up with, or None."""
+    file_lines = [line.rstrip() for line in content.split("\n")]
+    size = len(block)
+    best: tuple[float, str, str] | None = None
+    for start in range(0, len(file_lines) - size + 1):
+        window = file_lines[start : start + size]
+        changed = [k for k in range(size) if window[k] != block[k]]
+        if not changed or len(changed) > _MOST_CHANGED or (len(changed) == size and size > 1):
+            continue
+        ratios = [difflib.SequenceMatcher(None, window[k].strip(), block[k].strip()).ratio() for k in changed]
+        # One changed line alone (`DISCOUNT_RATE = 0.15`) has no unchanged line around it: it must be closer.
+        if min(ratios) < (_SIMILAR if size > 1 else _SIMILAR_ALONE):
+            continue
+        first, last = changed[0], changed[-1] + 1
+        old, new = "\n".join(window[first:last]), "\n".join(block[first:last])
+        if not old.strip() or content.count(old) != 1:
+            continue
+        score = (size - len(changed)) / size + min(ratios) / 10
+        if best is None or score > best[0]:
+            best = (score, old, new)
+    return best
+
+
+def read_files(ctx: ToolContext, most: int = 20, cap: int = 100_000) -> dict[str, str]:
+    """The workspace files the model has read (or written) this session, as text, latest first."""
+    root = resolve_real(ctx.workspace)
+    out: dict[str, str] = {}
+    for real in reversed(ctx.files.seen()):
+        if len(out) >= most:
+            break
+        if not is_inside(root, real) or ctx.hidden("Read", real):
+            continue
+        try:
+            data = read_regular(real)[0]
+        except OSError:
+            continue
+        if len(data) <= cap and b"\0" not in data[:8192]:
+            out[Path(real).relative_to(root).as_posix()] = data.decode("utf-8", "replace")
+    return out

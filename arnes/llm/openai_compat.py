@@ -17,7 +17,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from arnes.errors import ProviderError
 from arnes.llm.base import PROFILES, ProviderSettings, TextSink, api_key
-from arnes.llm.recovery import call_id, cut_call, parse_arguments, split_tool_calls
+from arnes.llm.recovery import call_id, cut_call, parse_arguments, runaway, split_tool_calls
 from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
     Appended,
@@ -207,6 +207,9 @@ def _from_completion(response: Any, on_text: TextSink | None, known_tools: list[
     return _build(text, calls, choice.finish_reason, usage, known_tools, cap)
 
 
+RUNAWAY_CHECK = 200  # characters of streamed text between two looks for a call the model ran past
+
+
 def _assemble(
     chunks: Iterator[dict[str, Any]], on_text: TextSink | None, known_tools: list[str], cap: int
 ) -> ModelResponse:
@@ -214,6 +217,7 @@ def _assemble(
     calls: dict[int, dict[str, str]] = {}
     finish: str | None = None
     usage = Usage()
+    size, checked = 0, 0
     for chunk in chunks:
         if isinstance(chunk.get("usage"), dict):
             usage = Usage(chunk["usage"].get("prompt_tokens") or 0, chunk["usage"].get("completion_tokens") or 0)
@@ -221,8 +225,17 @@ def _assemble(
             delta = choice.get("delta") or {}
             if delta.get("content"):
                 text_parts.append(delta["content"])
+                size += len(delta["content"])
                 if on_text:
                     on_text(delta["content"])
+                if not calls and size - checked >= RUNAWAY_CHECK:
+                    # A model that goes on after its call is writing the tool's result itself:
+                    # stop reading (closing the stream stops the server) and keep the call.
+                    checked = size
+                    text = "".join(text_parts)
+                    end = runaway(text, known_tools)
+                    if end is not None:
+                        return _build(text[:end], calls, "stop", Usage(0, size // 4), known_tools, cap)
             for tc in delta.get("tool_calls") or []:
                 slot = calls.setdefault(tc.get("index") or 0, {"id": "", "name": "", "arguments": ""})
                 if tc.get("id"):

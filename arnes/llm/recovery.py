@@ -82,6 +82,49 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 def split_tool_calls(text: str, known_tools: Collection[str]) -> tuple[str, list[Recovered]]:
     """(prose, calls) found in the text; (text, []) when it holds no call and nothing like one."""
+    found = _found(text, known_tools)
+    if not any(block for _, _, block in found):
+        return text, []
+    found.sort(key=lambda item: item[0])
+    prose, last = [], 0
+    for start, end, _ in found:
+        prose.append(text[last:start])
+        last = max(last, end)
+    prose.append(text[last:])
+    cleaned = re.sub(r"\n{3,}", "\n\n", "".join(prose)).strip()
+    unique: list[Recovered] = []
+    for call in (call for _, _, calls in found for call in calls):
+        if call not in unique:  # a small model repeating itself never means to run a call twice
+            unique.append(call)
+    return cleaned, unique
+
+
+RUNAWAY_TAIL = 400  # characters after the last whole call, holding no other call: the model plays the tool
+_NEXT_CALL = re.compile(rf"<{_TAG}>|<function=|```[\w-]*[ \t]*\n\s*[\[{{]|{_BARE.pattern}")
+
+
+def runaway(text: str, known_tools: Collection[str]) -> int | None:
+    """Where a streamed reply should have stopped: the end of its last readable call, once the
+    model has written RUNAWAY_TAIL characters after it that start no other call; else None.
+
+    Qwen2.5-Coder-1.5B printed a Read call, then 2,048 tokens of a made-up result for it (three
+    minutes on a CPU, then the output cap); what follows a call is the tool's to say. Calls after
+    calls (a plan of several) and a short sentence after a call are left alone.
+    """
+    ends = [
+        end for _, end, calls in _found(text, known_tools) if calls and not any(UNREADABLE in c.input for c in calls)
+    ]
+    if not ends:
+        return None
+    end = max(ends)
+    tail = text[end:]
+    if len(tail) < RUNAWAY_TAIL or _NEXT_CALL.search(tail):
+        return None
+    return end
+
+
+def _found(text: str, known_tools: Collection[str]) -> list[tuple[int, int, list[Recovered]]]:
+    """(start, end, calls) of every block in the text that is, or tries to be, a call."""
     found: list[tuple[int, int, list[Recovered]]] = []
     for match in _BLOCK.finditer(text):
         found.append((match.start(), match.end(), _read_block(match.group(1), known_tools)))
@@ -114,20 +157,7 @@ def split_tool_calls(text: str, known_tools: Collection[str]) -> tuple[str, list
         found.append((start, end, read))
         taken.append((start, end))
         pos = end
-    if not any(block for _, _, block in found):
-        return text, []
-    found.sort(key=lambda item: item[0])
-    prose, last = [], 0
-    for start, end, _ in found:
-        prose.append(text[last:start])
-        last = max(last, end)
-    prose.append(text[last:])
-    cleaned = re.sub(r"\n{3,}", "\n\n", "".join(prose)).strip()
-    unique: list[Recovered] = []
-    for call in (call for _, _, calls in found for call in calls):
-        if call not in unique:  # a small model repeating itself never means to run a call twice
-            unique.append(call)
-    return cleaned, unique
+    return found
 
 
 def _overlaps(start: int, end: int, spans: list[tuple[int, int]]) -> bool:

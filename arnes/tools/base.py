@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,10 +190,20 @@ class ToolRegistry:
 
     def parse(self, name: str, raw: dict[str, Any]) -> tuple[Tool[Any], ToolArgs]:
         """Find the tool and validate its arguments, or raise ToolError for the model."""
+        tool, args, _ = self.parse_call(name, raw)
+        return tool, args
+
+    def parse_call(self, name: str, raw: dict[str, Any]) -> tuple[Tool[Any], ToolArgs, list[str]]:
+        """parse, and the unknown keys that were dropped to make the call valid (the model is told).
+
+        Small models hand one tool another's keys (Glob given Grep's `output_mode`, `-i`, `-n`);
+        refusing the whole call for them cost the 1.5B model its run. When the call is valid
+        without them, it runs without them; any other problem is still an error.
+        """
         tool = self._tools.get(name)
         available = f"Available tools: {', '.join(self._tools)}."
         if tool is None and (name or "__invalid_json__" not in raw):
-            raise ToolError(f"Unknown tool {name!r}. {available}")
+            raise ToolError(f"Unknown tool {name!r}. {available}{file_named_call(name, raw, self._tools)}")
         if "__invalid_json__" in raw:  # a call the provider could not read (see llm/recovery.py)
             why = raw.get("__reason__") or "its arguments are not valid JSON"
             raise ToolError(
@@ -202,7 +214,37 @@ class ToolRegistry:
             )
         assert tool is not None
         try:
-            return tool, tool.args_model.model_validate(raw)
+            return tool, tool.args_model.model_validate(raw), []
         except ValidationError as exc:
+            extra = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden" and len(e["loc"]) == 1]
+            if extra and len(extra) == len(exc.errors()):
+                try:
+                    kept = {k: v for k, v in raw.items() if k not in extra}
+                    return tool, tool.args_model.model_validate(kept), extra
+                except ValidationError:
+                    pass
             brief = validation_summary(exc, "arguments")
             raise ToolError(f"Invalid arguments for {name}: {brief}. Fix them and call {name} again.") from exc
+
+
+_FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}")
+
+
+def file_named_call(name: str, raw: dict[str, Any], tools: Iterable[str]) -> str:
+    """For a "tool" named like a file (config-file: `{"name": "config.json", "arguments": {"name":
+    "shop", ...}}`), what to call instead: with JSON arguments for a .json name, the Write itself."""
+    if "Write" not in tools or not _FILE_NAME.fullmatch(name) or "__invalid_json__" in raw:
+        return ""
+    if name.lower().endswith(".json") and raw:
+        write = {"name": "Write", "arguments": {"file_path": name, "content": json.dumps(raw, indent=2) + "\n"}}
+        return (
+            f" {name!r} is a file name, not a tool. To write these arguments to {name} as its JSON content, "
+            f"send exactly this tool call:\n{json.dumps(write)}"
+        )
+    return f" {name!r} is a file name, not a tool: to create or replace that file, call Write with file_path {name!r}."
+
+
+def dropped_note(name: str, keys: list[str]) -> str:
+    """The line added to a result whose call had keys its tool does not take."""
+    which = "that argument was" if len(keys) == 1 else "those arguments were"
+    return f"\n[arnes: {name} takes no {', '.join(keys)}; {which} ignored]"

@@ -1,4 +1,4 @@
-"""The top-level names a code file defines, to notice a Write that throws most of them away.
+"""The top-level names a file defines (a document's headings), to notice a Write that throws most away.
 
 A small model asked to add a function to a file Writes a file holding only the new function
 (Qwen2.5-Coder-1.5B dropped `title_case` from text.py to add `slugify`). Comparing the names
@@ -22,18 +22,26 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
         r"^(?:pub(?:\([^)]*\))?[ \t]+)?(?:async[ \t]+)?(?:fn|struct|enum|trait)[ \t]+(\w+)", re.MULTILINE
     ),
     "ruby": re.compile(r"^(?:def|class|module)[ \t]+([\w.]+)", re.MULTILINE),
+    # A document's headings are its names: docs-section rewrote README.md without its `# app`.
+    # The heading is kept whole (`# app`), and a fenced block's `# comment` is not one (see below).
+    "markdown": re.compile(r"^(#{1,6}[ \t]+\S.*?)[ \t]*#*[ \t]*$", re.MULTILINE),
 }
+_FENCED = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
 _LANGUAGE = {
     ".py": "python", ".pyi": "python", ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "js",
     ".ts": "js", ".tsx": "js", ".go": "go", ".rs": "rust", ".rb": "ruby",
+    ".md": "markdown", ".markdown": "markdown",
 }  # fmt: skip
 
 
 def defined_names(text: str, suffix: str) -> list[str] | None:
     """The names defined at the top level, in order; None when the file is not code we read."""
-    pattern = _PATTERNS.get(_LANGUAGE.get(suffix.lower(), ""))
+    language = _LANGUAGE.get(suffix.lower(), "")
+    pattern = _PATTERNS.get(language)
     if pattern is None:
         return None
+    if language == "markdown":
+        text = _FENCED.sub("", text)
     names: list[str] = []
     for match in pattern.finditer(text):
         name = next((g for g in match.groups() if g), None)

@@ -27,15 +27,27 @@ class Replacement:
     note: str = ""  # how old_string was found, when not exactly
 
 
-def replace(text: str, old: str, new: str, replace_all: bool, shown: str) -> Replacement:
-    """The text with old_string replaced, or a ToolError that tells the model what to copy."""
+def replace(text: str, old: str, new: str, replace_all: bool, shown: str, *, again: bool = False) -> Replacement:
+    """The text with old_string replaced, or a ToolError that tells the model what to copy.
+
+    `again`: the model sends the very Edit it was already told about (the file was shown to it).
+    Asking a third time helps nobody, so the change it means is carried over to the closest line
+    when that is unambiguous (see `carry_over`), and the result says exactly what was done.
+    """
+    if old and old in new and new in text:
+        # docs-section with the 1.5B model: the appending Edit sent twice added the section twice.
+        raise ToolError(
+            f"new_string is in {shown} already: this Edit was made before, and making it again would add its "
+            "new text a second time. Go on with the next step of the task, or say you are done."
+        )
     count = text.count(old)
     if count == 1 or (count > 1 and replace_all):
         return Replacement(text.replace(old, new) if replace_all else text.replace(old, new, 1), count)
     if count > 1:
         raise ToolError(
-            f"old_string matches {count} times in {shown}. Add surrounding context to make it "
-            "unique, or set replace_all to true."
+            f"old_string matches {count} times in {shown} ({_where_found(text, old)}). If every one should "
+            'change (a rename), call Edit again with "replace_all": true; otherwise add the lines around the '
+            "one to change to old_string (and new_string), so it matches once."
         )
     wanted, given = old, new
     if _has_prefixes(old):
@@ -53,7 +65,64 @@ def replace(text: str, old: str, new: str, replace_all: bool, shown: str) -> Rep
     found = _loose(text, old, new)
     if found is not None:
         return found
+    if again and (carried := carry_over(text, old, new)) is not None:
+        return carried
     raise ToolError(_not_found(text, wanted, shown, given))
+
+
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def carry_over(text: str, old: str, new: str) -> Replacement | None:
+    """old_string's one small change (`10` -> `15`) made on the closest line(s), when unambiguous.
+
+    A small model writes `discount = 10` -> `discount = 15` for a file saying
+    `DISCOUNT_RATE = 0.10`, and sends it again after being shown the file. The change it means
+    is the one token run that differs between old_string and new_string; when the region closest
+    to old_string holds that run exactly once, the run is replaced there and nothing else is.
+    Anything less clear (several changes, a pure insertion, the run absent or twice) is no guess.
+    """
+    closest = _closest(text, old)
+    if closest is None:
+        return None
+    first, last, _ = closest
+    before, after = _TOKEN.findall(old), _TOKEN.findall(new)
+    changes = [
+        op for op in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    if len(changes) != 1 or changes[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = changes[0]
+    gone, put = before[i1:i2], after[j1:j2]
+    if not any(re.search(r"\w", t) for t in gone):
+        return None
+    lines = text.split("\n")
+    region = _TOKEN.findall("\n".join(lines[first - 1 : last]))
+    at = [k for k in range(len(region) - len(gone) + 1) if region[k : k + len(gone)] == gone]
+    if len(at) != 1:
+        return None
+    k = at[0]
+    changed = "".join([*region[:k], *put, *region[k + len(gone) :]])
+    updated = "\n".join([*lines[: first - 1], changed, *lines[last:]])
+    where = f"line {first}" if first == last else f"lines {first}-{last}"
+    said = "".join(gone)
+    made = "".join(put)
+    note = (
+        f"old_string is not in the file, so the change it asks for ({said!r} -> {made!r}) was made on the "
+        f"closest {where}, which now reads: {changed.strip()!r}"
+    )
+    return Replacement(updated, 1, note)
+
+
+def _where_found(text: str, old: str, most: int = 6) -> str:
+    """`lines 1, 5` for the occurrences of old_string: the model sees which ones it hit."""
+    starts: list[int] = []
+    at = text.find(old)
+    while at >= 0 and len(starts) <= most:
+        starts.append(text.count("\n", 0, at) + 1)
+        at = text.find(old, at + max(1, len(old)))
+    shown = ", ".join(str(n) for n in dict.fromkeys(starts[:most]))
+    return f"line{'s' if len(set(starts)) > 1 else ''} {shown}{', ...' if len(starts) > most else ''}"
 
 
 def without_read_numbers(content: str) -> str | None:
@@ -150,6 +219,12 @@ def _reindent(line: str, mapping: dict[str, str]) -> str:
 
 def _not_found(text: str, old: str, shown: str, new: str) -> str:
     message = f"old_string not found in {shown}."
+    if len(new.strip()) >= 4 and new in text:  # a longer new_string found by chance is unlikely
+        # rename with the 1.5B model: the same replace_all Edit again, after it had worked.
+        return (
+            f"{message} new_string is there already: this change has been made (an earlier Edit did it). "
+            "Do not repeat it; go on with the next step of the task (other files, or say you are done)."
+        )
     if _has_prefixes(old):
         message += " It looks like old_string contains line-number prefixes from Read; remove them."
         old = _strip_prefixes(old)
@@ -160,9 +235,21 @@ def _not_found(text: str, old: str, shown: str, new: str) -> str:
             f" The closest match is at lines {first}-{last} (shown as Read shows it):\n{snippet}\n"
             "Copy those lines exactly, without the line numbers, and call Edit again."
         )
+    elif tail := _last_line(text):
+        message += (
+            f" old_string must be text that is in the file now, copied exactly (Read {shown} shows it). "
+            "To add new code, put the "
+            f"file's last line in old_string ({tail!r}) and that line followed by the new code in "
+            "new_string, or Write the whole file (its current lines and the new code)."
+        )
     else:
-        message += f" Read {shown} again and copy the text exactly."
+        message += f" {shown} is empty: Write its whole content instead."
     return message
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.split("\n") if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def _closest(text: str, old: str) -> tuple[int, int, str] | None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import json
 import os
+import re
+import tomllib
 from pathlib import Path
 
 from pydantic import Field
@@ -243,19 +246,78 @@ class Write(BaseTool[WriteArgs]):
         gone = dropped_names(before, content, path.suffix) if existed else []
         if gone and ctx.files.warn_once(path, "dropped"):
             names = ", ".join(gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
+            ctx.files.hold_write(path)
+            append = appending_edit(before, content, shown, path.suffix)
+            how = (
+                f"To add your new text at the end of the file instead, send exactly this tool call:\n{append}\n"
+                if append
+                else "Use Edit to change part of a file (old_string: the lines to change, new_string: them changed). "
+            )
             raise ToolError(
                 f"This Write was not made: it would replace all of {shown} and drop {names}, which the file "
-                "defines now. Use Edit to change part of a file (old_string: the lines to change; to add "
-                "code, old_string: the last lines of the file, new_string: those lines plus the new code). "
-                "If dropping them is really what the task needs, call this Write again."
+                f"has now. {how}If dropping them is really what the task needs, call this Write again."
+            )
+        broken = data_problem(content, path.suffix)
+        if broken and ctx.files.warn_once(path, "syntax"):
+            ctx.files.hold_write(path)
+            raise ToolError(
+                f"This Write was not made: {shown} would not be valid {broken}. Write the content again in "
+                f"that format{_EXAMPLES.get(path.suffix.lower(), '')}. If the file really should hold "
+                "exactly this text, call this Write again."
             )
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, content.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
+        ctx.files.hold_write(None)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         copied = without_read_numbers(args.content) is not None
         note = " (every line carried Read's line-number prefix; they were removed)" if copied else ""
         return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines){note}."
+
+
+def appending_edit(before: str, content: str, shown: str, suffix: str) -> str | None:
+    """The Edit that adds a Write's new lines after the file's last line, as a call to copy.
+
+    A small model adding a section or a function Writes the new part alone (docs-section: only
+    `## Usage`, dropping `# app`; add-function: only slugify). Told in words to Edit instead it
+    gave up; a concrete call it can copy keeps the file and adds what it meant to add.
+    """
+    old_lines = set(before.split("\n"))
+    kept = [line for line in content.rstrip("\n").split("\n") if not line.strip() or line not in old_lines]
+    added = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip("\n")
+    tail = next((line for line in reversed(before.split("\n")) if line.strip()), "")
+    if not added.strip() or not tail or before.count(tail) != 1:
+        return None
+    gap = "\n\n\n" if suffix.lower() in (".py", ".pyi") else "\n\n"
+    call = {"file_path": shown, "old_string": tail, "new_string": tail + gap + added}
+    return json.dumps({"name": "Edit", "arguments": call})
+
+
+# No sample values: the 1.5B model copied a sample object into config.json word for word.
+_EXAMPLES = {
+    ".json": " (JSON: an object in { }, every key and every string in double quotes, numbers and "
+    "true/false/null bare, a comma between items)"
+}
+
+
+def data_problem(content: str, suffix: str) -> str:
+    """What is wrong with a data file's new content ("JSON (...)"), or "" when it parses or is not one.
+
+    A small model asked for config.json wrote `name: shop\nport: 8080` (YAML) and called it done;
+    the parser's one line lets the next try be JSON. TOML is checked the same way (stdlib only).
+    """
+    kind = suffix.lower()
+    if kind == ".json" and content.strip():
+        try:
+            json.loads(content)
+        except json.JSONDecodeError as exc:
+            return f"JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+    if kind == ".toml":
+        try:
+            tomllib.loads(content)
+        except tomllib.TOMLDecodeError as exc:
+            return f"TOML ({exc})"
+    return ""
 
 
 class Edit(BaseTool[EditArgs]):
@@ -270,7 +332,9 @@ class Edit(BaseTool[EditArgs]):
     def targets(self, args: EditArgs, ctx: ToolContext) -> list[Target]:
         return [Target(ctx.path(args.file_path), "write")]
 
-    def _apply(self, args: EditArgs, path: Path, shown: str, real: Path | None = None) -> tuple[str, str, Replacement]:
+    def _apply(
+        self, args: EditArgs, path: Path, shown: str, real: Path | None = None, again: bool = False
+    ) -> tuple[str, str, Replacement]:
         original = read_text(path, shown, real)
         newline = newline_of(original)
         text = original.replace("\r\n", "\n") if newline == "\r\n" else original
@@ -280,7 +344,7 @@ class Edit(BaseTool[EditArgs]):
             raise ToolError("old_string and new_string are the same; there is nothing to change.")
         if not old:
             raise ToolError("old_string is empty. To write a whole file, use Write.")
-        done = replace(text, old, new, args.replace_all, shown)
+        done = replace(text, old, new, args.replace_all, shown, again=again)
         updated = done.updated.replace("\n", "\r\n") if newline == "\r\n" else done.updated
         return original, updated, done
 
@@ -297,23 +361,27 @@ class Edit(BaseTool[EditArgs]):
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
         if not path.exists():
+            # Not "to create a file, use Write": a small model follows that literally and creates
+            # the file it guessed. Edit changes what exists; the names that do exist come first.
             hint = nearest_files(ctx, path)
-            raise ToolError(f"File does not exist: {shown}.{hint} To create a file, use Write.")
+            raise ToolError(f"File does not exist: {shown}.{hint} Edit changes an existing file: give its real path.")
         call = args.model_dump_json()
         guard_write(ctx, path, shown, "Edit", call)
+        again = ctx.files.was_refused(path, call)
         try:
-            _, after, done = self._apply(args, path, shown, ctx.real_of(path))
+            _, after, done = self._apply(args, path, shown, ctx.real_of(path), again)
         except ToolError as exc:
-            if not ctx.files.was_refused(path, call):
+            if not again:
+                ctx.files.note_refused(path, call)
                 raise
             raise ToolError(
-                f"This is the same Edit as the one refused above, where the whole content of {shown} was "
-                "shown. old_string must be a part of that content, copied exactly (without the line numbers). "
-                f"{exc}"
+                f"This is the same Edit as the one refused above, so it changes nothing. old_string must be "
+                f"a part of {shown}'s current content, copied exactly (without the line numbers). {exc}"
             ) from None
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
+        ctx.files.note_refused(path, "")  # a refusal before this edit says nothing about the next one
         what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
         note = f" ({done.note}; check the result)" if done.note else ""
         return f"Edited {shown}: replaced {what}{note}."

@@ -43,6 +43,17 @@ class FileStateCache:
     # it gets a pointed message (small models repeat it word for word).
     _refused: dict[Path, str] = field(default_factory=dict)
     _warned: set[tuple[Path, str]] = field(default_factory=set)
+    # The last Write held back for what it held (not JSON, dropping the file's names): a reply
+    # that then shows the content in the chat is answered with that Write spelled out.
+    _held: Path | None = None
+
+    def hold_write(self, path: Path | None) -> None:
+        with self._lock:
+            self._held = path
+
+    def held_write(self) -> Path | None:
+        with self._lock:
+            return self._held
 
     def note_refused(self, path: Path, call: str) -> None:
         with self._lock:
@@ -60,6 +71,11 @@ class FileStateCache:
     def was_refused(self, path: Path, call: str) -> bool:
         with self._lock:
             return self._refused.get(Path(os.path.realpath(path))) == call
+
+    def seen(self) -> list[Path]:
+        """The real paths read or written in this session, the latest last."""
+        with self._lock:
+            return list(self._snaps)
 
     def record(self, path: Path) -> None:
         snap = snapshot(path)

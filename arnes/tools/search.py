@@ -6,6 +6,7 @@ import heapq
 import itertools
 import operator
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Callable, Iterable, Iterator
@@ -296,8 +297,32 @@ class Grep(BaseTool[GrepArgs]):
 
     def run(self, args: GrepArgs, ctx: ToolContext) -> str:
         root, where_shown = _search_root(ctx, args.path)
+        lines, more, exact = self._search(args, ctx, root, args.pattern, args.case_insensitive)
+        if not lines:
+            loose = _loose_pattern(args.pattern)
+            if loose is not None and args.case_insensitive and loose == args.pattern.strip():
+                loose = None  # already searched ignoring case: the same search again finds nothing new
+            found = self._search(args, ctx, root, loose, True) if loose else ([], 0, True)
+            if not found[0]:
+                return f"No matches for {args.pattern!r} in {_where(where_shown)}."
+            lines, more, exact = found
+            lines.insert(
+                0,
+                f"[arnes: no exact match for {args.pattern!r}; these match it ignoring case, "
+                f"with _ or - for spaces ({loose!r} -i):]",
+            )
+        body = "\n".join(lines)
+        if more:
+            many = f"{more}" if exact else f"over {more}"
+            body += f"\n... ({many} more lines; narrow the search or raise head_limit)"
+        return body
+
+    def _search(
+        self, args: GrepArgs, ctx: ToolContext, root: Path, pattern: str, case_insensitive: bool
+    ) -> tuple[list[str], int, bool]:
+        """One ripgrep run: the lines shown, how many more, whether that count is exact."""
         flags: list[str] = []
-        if args.case_insensitive:
+        if case_insensitive:
             flags.append("-i")
         leaky = False
         if args.glob:
@@ -318,7 +343,7 @@ class Grep(BaseTool[GrepArgs]):
         limit = args.head_limit or GREP_LINE_LIMIT
         with _opened(ctx, root) as where:
             listed = _listed(where) if leaky and where.stdin is None else None
-            with _stream([*flags, "--regexp", args.pattern], where) as run:
+            with _stream([*flags, "--regexp", pattern], where) as run:
                 if args.output_mode == "files_with_matches":
                     hits = _newest(run.lines(), listed, _counted(ctx, root, real_root, self.name), limit)
                     lines = hits.shown(_shown_under(ctx, root, real_root, self.name), limit)
@@ -328,13 +353,7 @@ class Grep(BaseTool[GrepArgs]):
                     lines, more, exact = _first_lines(run.lines(), args.output_mode, keep, limit)
             if run.code == 2 and not lines:
                 raise ToolError(f"Grep failed: {run.err.strip() or 'bad pattern'}. Check the regular expression.")
-        if not lines:
-            return f"No matches for {args.pattern!r} in {_where(where_shown)}."
-        body = "\n".join(lines)
-        if more:
-            many = f"{more}" if exact else f"over {more}"
-            body += f"\n... ({many} more lines; narrow the search or raise head_limit)"
-        return body
+        return lines, more, exact
 
     def _keeper(
         self, ctx: ToolContext, root: Path, real_root: Path, listed: set[str] | None
@@ -398,6 +417,17 @@ def _filter_output(printed: Iterable[str], mode: str, keep: Callable[[str], str 
             yield "--"
         started = True
         yield (name + rest).replace("\0", "")
+
+
+def _loose_pattern(pattern: str) -> str | None:
+    """`tax rate` as `tax[ _-]?rate`, for a search in words that found nothing; None for a real regex.
+
+    Small models search in words ("tax rate") where code has identifiers (`TAX_RATE`); the
+    literal finds nothing and the model gives up or guesses. Only plain words are loosened.
+    """
+    if not re.fullmatch(r"\w+(?:[ _-]+\w+)*", pattern.strip()):
+        return None
+    return "[ _-]?".join(re.escape(word) for word in re.split(r"[ _-]+", pattern.strip()))
 
 
 def _where(shown: str) -> str:
