@@ -330,7 +330,7 @@ class Session:
         names = self.tools.names()
         skills = ""
         if "Skill" in names and self.skill_catalog is not None:
-            skills = self.skill_catalog.summary()
+            skills = self.skill_catalog.summary(bundled=self.context_window > SMALL_WINDOW)
             if self.depth == 0:  # said once, not again by every sub-agent
                 notes += [f"skill refused: {r.why}" for r in self.skill_catalog.refused()]
         agents = self.agents.summary() if self.agents and "Delegate" in names else ""

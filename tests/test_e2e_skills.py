@@ -85,6 +85,19 @@ def test_skills_are_listed_loaded_and_their_files_readable(tmp_path: Path) -> No
     assert words[:2] == ("Read", False) and "gentle words" in words[2]
 
 
+def test_a_small_window_lists_only_the_workspaces_and_users_skills(tmp_path: Path) -> None:
+    """A small model calls arnes's own skills for tasks they do not fit: at 8k they are not listed, but load."""
+    ws = tmp_path / "ws"
+    skill(ws / ".arnes/skills/review", "description: Review a diff for bugs\n")
+    run, events = run_turns(tmp_path, ws, [[{"name": "Skill", "input": {"name": "features-json"}}]],
+                            "--context-window", "8192")  # fmt: skip
+    assert run.code == 0, run.err
+    head = first_message(events)
+    assert "- review: Review a diff for bugs" in head and "features-json" not in head
+    ((name, is_error, output),) = results(events)
+    assert name == "Skill" and not is_error and "features.json" in output
+
+
 def test_allowed_tools_narrow_and_never_grant(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

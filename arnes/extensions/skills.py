@@ -130,9 +130,11 @@ class SkillCatalog:
     def get(self, name: str) -> SkillDef | None:
         return next((s for s in self.skills() if s.name == name), None)
 
-    def summary(self) -> str:
-        """The list for the first user message: one short line a skill."""
-        skills = self.skills()
+    def summary(self, *, bundled: bool = True) -> str:
+        """The list for the first user message: one short line a skill. `bundled=False` (a small
+        window) leaves arnes's own skills out: a small model calls them for tasks they do not fit
+        (a fizzbuzz task became `Skill features-json`); they still load by name."""
+        skills = [s for s in self.skills() if bundled or s.origin != "bundled"]
         if not skills:
             return ""
         lines = [f"- {s.name}: {_short(s.description)}" for s in skills[:LIST_CAP]]
