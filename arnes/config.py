@@ -253,7 +253,13 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             cfg.network = settings.sandbox.network
         home = (os.environ if env is None else env).get("HOME") or os.path.expanduser("~")
         _user_only_sandbox_keys(cfg, layer, path, settings.sandbox, home)
-        cfg.hooks_fail = settings.hooks_fail or cfg.hooks_fail
+        if layer in PROJECT_LAYERS and settings.hooks_fail == "open":
+            # Trusting a folder lets its own hooks run; it must not loosen the user's guard hooks.
+            cfg.warnings.append(
+                f'{path}: hooks_fail "open" ignored: only your user settings may let a failing hook\'s call run'
+            )
+        else:
+            cfg.hooks_fail = settings.hooks_fail or cfg.hooks_fail
         cfg.verify_command = settings.verify.command or cfg.verify_command
         cfg.verify_build = settings.verify.build or cfg.verify_build
         cfg.ladder.update({str(k): v for k, v in settings.verify.ladder.items()})
@@ -268,7 +274,20 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         if servers:
             cfg.files.append(mcp_file)
     _deny_secrets_by_default(cfg, user_settings_path(env))
+    _warn_boxed_anyway(cfg)
     return cfg
+
+
+def _warn_boxed_anyway(cfg: EffectiveConfig) -> None:
+    """One line when the user's `"sandbox": false` hooks or servers run sandboxed here (untrusted folder)."""
+    hooks = sum(e.user and not e.hook.sandbox and e.sandboxed for e in cfg.hooks)
+    servers = sum(e.user and not e.config.sandbox and not e.unconfined for e in cfg.mcp_servers.values())
+    if hooks or servers:
+        what = " and ".join(f"{n} {kind}" for n, kind in ((hooks, "hook(s)"), (servers, "MCP server(s)")) if n)
+        cfg.warnings.append(
+            f'your {what} with "sandbox": false run sandboxed here: this folder is not trusted, and its files '
+            "would decide what they run (`arnes trust` to run them unconfined)"
+        )
 
 
 # Files that hold keys and credentials: not read unless the user's own settings allow the same rule.
@@ -293,7 +312,7 @@ def _add_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], path: Path
         if lifted and not user:
             keys = " and ".join(f"mcpServers.{name}.{k}" for k in lifted)
             cfg.warnings.append(f"{path}: {keys} ignored: only your user settings may lift the sandbox")
-        cfg.mcp_servers[name] = ServerEntry(name, server, str(path), user, user or trusted)
+        cfg.mcp_servers[name] = ServerEntry(name, server, str(path), user, user or trusted, trusted)
 
 
 def _add_hooks(cfg: EffectiveConfig, hooks: HookSettings, path: Path, layer: str, trusted: bool) -> None:
@@ -307,7 +326,7 @@ def _add_hooks(cfg: EffectiveConfig, hooks: HookSettings, path: Path, layer: str
                         f"{path}: hooks.{event}[{i}].hooks[{j}].sandbox ignored: only your user settings may "
                         "run a hook outside the sandbox"
                     )
-                cfg.hooks.append(HookEntry(event, entry.matcher, hook, str(path), user, user or trusted))
+                cfg.hooks.append(HookEntry(event, entry.matcher, hook, str(path), user, user or trusted, trusted))
 
 
 def _restrictions_only(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:

@@ -137,8 +137,12 @@ def test_a_stop_hook_sends_the_model_back_at_most_three_times(tmp_path: Path) ->
 
 @pytest.mark.parametrize("fail", ["closed", "open"])
 def test_a_hook_that_hangs_is_killed_and_hooks_fail_decides(tmp_path: Path, fail: str) -> None:
-    """The hook blocks opening a FIFO nobody writes; the tiny time-out kills it."""
-    ws = workspace(tmp_path, {"PreToolUse": [{"hooks": [hook("cat fifo", timeout=0.2)]}]}, hooks_fail=fail)
+    """The hook blocks opening a FIFO nobody writes; the tiny time-out kills it. `hooks_fail` is
+    the user's to set: a project may only make it "closed" (test_project_hooks_fail.py)."""
+    ws = workspace(tmp_path, {"PreToolUse": [{"hooks": [hook("cat fifo", timeout=0.2)]}]})
+    user = Path(os.environ["HOME"]) / ".config" / "arnes" / "settings.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps({"hooks_fail": fail}))
     os.mkfifo(ws / "fifo")
     done, events = run(tmp_path, ws, [{"tool_calls": [bash("touch ran")]}], "--trust", "--allow", "Bash(touch:*)")
     assert done.code == 0, done.err

@@ -52,6 +52,8 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
                 else " ".join([st.entry.config.command or "", *st.entry.config.args])
             )
             boxed = f", sandbox {st.sandbox}" if st.sandbox else ""
+            if st.entry.user and not st.entry.config.sandbox and not st.entry.unconfined:
+                boxed += ' ("sandbox": false waits for trust)'
             # The command, URL and tools are the repository's and the server's words: shown, never obeyed.
             console.print(Text(one_line(f"{name}  {st.state}  ({kind}{boxed}: {where}; from {st.entry.source})")))
             for tool in st.tools:

@@ -79,7 +79,8 @@ def hook_lines(cfg: object) -> list[tuple[str, bool]]:
         return []
     lines = [(f"hooks: {len(cfg.hooks)} found, {sum(not e.runs for e in cfg.hooks)} refused", True)]
     for e in cfg.hooks:
-        state = ("runs, sandboxed" if e.sandboxed else "runs, NOT sandboxed") if e.runs else "refused: untrusted folder"
+        boxed = "runs, sandboxed" + (' ("sandbox": false waits for trust)' if e.user and not e.hook.sandbox else "")
+        state = (boxed if e.sandboxed else "runs, NOT sandboxed") if e.runs else "refused: untrusted folder"
         matcher = f" [{e.matcher}]" if e.matcher else ""
         lines.append((one_line(f"  {e.event}{matcher} `{e.hook.command}` ({e.source}): {state}"), e.runs))
     return lines

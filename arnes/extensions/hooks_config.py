@@ -82,10 +82,13 @@ class HookEntry:
     source: str  # the settings file
     user: bool  # from the user's own settings: may set "sandbox": false
     runs: bool  # False: a project's hook in a folder the user has not trusted
+    # "sandbox": false holds only in a folder the user trusted: elsewhere the repository would pick
+    # what the hook runs (`python3 -m black` imports its black/, `npx` its node_modules/.bin).
+    folder_trusted: bool = True
 
     @property
     def sandboxed(self) -> bool:
-        return self.hook.sandbox or not self.user
+        return self.hook.sandbox or not self.user or not self.folder_trusted
 
 
 def lenient_hooks(raw: Any, where: str) -> tuple[dict[str, Any], list[str]]:

@@ -65,7 +65,13 @@ class ServerEntry:
     config: McpServer
     source: str  # the file it came from
     user: bool  # from the user's own settings: may turn the sandbox off or the network on
-    trusted: bool
+    trusted: bool  # may start here
+    folder_trusted: bool = True  # "sandbox": false holds only in a folder the user trusted (like hooks)
+
+    @property
+    def unconfined(self) -> bool:
+        """The user's own server with `"sandbox": false`, in a folder the user trusted."""
+        return self.user and not self.config.sandbox and self.folder_trusted
 
 
 class McpFile(BaseModel):

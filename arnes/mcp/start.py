@@ -24,7 +24,7 @@ def make_hub(session: Session, servers: dict[str, ServerEntry]) -> McpHub | None
     def sandbox_for(entry: ServerEntry) -> Sandbox | None:
         """The session's sandbox for a stdio server; only the user's own settings may lift it or open
         the network (DESIGN §13)."""
-        if entry.user and not entry.config.sandbox:
+        if entry.unconfined:
             return None
         assert session.shared is not None
         network = entry.config.network if entry.user and entry.config.network is not None else session.network

@@ -63,16 +63,48 @@ def detect(workspace: Path) -> str | None:
 
 
 def _has_pytest(workspace: Path) -> bool:
-    """Whether the `python` that commands here would run can import pytest (asked, not guessed)."""
-    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('pytest') is None)"
+    """Whether the `python` that commands here would run can import pytest, without running the repo.
+
+    The probe runs on the host, in a folder that may not be trusted, so nothing of the workspace may
+    take part: an interpreter inside it (a `.venv/bin/python` can be any script) is judged by its
+    files, never run; any other runs isolated (`-I`: neither the working folder nor PYTHON* variables
+    reach sys.path) from a neutral folder. `-I` also drops the user's site-packages and PYTHONPATH,
+    which the real run would see, so the probe adds them back as paths to look in (looking imports
+    nothing from them).
+    """
     python = shutil.which("python", path=os.environ.get("PATH")) or shutil.which("python3")
     if python is None:
         return False
+    found = Path(python).absolute()
+    if _inside(found, workspace) or _inside(found.resolve(), workspace):
+        return _venv_has_pytest(found.parent.parent)
+    probe = (
+        "import importlib.util, os, site, sys; "
+        "sys.path += [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if os.path.isabs(p)]; "
+        "sys.path.append(site.getusersitepackages()); "
+        "sys.exit(importlib.util.find_spec('pytest') is None)"
+    )
     try:
-        done = subprocess.run([python, "-c", probe], cwd=workspace, capture_output=True, timeout=30, check=False)
+        done = subprocess.run(
+            [str(found), "-I", "-c", probe], cwd="/", stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
+            check=False,
+        )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
+
+
+def _inside(path: Path, workspace: Path) -> bool:
+    return path.is_relative_to(workspace.absolute()) or path.is_relative_to(workspace.resolve())
+
+
+def _venv_has_pytest(root: Path) -> bool:
+    """A workspace virtual environment has pytest when its site-packages hold it (looked at, not run)."""
+    for lib in ("lib", "lib64"):
+        for site_packages in (root / lib).glob("python*/site-packages"):
+            if (site_packages / "pytest" / "__init__.py").is_file() or (site_packages / "pytest.py").is_file():
+                return True
+    return False
 
 
 def _text(files: HostFiles, name: str) -> str | None:
