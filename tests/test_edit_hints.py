@@ -143,16 +143,22 @@ def test_a_readme_write_that_drops_its_heading_is_answered_with_the_edit_that_ap
     assert (tmp_path / "README.md").read_text().count("## Usage") == 1
 
 
-def test_a_json_file_written_as_yaml_is_refused_once_with_the_parsers_line(tmp_path: Path) -> None:
-    """config-file: `name: shop\\nport: 8080` written to config.json and called done."""
+def test_a_json_file_written_as_yaml_is_refused_every_time_with_the_parsers_line(tmp_path: Path) -> None:
+    """config-file: `name: shop\nport: 8080` written to config.json and called done; the 1.5B model then
+    re-sent the same Write, which the "call it again" way out let through. Content that opens like no
+    JSON at all has no way out; a JSONC file (comments) keeps it."""
     yaml = {"name": "Write", "input": {"file_path": "config.json", "content": "name: shop\nport: 8080\n"}}
     good = {"name": "Write", "input": {"file_path": "c2.json", "content": '{"name": "shop"}'}}
-    results = _results(tmp_path, [{"tool_calls": [yaml]}, {"tool_calls": [good]}, {"tool_calls": [yaml]}])
+    jsonc = {"name": "Write", "input": {"file_path": "tsconfig.json", "content": '{\n  // strict\n  "a": 1\n}\n'}}
+    turns = [[yaml], [good], [yaml], [jsonc], [jsonc]]
+    results = _results(tmp_path, [{"tool_calls": calls} for calls in turns])
     assert (
         results[0].is_error
         and "config.json would not be valid JSON (Expecting value at line 1 column 1)" in results[0].content
     )
-    assert results[1].content.startswith("Created c2.json") and results[2].content.startswith("Created config.json")
+    assert results[1].content.startswith("Created c2.json")
+    assert results[2].is_error and not (tmp_path / "config.json").exists()
+    assert results[3].is_error and results[4].content.startswith("Created tsconfig.json")
 
 
 def test_unknown_keys_are_dropped_with_a_note_when_the_call_is_valid_without_them(tmp_path: Path) -> None:

@@ -258,7 +258,7 @@ class Write(BaseTool[WriteArgs]):
                 f"has now. {how}If dropping them is really what the task needs, call this Write again."
             )
         broken = data_problem(content, path.suffix)
-        if broken and ctx.files.warn_once(path, "syntax"):
+        if broken and (not_json_at_all(content, path.suffix) or ctx.files.warn_once(path, "syntax")):
             ctx.files.hold_write(path)
             raise ToolError(
                 f"This Write was not made: {shown} would not be valid {broken}. Write the content again in "
@@ -298,6 +298,15 @@ _EXAMPLES = {
     ".json": " (JSON: an object in { }, every key and every string in double quotes, numbers and "
     "true/false/null bare, a comma between items)"
 }
+
+
+def not_json_at_all(content: str, suffix: str) -> bool:
+    """A .json file whose content opens like no JSON dialect (not `{`, `[` or a JSONC comment):
+    refused every time, with no "call it again" way out. The 1.5B model re-sent its YAML
+    config.json word for word and the second call went through; a JSONC tsconfig.json with
+    comments still has the way out."""
+    head = content.lstrip()
+    return suffix.lower() == ".json" and not head.startswith(("{", "[", "//", "/*"))
 
 
 def data_problem(content: str, suffix: str) -> str:
