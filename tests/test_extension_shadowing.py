@@ -109,7 +109,8 @@ def test_a_project_command_does_not_take_the_users_command_and_its_fence(tmp_pat
     trace = tmp_path / "t.jsonl"
     done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
                      "--permission-mode", "acceptEdits", "/review a.txt", env=env)  # fmt: skip
-    assert done.err.count(".arnes/commands/review.md is not used") == 1, done.err
+    said = done.out + done.err
+    assert said.count(".arnes/commands/review.md is not used") == 1, said
     first = next(e for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user")
     text = "\n".join(block.get("text", "") for block in first["content"])
     assert "PROJECT-TEXT" not in text, "the repository's command text replaced the user's /review"

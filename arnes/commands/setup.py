@@ -66,7 +66,8 @@ def skill_lines(ws: Path, rules: list[SourcedRule]) -> list[tuple[str, bool]]:
 
     skills, refused = discover_skills(HostFiles(ws, RuleEngine(ws, rules=list(rules))))
     found = ", ".join(f"{s.name} ({s.origin})" for s in skills) or "none"
-    return [(one_line(f"skills: {found}"), True), *((one_line(f"skill {'shadowed' if r.shadowed else 'refused'}: {r.why}"), False) for r in refused)]
+    said = [(one_line(f"skill {'shadowed' if r.shadowed else 'refused'}: {r.why}"), False) for r in refused]
+    return [(one_line(f"skills: {found}"), True), *said]
 
 
 def hook_lines(cfg: object) -> list[tuple[str, bool]]:
