@@ -1,4 +1,6 @@
-"""Red team round 2 (low): the session's command server does not give each command a fresh
+"""Each command's sandbox is as bwrap made it, compared by more than names (sandbox/zygote_server.py).
+
+Red team round 2 (low) found that the session's command server does not give each command a fresh
 sandbox: an entry that existed when the server started can be replaced, and the replacement
 outlives the command.
 
@@ -12,7 +14,8 @@ allow rule) can so plant state for later ones, e.g. redirect what later commands
 /dev/stdout into a file it reads afterwards. Inside the sandbox only: nothing reaches the host.
 
 Expected: the second command sees /dev/stdout as bwrap made it (-> /proc/self/fd/1). FAILS while
-the hole exists.
+the hole exists. tests/test_sandbox_zygote.py has the finer cases (a folder's bits, what cannot be
+put back retires the sandbox).
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from tests.conftest import run_arnes
 
 pytestmark = pytest.mark.skipif(Bubblewrap.unavailable() is not None, reason="needs bubblewrap")
 
-PLANT = "import os; os.unlink('/dev/stdout'); os.symlink('/tmp/planted-by-first-command', '/dev/stdout'); print('planted')"
+PLANT = (
+    "import os; os.unlink('/dev/stdout'); os.symlink('/tmp/planted-by-first-command', '/dev/stdout'); print('planted')"
+)
 LOOK = "import os; print('LINK=' + os.readlink('/dev/stdout'))"
 
 
