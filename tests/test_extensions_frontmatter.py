@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from arnes.errors import ConfigError
+from arnes.extensions.commands import load_catalog
 from arnes.extensions.frontmatter import parse
 from arnes.extensions.locations import discover
 from arnes.host.files import HostFiles
@@ -60,16 +61,28 @@ def test_discover_orders_locations_and_refuses_a_link_out(tmp_path: Path) -> Non
     os.symlink(secret, ws / ".arnes/commands/leak.md")
     (home / ".config/arnes/commands").mkdir(parents=True)
     (home / ".config/arnes/commands/mine.md").write_text("user's own")
-    (home / ".config/arnes/commands/test.md").write_text("shadowed by the project")
+    (home / ".config/arnes/commands/test.md").write_text("the user's test")
     found, refused = discover("commands", HostFiles(ws), {"HOME": str(home)})
+    # Precedence order: the user's own first (it only narrows; a repository must not replace it),
+    # then .arnes/, then .claude/. Every file is kept: the catalog lets the first take a name.
     assert [(f.name, f.origin, f.document.body) for f in found] == [
-        ("fix", "project", "arnes fix"),
         ("mine", "user", "user's own"),
+        ("test", "user", "the user's test"),
+        ("fix", "project", "arnes fix"),
+        ("fix", "project", "claude fix"),
         ("test", "project", "run"),
     ]
     assert all("PRIVATE" not in f.document.body for f in found)
     # A link is not listed as an entry at all (entries() keeps regular files only).
     assert refused == []
+    catalog = load_catalog(HostFiles(ws), frozenset(), {"HOME": str(home)})
+    assert {n: c.body for n, c in catalog.commands.items()} == {
+        "mine": "user's own",
+        "test": "the user's test",
+        "fix": "arnes fix",
+    }
+    shadows = sorted(r.path.relative_to(ws).as_posix() for r in catalog.refused if r.shadowed)
+    assert shadows == [".claude/commands/fix.md", ".claude/commands/test.md"]
 
 
 def test_discover_skills_reads_skill_md_and_reports_bad_yaml(tmp_path: Path) -> None:

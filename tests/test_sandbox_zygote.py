@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import threading
 from pathlib import Path
 
@@ -201,3 +202,54 @@ def test_the_in_process_walk_finds_all_that_ripgrep_finds(tmp_path: Path) -> Non
     walked = hidden._small_tree_candidates(str(tmp_path), globs)
     listed = hidden._matching(str(tmp_path), globs, case_insensitive=True)
     assert walked is not None and set(walked) == set(listed) and len(listed) == 10
+
+
+def test_an_entry_replaced_under_its_own_name_is_put_back_for_the_next_command(tmp_path: Path) -> None:
+    """Compared by type, inode and link target, not by name: /dev/stdout made a link to a file of
+    the command's choosing, /dev/fd removed, a folder's bits changed: all as bwrap made them again."""
+    s = session(tmp_path, "bubblewrap")
+    run(s, "mkdir -p ~/.cache/kept; ls -d ~/.cache/kept")  # made by a command: removed after it
+    plant = "ln -sfn /tmp/planted /dev/stdout && rm /dev/fd && chmod 777 /dev/pts; echo planted"
+    assert "planted" in run(s, plant)
+    zygote = box(s)._zygote
+    out = run(s, "readlink /dev/stdout /dev/fd; stat -c %a /dev/pts")
+    assert box(s)._zygote is zygote  # put back, so the same sandbox
+    assert "/proc/self/fd/1\n/proc/self/fd" in out and "/tmp/planted" not in out and "777" not in out, out
+    s.close()
+
+
+def test_what_cannot_be_put_back_retires_the_sandbox(tmp_path: Path) -> None:
+    """A regular file changed in place (or a device node replaced) cannot be restored: the server
+    says so, and the next command gets a new sandbox, without a note of a dead server."""
+    from arnes.sandbox import zygote_server
+
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "file").write_text("as made\n")
+    os.symlink("/proc/self/fd/1", root / "link")
+    marks = {str(root): zygote_server._entries(str(root), set())}
+    (root / "link").unlink()
+    os.symlink("/elsewhere", root / "link")
+    (root / "sub").chmod(0o700)
+    (root / "new").write_text("x")
+    assert zygote_server._restore(marks, set()) is True
+    assert os.readlink(root / "link") == "/proc/self/fd/1" and not (root / "new").exists()
+    assert zygote_server._restore(marks, set()) is True  # the link's new inode is the one now compared
+    (root / "file").write_text("changed\n")
+    assert zygote_server._restore(marks, set()) is False
+
+    (tmp_path / "ws").mkdir()
+    s = session(tmp_path / "ws", "bubblewrap")
+    run(s, "true")
+    zygote = box(s)._zygote
+    assert zygote is not None and zygote.alive()
+    ours, theirs = socket.socketpair()  # the server's answer after a command, as it sends it
+    real, zygote._channel = zygote._channel, ours
+    with ours, theirs:
+        theirs.send(b'{"exit": 3, "stale": true}')
+        zygote.busy.acquire(blocking=False)
+        assert zygote.answer() == 3 and not zygote.alive()
+    zygote._channel = real
+    out = run(s, "echo after")
+    assert "after" in out and "stopped" not in out and box(s)._zygote is not zygote
+    s.close()

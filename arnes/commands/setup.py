@@ -66,7 +66,8 @@ def skill_lines(ws: Path, rules: list[SourcedRule]) -> list[tuple[str, bool]]:
 
     skills, refused = discover_skills(HostFiles(ws, RuleEngine(ws, rules=list(rules))))
     found = ", ".join(f"{s.name} ({s.origin})" for s in skills) or "none"
-    return [(one_line(f"skills: {found}"), True), *((one_line(f"skill refused: {r.why}"), False) for r in refused)]
+    said = [(one_line(f"skill {'shadowed' if r.shadowed else 'refused'}: {r.why}"), False) for r in refused]
+    return [(one_line(f"skills: {found}"), True), *said]
 
 
 def hook_lines(cfg: object) -> list[tuple[str, bool]]:
@@ -108,7 +109,8 @@ def print_commands(console: Console, ws: Path, cfg: object) -> None:
         for note in prepare(command, "", cfg.trusted).notes:
             console.print(f"      note: {visible(note)}", style="yellow", markup=False)
     for refusal in catalog.refused:
-        console.print(f"      refused: {visible(refusal.why)}", style="yellow", markup=False)
+        label = "shadowed" if refusal.shadowed else "refused"
+        console.print(f"      {label}: {visible(refusal.why)}", style="yellow", markup=False)
     for command in catalog.shadowed:
         why = f"{command.path}: /{command.name} is a built-in command, so the file is not run; rename it"
         console.print(f"      shadowed: {visible(why)}", style="yellow", markup=False)
@@ -216,7 +218,8 @@ def agents_section(console: Console, ws: Path, trusted: bool, rules: list[Source
         for note in a.notes:
             console.print(f"        ignored: {one_line(note)}", style="yellow", markup=False)
     for refusal in catalog.refused:
-        console.print(f"    refused: {one_line(refusal.why)}", style="red", markup=False)
+        label = "shadowed" if refusal.shadowed else "refused"
+        console.print(f"    {label}: {one_line(refusal.why)}", style="red", markup=False)
 
 
 # -- init --------------------------------------------------------------------------------------

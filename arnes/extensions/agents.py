@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from arnes.errors import ConfigError
-from arnes.extensions.locations import PROJECT_DIRS, Found, Refusal, discover
+from arnes.extensions.locations import PROJECT_DIRS, Found, Refusal, discover, shadowed
 from arnes.host.files import HostFiles
 
 # Claude Code's names and arnes's own; `dontAsk` denies what would be asked.
@@ -98,7 +98,8 @@ class Catalog:
 
 
 def load_catalog(files: HostFiles, env: dict[str, str] | None = None, *, trusted: bool) -> Catalog:
-    """Every definition found; a bad file is refused (named, with why), the others still load."""
+    """Every definition found; a bad file is refused (named, with why), the others still load.
+    The user's own definition wins its name over a project's (locations.py: it only narrows)."""
     found, refused = discover("agents", files, env)
     catalog = Catalog(refused=[*refused, *_links(files)])
     for item in found:
@@ -107,10 +108,9 @@ def load_catalog(files: HostFiles, env: dict[str, str] | None = None, *, trusted
         except ConfigError as exc:
             catalog.refused.append(Refusal(item.document.path, str(exc)))
             continue
-        if definition.name in catalog.agents:
+        if definition.name in catalog.agents:  # the final name decides; the first file in order wins it
             first = catalog.agents[definition.name].path
-            why = f"{item.document.path}: the name {definition.name!r} is taken by {first}; rename one"
-            catalog.refused.append(Refusal(item.document.path, why))
+            catalog.refused.append(shadowed(item.document.path, definition.name, first))
             continue
         catalog.agents[definition.name] = definition
         catalog.warnings += [f"{definition.path}: {note}" for note in definition.notes]

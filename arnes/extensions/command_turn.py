@@ -120,5 +120,6 @@ def one_shot(session: Session, cfg: EffectiveConfig, task: str) -> str:
         raise ConfigError(unknown_message(name, catalog, []))
     prepared = prepare(command, arguments, cfg.trusted)
     cfg.warnings.extend(prepared.notes)  # shown and traced once the run's subscribers listen
+    cfg.warnings.extend(r.why for r in catalog.refused if r.shadowed and r.path.stem == name)
     apply(session, prepared, cfg)
     return prepared.prompt

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from arnes.config_claude import translate_rule
 from arnes.errors import ConfigError
-from arnes.extensions.locations import PROJECT_DIRS, Found, Refusal, discover
+from arnes.extensions.locations import PROJECT_DIRS, Found, Refusal, discover, shadowed
 from arnes.host.files import HostFiles
 from arnes.permissions.rules import RuleError, parse_rule
 
@@ -71,7 +71,8 @@ class Catalog:
 
 
 def load_catalog(files: HostFiles, reserved: frozenset[str], env: dict[str, str] | None = None) -> Catalog:
-    """Every command file, first location winning a name; `reserved` are the built-in names (no slash)."""
+    """Every command file, first location winning a name (the user's own, then the project's:
+    locations.py); `reserved` are the built-in names (no slash)."""
     found, refused = discover("commands", files, env)
     catalog = Catalog(refused=[*refused, *unread(files)])
     for item in found:
@@ -87,6 +88,8 @@ def load_catalog(files: HostFiles, reserved: frozenset[str], env: dict[str, str]
             continue
         if item.name in reserved:
             catalog.shadowed.append(command)
+        elif item.name in catalog.commands:
+            catalog.refused.append(shadowed(path, item.name, catalog.commands[item.name].path))
         else:
             catalog.commands[item.name] = command
     return catalog

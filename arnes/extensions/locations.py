@@ -1,11 +1,17 @@
-"""Where each kind of extension file lives (DESIGN §13), arnes's own folders before Claude Code's.
+"""Where each kind of extension file lives (DESIGN §13): the user's own folder first, then the
+project's, arnes's own folders before Claude Code's.
 
 Project files are read through `HostFiles` (no link out of the workspace, no file a Read rule
 hides), so a repository cannot ship `.arnes/commands/x.md -> ~/.ssh/id_rsa` and have the key
 put into a prompt. The user's own folder (`~/.config/arnes/KIND/`) is read as it is.
 
-An earlier location wins a name: `.arnes/commands/fix.md` over `.claude/commands/fix.md`, and
-the project over the user (the project knows its own commands best).
+An earlier location wins a name: the user's `~/.config/arnes/agents/reviewer.md` over a
+project's `.arnes/agents/reviewer.md`, and `.arnes/commands/fix.md` over `.claude/commands/fix.md`.
+The user's own file comes first because a definition can only narrow: a repository that ships a
+file of the same name (or front matter `name: reviewer`) must not replace the user's narrowing
+(tools, mode, allowed-tools) with its own wider one. The name that decides is the final one (a
+file's front-matter `name` for agents and skills), so `discover` keeps every file, in that order,
+and each catalog lets the first take a name and reports the others with `shadowed`.
 """
 
 from __future__ import annotations
@@ -38,29 +44,37 @@ class Found:
 class Refusal:
     path: Path
     why: str  # one line for `arnes doctor` and the start-up warning
+    shadowed: bool = False  # readable, but an earlier location's file has its name
+
+
+def shadowed(path: Path, name: str, winner: Path | str) -> Refusal:
+    """The one line for a file whose name an earlier location took (see the module's docstring)."""
+    why = (
+        f"{path} is not used: {winner} has the name {name!r} and comes first (your own files, then "
+        ".arnes/, then .claude/); rename one"
+    )
+    return Refusal(path, why, shadowed=True)
 
 
 def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) -> tuple[list[Found], list[Refusal]]:
-    """Every file of `kind`, first location winning each name, and what could not be read."""
-    found: dict[str, Found] = {}
+    """Every file of `kind` in precedence order (the user's, then each project folder in turn;
+    by name within one), and what could not be read. Several may have the same name: the caller
+    decides by the final name, the first winning it; `shadowed` says why another is not used."""
+    found: list[Found] = []
     refused: list[Refusal] = []
-    for rel in PROJECT_DIRS[kind]:
-        for name, data, path in _project_entries(kind, files, rel, refused):
-            if name in found:
-                continue
-            try:
-                found[name] = Found(name, decode(data, path), "project")
-            except ConfigError as exc:
-                refused.append(Refusal(path, str(exc)))
     user = user_config_dir(env) / kind
     for name, path in _user_entries(kind, user):
-        if name in found:
-            continue
         try:
-            found[name] = Found(name, load_user(path), "user")
+            found.append(Found(name, load_user(path), "user"))
         except ConfigError as exc:
             refused.append(Refusal(path, str(exc)))
-    return sorted(found.values(), key=lambda f: f.name), refused
+    for rel in PROJECT_DIRS[kind]:
+        for name, data, path in _project_entries(kind, files, rel, refused):
+            try:
+                found.append(Found(name, decode(data, path), "project"))
+            except ConfigError as exc:
+                refused.append(Refusal(path, str(exc)))
+    return found, refused
 
 
 def _project_entries(kind: Kind, files: HostFiles, rel: str, refused: list[Refusal]) -> list[tuple[str, bytes, Path]]:

@@ -8,8 +8,10 @@ load in an untrusted folder too; project files are read through HostFiles (locat
 link puts a host file into a prompt, and the files beside SKILL.md are read with Read, under the
 same gate as any other file.
 
-Where they come from, first winning a name: the project's `.arnes/skills/`, `.claude/skills/`,
-`.agents/skills/`, the user's `~/.config/arnes/skills/`, then the skills arnes ships (bundled/).
+Where they come from, first winning a name (the name in the front matter, else the folder's):
+the user's `~/.config/arnes/skills/` (a repository must not replace the user's skill and its
+allowed-tools), the project's `.arnes/skills/`, `.claude/skills/`, `.agents/skills/`, then the
+skills arnes ships (bundled/).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from arnes.errors import ConfigError
 from arnes.extensions.frontmatter import Document, load_user
-from arnes.extensions.locations import Refusal, discover
+from arnes.extensions.locations import Refusal, discover, shadowed
 from arnes.extensions.skill_scope import ActiveSkills
 from arnes.host.files import HostFiles
 from arnes.permissions.engine import RuleEngine, folder_read_rule
@@ -69,7 +71,7 @@ def discover_skills(files: HostFiles, env: dict[str, str] | None = None) -> tupl
             continue
         if skill.name in skills:
             other = skills[skill.name].folder
-            refused.append(Refusal(document.path, f"{document.path}: the name {skill.name!r} is taken by {other}"))
+            refused.append(shadowed(document.path, skill.name, other / "SKILL.md"))
             continue
         skills[skill.name] = skill
     return sorted(skills.values(), key=lambda s: s.name), refused

@@ -6,7 +6,9 @@ forking in a namespace already built costs a fraction of one.
 What each command keeps: its own cwd and environment (sent with the request; the server's own
 never reaches it), a new session and process group, stdin /dev/null, its time-out and output cap
 (the caller's), and a clean slate: before the answer comes back every process it started is
-killed (setsid ones too) and the sandbox's tmpfs folders are as they were. A time-out or Ctrl-C
+killed (setsid ones too) and the sandbox's tmpfs folders are as they were (an entry replaced
+under its own name is put back; when something cannot be, the sandbox is retired and the next
+command gets a new one). A time-out or Ctrl-C
 kills the whole sandbox, as before; the next command starts a new one. The server is the
 namespace's init: commands cannot signal or trace it; if it dies anyway, the next command says so
 once and starts another.
@@ -135,7 +137,8 @@ class Zygote:
         ours.settimeout(None)
 
     def alive(self) -> bool:
-        return self._channel is not None and not self._stopped.is_set()
+        """Running and not retired (a stop() asked for is final even before bwrap has gone)."""
+        return self._channel is not None and not self._stopped.is_set() and not self._expected
 
     def run(self, argv: list[str], cwd: Path, env: dict[str, str]) -> ZygoteProcess:
         """Send one command; the caller holds `busy` until the process is waited for."""
@@ -168,9 +171,16 @@ class Zygote:
         if not reply:
             return 128 + signal.SIGKILL
         try:
-            code = json.loads(reply).get("exit")
+            said = json.loads(reply)
         except ValueError:
-            code = None
+            said = {}
+        if not isinstance(said, dict):
+            said = {}
+        if said.get("stale") is not False:
+            # The server could not put back something the command changed (or said nothing we
+            # understand): the next command gets a new sandbox, not this one's leftovers.
+            self.stop(expected=True)
+        code = said.get("exit")
         return code if isinstance(code, int) else 1
 
     def stop(self, *, expected: bool) -> None:

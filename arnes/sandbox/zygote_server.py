@@ -12,7 +12,11 @@ stderr pipes attached (SCM_RIGHTS over the socketpair arnes made before bwrap st
 filter refuses creating a Unix socket, not using an inherited one). The answer is {"exit": CODE}
 once the command has ended and every process it left behind is killed and reaped, and the
 sandbox's own tmpfs folders (/tmp, the empty home, /run, /dev) hold again only what they held at
-the start: each command begins as a fresh bubblewrap would give it.
+the start: each command begins as a fresh bubblewrap would give it. "What they held" is compared
+by type, permission bits, device and inode and a link's target, not by name: an entry a command
+replaced under the same name (/dev/stdout made a link to a file of its choosing) is put back; one
+that cannot be (a file's content, a device node) makes the answer say "stale": true, and arnes
+starts a new sandbox for the next command.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import sys
 from typing import Any
 
@@ -31,11 +36,29 @@ _PR_SET_DUMPABLE = 4
 _CATCHABLE = [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)]
 
 
-def _entries(root: str, keep_off: set[int]) -> set[str]:
-    """Every path under `root` on root's own file system (bind mounts inside are not entered);
-    nothing when root is on a device in `keep_off` (the workspace's, the host root's): only the
-    sandbox's own tmpfs folders are ever cleaned."""
-    found: set[str] = set()
+# What an entry was: its type and permission bits, device and inode, a link's target, and a
+# regular file's change time (a write in place keeps the inode; no command can set ctime back).
+# Names alone are not enough: a command could replace a pre-existing entry (/dev/stdout, a link
+# bwrap made) with its own under the same name, and every later command would see it.
+Mark = tuple[int, int, int, str | None, int]
+
+
+def _mark(path: str, st: os.stat_result) -> Mark:
+    target = None
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = ""
+    changed = st.st_ctime_ns if stat.S_ISREG(st.st_mode) else 0
+    return (st.st_mode, st.st_dev, st.st_ino, target, changed)
+
+
+def _entries(root: str, keep_off: set[int]) -> dict[str, Mark]:
+    """Every path under `root` on root's own file system (bind mounts inside are not entered, but
+    are marked), with its mark; nothing when root is on a device in `keep_off` (the workspace's,
+    the host root's): only the sandbox's own tmpfs folders are ever cleaned."""
+    found: dict[str, Mark] = {}
     try:
         device = os.lstat(root).st_dev
     except OSError:
@@ -50,25 +73,71 @@ def _entries(root: str, keep_off: set[int]) -> set[str]:
         except OSError:
             continue
         for entry in entries:
-            found.add(entry.path)
-            with contextlib.suppress(OSError):
+            try:
                 st = entry.stat(follow_symlinks=False)
-                if entry.is_dir(follow_symlinks=False) and st.st_dev == device:
-                    stack.append(entry.path)
+            except OSError:
+                continue
+            found[entry.path] = _mark(entry.path, st)
+            if stat.S_ISDIR(st.st_mode) and st.st_dev == device:
+                stack.append(entry.path)
     return found
 
 
-def _restore(roots: dict[str, set[str]], keep_off: set[int]) -> None:
-    """Remove what commands created in the tmpfs folders since the start."""
+def _remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _put_back(path: str, mark: Mark) -> Mark | None:
+    """Make `path` again what the mark says, where that can be done (a link, a folder, a folder's
+    permission bits); its new mark, or None when it cannot (a file's content, a device node, a
+    mount point) and only a new sandbox gives the command its fresh start."""
+    mode, device, inode, target, _changed = mark
+    try:
+        now = os.lstat(path)
+    except OSError:
+        now = None
+    if now is not None and stat.S_ISDIR(mode) and (now.st_dev, now.st_ino) == (device, inode):
+        if not stat.S_ISDIR(now.st_mode):
+            return None
+        os.chmod(path, stat.S_IMODE(mode), follow_symlinks=False)  # the same folder, other bits
+    elif stat.S_ISLNK(mode) and target is not None:
+        if now is not None:
+            _remove(path)
+        os.symlink(target, path)
+    elif stat.S_ISDIR(mode):
+        if now is not None:
+            _remove(path)
+        os.mkdir(path)
+        os.chmod(path, stat.S_IMODE(mode))
+    else:
+        return None
+    return _mark(path, os.lstat(path))
+
+
+def _restore(roots: dict[str, dict[str, Mark]], keep_off: set[int]) -> bool:
+    """Remove what commands created in the tmpfs folders since the start and put back what they
+    replaced, removed or changed; False when something cannot be put back (then the caller
+    retires this sandbox). A folder is back (and its permission bits) before what was in it."""
+    whole = True
     for root, before in roots.items():
-        for path in sorted(_entries(root, keep_off) - before, key=len):
-            if not os.path.lexists(path):
-                continue  # inside a folder removed just before
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
+        now = _entries(root, keep_off)
+        for path in sorted(p for p, mark in before.items() if now.get(p) != mark):  # a folder first
+            try:
+                back = _put_back(path, before[path])
+            except OSError:
+                back = None
+            if back is None:
+                whole = False
             else:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
+                before[path] = back  # the new inode of the same thing: the next command compares to it
+        for path in sorted(now.keys() - before.keys(), key=len):
+            if os.path.lexists(path):  # else inside a folder removed just before
+                _remove(path)
+    return whole
 
 
 def _end_everything() -> None:
@@ -127,6 +196,7 @@ def main(fd: int, config_json: str) -> None:
     keep_off = {os.stat(path).st_dev for path in config["keep"]}
     roots = {root: _entries(root, keep_off) for root in config["clean"]}
     channel.send(b'{"ready": true}')
+    stale = False  # something a command changed could not be put back: arnes retires this sandbox
     while True:
         try:
             message, fds, _flags, _addr = socket.recv_fds(channel, 1 << 20, 2)
@@ -141,10 +211,15 @@ def main(fd: int, config_json: str) -> None:
                 os.close(stray)
             channel.send(b'{"error": "a request came without its output pipes"}')
             continue
+        if stale:
+            for stray in fds:
+                os.close(stray)
+            channel.send(b'{"error": "this sandbox is retired: start a new one"}')
+            continue
         code = _run(json.loads(message), fds[0], fds[1])
         _end_everything()
-        _restore(roots, keep_off)
-        channel.send(json.dumps({"exit": code}).encode())
+        stale = not _restore(roots, keep_off)
+        channel.send(json.dumps({"exit": code, "stale": stale}).encode())
 
 
 if __name__ == "__main__":
