@@ -19,13 +19,12 @@ only narrows, so it applies untrusted.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Literal
 
 from arnes.errors import ConfigError
-from arnes.extensions.locations import PROJECT_DIRS, Found, Refusal, discover, shadowed
+from arnes.extensions.locations import Found, Refusal, discover, linked, shadowed
 from arnes.host.files import HostFiles
 
 # Claude Code's names and arnes's own; `dontAsk` denies what would be asked.
@@ -101,7 +100,7 @@ def load_catalog(files: HostFiles, env: dict[str, str] | None = None, *, trusted
     """Every definition found; a bad file is refused (named, with why), the others still load.
     The user's own definition wins its name over a project's (locations.py: it only narrows)."""
     found, refused = discover("agents", files, env)
-    catalog = Catalog(refused=[*refused, *_links(files)])
+    catalog = Catalog(refused=[*refused, *linked("agents", files)])
     for item in found:
         try:
             definition = _definition(item, trusted)
@@ -116,26 +115,6 @@ def load_catalog(files: HostFiles, env: dict[str, str] | None = None, *, trusted
         catalog.warnings += [f"{definition.path}: {note}" for note in definition.notes]
     catalog.warnings += [r.why for r in catalog.refused]
     return catalog
-
-
-def _links(files: HostFiles) -> list[Refusal]:
-    """Links where definitions live: never read (one could lead to ~/.ssh), named for the user."""
-    out = []
-    for rel in PROJECT_DIRS["agents"]:
-        folder = files.root / rel
-        if folder.is_symlink():
-            out.append(Refusal(folder, f"{rel} is a link: a project's definitions are read from real files only"))
-            continue
-        try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".md"))
-        except OSError:
-            continue
-        out += [
-            Refusal(folder / n, f"{rel}/{n} is a link: a project's definitions are read from real files only")
-            for n in names
-            if (folder / n).is_symlink()
-        ]
-    return out
 
 
 def _definition(item: Found, trusted: bool) -> AgentDefinition:

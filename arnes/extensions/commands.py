@@ -16,7 +16,6 @@ run and read on the host without the permission gate.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from arnes.config_claude import translate_rule
 from arnes.errors import ConfigError
-from arnes.extensions.locations import PROJECT_DIRS, Found, Refusal, discover, shadowed
+from arnes.extensions.locations import PROJECT_DIRS, Found, Refusal, discover, linked, shadowed
 from arnes.host.files import HostFiles
 from arnes.permissions.rules import RuleError, parse_rule
 
@@ -96,23 +95,19 @@ def load_catalog(files: HostFiles, reserved: frozenset[str], env: dict[str, str]
 
 
 def unread(files: HostFiles) -> list[Refusal]:
-    """What in the project's command folders is never read, and why: links (a link out could put a
-    host file into a prompt; locations.py reads real files only) and subfolders (no namespaces)."""
-    out = []
+    """What in the project's command folders is never read, and why: links (locations.linked) and
+    subfolders (no namespaces)."""
+    out = linked("commands", files)
     for rel in PROJECT_DIRS["commands"]:
         folder = files.root / rel
         if folder.is_symlink():
-            out.append(Refusal(folder, f"{rel} is a link; arnes reads command files only from a real folder"))
             continue
         try:
             entries = sorted(folder.iterdir())
         except OSError:
             continue
         for entry in entries:
-            if entry.is_symlink() and entry.name.endswith(".md"):
-                why = f"{rel}/{entry.name} is a link (to {os.path.realpath(entry)}); arnes reads only real files here"
-                out.append(Refusal(entry, f"{why}, so no host file reaches the prompt; copy the file instead"))
-            elif entry.is_dir() and not entry.is_symlink():
+            if entry.is_dir() and not entry.is_symlink():
                 why = f"{rel}/{entry.name}/ is not read: arnes has no command namespaces; move its files up"
                 out.append(Refusal(entry, f"{why} (e.g. {rel}/{entry.name}-NAME.md)"))
     return out

@@ -16,6 +16,7 @@ and each catalog lets the first take a name and reports the others with `shadowe
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -109,3 +110,23 @@ def _user_entries(kind: Kind, folder: Path) -> list[tuple[str, Path]]:
         return sorted((p.stem, p) for p in folder.glob("*.md") if p.is_file())
     except OSError:
         return []
+
+
+def linked(kind: Kind, files: HostFiles) -> list[Refusal]:
+    """The links where a kind's project files live (a folder, or a NAME.md): never read, since one
+    could lead to ~/.ssh, and named so the start-up warning and `arnes doctor` can say why."""
+    out = []
+    for rel in PROJECT_DIRS[kind]:
+        folder = files.root / rel
+        if folder.is_symlink():
+            out.append(Refusal(folder, f"{rel} is a link: arnes reads a project's {kind} only from real folders"))
+            continue
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink() and entry.name.endswith(".md"):
+                why = f"{rel}/{entry.name} is a link (to {os.path.realpath(entry)}): arnes reads only real files here"
+                out.append(Refusal(entry, f"{why}, so no host file reaches a prompt; copy the file instead"))
+    return out
