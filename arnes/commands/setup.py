@@ -48,6 +48,8 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
             console.print(visible(f"      fix: {f.fix}"), markup=False)
     for line, ok in hook_lines(cfg):
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
+    for line, ok in mcp_lines(cfg):
+        console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     for warning in cfg.warnings:
         console.print(visible(f"  warning: {warning}"), style="yellow", markup=False)
     for line, ok in skill_lines(ws, cfg.rules):
@@ -84,6 +86,35 @@ def hook_lines(cfg: object) -> list[tuple[str, bool]]:
         state = (boxed if e.sandboxed else "runs, NOT sandboxed") if e.runs else "refused: untrusted folder"
         matcher = f" [{e.matcher}]" if e.matcher else ""
         lines.append((one_line(f"  {e.event}{matcher} `{e.hook.command}` ({e.source}): {state}"), e.runs))
+    return lines
+
+
+def mcp_lines(cfg: object) -> list[tuple[str, bool]]:
+    """The MCP servers configured (DESIGN §13): which start, how confined, which wait for trust.
+    Nothing is started here; `arnes mcp list` starts them and shows their tools."""
+    from arnes.config import EffectiveConfig
+    from arnes.ui.safe import one_line
+
+    assert isinstance(cfg, EffectiveConfig)
+    entries = list(cfg.mcp_servers.values())
+    if not entries:
+        return []
+    refused = sum(not e.trusted for e in entries)
+    lines = [(f"MCP servers: {len(entries)} found, {refused} refused (`arnes mcp list` shows their tools)", True)]
+    for e in entries:
+        server = e.config
+        what = f"`{' '.join([server.command or '', *server.args]).strip()}`" if server.url is None else server.url
+        if not e.trusted:
+            state = "refused: untrusted folder (`arnes trust` to start it)"
+        elif server.url is not None:
+            state = "starts (HTTP)"
+        elif e.unconfined:
+            state = "starts, NOT sandboxed"
+        else:
+            state = "starts, sandboxed" + (
+                ' ("sandbox": false waits for trust)' if e.user and not server.sandbox else ""
+            )
+        lines.append((one_line(f"  {e.name} {what} ({e.source}): {state}"), e.trusted))
     return lines
 
 
