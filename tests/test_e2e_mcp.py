@@ -124,12 +124,6 @@ def test_trust_covers_the_mcp_json_it_saw(tmp_path: Path) -> None:
     (ws / ".mcp.json").write_text(json.dumps({"mcpServers": servers}).replace(SERVER, str(ws / "mcp_server.py")))
     listed = run_arnes("mcp", "list", "-w", str(ws))
     assert "evil  not started: untrusted" in listed.out and not marker.exists()
-    doctor = run_arnes("doctor", "-w", str(ws))
-    assert "MCP servers: 2 found, 2 refused" in doctor.out
-    assert f"evil `sh -c touch {marker}`" in doctor.out and "refused: untrusted folder" in doctor.out
-    trusted = run_arnes("doctor", "-w", str(ws), "--trust")
-    assert "MCP servers: 2 found, 0 refused" in trusted.out and "starts, sandboxed" in trusted.out
-    assert not marker.exists()  # doctor lists servers, it never starts one
 
 
 @pytest.fixture
