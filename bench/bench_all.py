@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import itertools
-import json
 import os
 import statistics
 import subprocess
@@ -162,15 +161,7 @@ def judgement_rows() -> list[Row]:
 def mcp_rows(reps: int) -> list[Row]:
     log("start-up to the banner, three MCP servers vs none (bench_mcp_startup.py):")
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        script = base / "s.json"
-        script.write_text(json.dumps({"turns": [{"text": "done"}]}))
-        plain, three = base / "plain", base / "three"
-        plain.mkdir()
-        three.mkdir()
-        server = [str(bench_mcp_startup.SERVER), "stdio"]
-        servers = {f"s{i}": {"command": sys.executable, "args": server} for i in range(3)}
-        (three / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+        script, plain, three = bench_mcp_startup.workspaces(Path(tmp))
         bench_mcp_startup.to_banner(plain, script)
         b, a, r = paired(lambda: bench_mcp_startup.to_banner(plain, script),
                          lambda: bench_mcp_startup.to_banner(three, script), reps)  # fmt: skip

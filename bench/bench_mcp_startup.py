@@ -40,19 +40,24 @@ def to_banner(ws: Path, script: Path) -> float:
     return took
 
 
+def workspaces(base: Path) -> tuple[Path, Path, Path]:
+    """The scripted model's one-turn script, a folder with no servers and one with three."""
+    script = base / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "done"}]}))
+    plain, three = base / "plain", base / "three"
+    plain.mkdir()
+    three.mkdir()
+    servers = {f"s{i}": {"command": sys.executable, "args": [SERVER, "stdio"]} for i in range(3)}
+    (three / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    return script, plain, three
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        script = base / "s.json"
-        script.write_text(json.dumps({"turns": [{"text": "done"}]}))
-        plain, three = base / "plain", base / "three"
-        plain.mkdir()
-        three.mkdir()
-        servers = {f"s{i}": {"command": sys.executable, "args": [SERVER, "stdio"]} for i in range(3)}
-        (three / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+        script, plain, three = workspaces(Path(tmp))
         to_banner(plain, script)  # warm the disk cache
         rows = {"no MCP servers": plain, "three MCP servers": three}
         times: dict[str, list[float]] = {name: [] for name in rows}
