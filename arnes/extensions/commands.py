@@ -23,7 +23,7 @@ from pathlib import Path
 
 from arnes.config_claude import translate_rule
 from arnes.errors import ConfigError
-from arnes.extensions.locations import PROJECT_DIRS, Found, Refusal, discover, linked, shadowed
+from arnes.extensions.locations import PROJECT_DIRS, Found, Refusal, discover, linked, shadowed, subfolders
 from arnes.host.files import HostFiles
 from arnes.permissions.rules import RuleError, parse_rule
 
@@ -99,17 +99,11 @@ def unread(files: HostFiles) -> list[Refusal]:
     subfolders (no namespaces)."""
     out = linked("commands", files)
     for rel in PROJECT_DIRS["commands"]:
-        folder = files.root / rel
-        if folder.is_symlink():
-            continue
-        try:
-            entries = sorted(folder.iterdir())
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_dir() and not entry.is_symlink():
-                why = f"{rel}/{entry.name}/ is not read: arnes has no command namespaces; move its files up"
-                out.append(Refusal(entry, f"{why} (e.g. {rel}/{entry.name}-NAME.md)"))
+        if (files.root / rel).is_symlink():
+            continue  # linked() named it; its target's folders are nothing of this workspace
+        for name in subfolders(files.root / rel):
+            why = f"{rel}/{name}/ is not read: arnes has no command namespaces; move its files up"
+            out.append(Refusal(files.root / rel / name, f"{why} (e.g. {rel}/{name}-NAME.md)"))
     return out
 
 

@@ -80,7 +80,7 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
 
 def _project_entries(kind: Kind, files: HostFiles, rel: str, refused: list[Refusal]) -> list[tuple[str, bytes, Path]]:
     if kind == "skills":
-        candidates = [(d, f"{rel}/{d}/SKILL.md") for d in _subfolders(files.root / rel)]
+        candidates = [(d, f"{rel}/{d}/SKILL.md") for d in subfolders(files.root / rel)]
     else:
         candidates = [(n.removesuffix(".md"), f"{rel}/{n}") for n, _ in files.entries(rel, ".md")]
     out = []
@@ -95,7 +95,7 @@ def _project_entries(kind: Kind, files: HostFiles, rel: str, refused: list[Refus
     return out
 
 
-def _subfolders(folder: Path) -> list[str]:
+def subfolders(folder: Path) -> list[str]:
     """Real folders (not links) directly in `folder`; HostFiles then judges the file inside."""
     try:
         return sorted(e.name for e in folder.iterdir() if e.is_dir() and not e.is_symlink())
@@ -105,7 +105,7 @@ def _subfolders(folder: Path) -> list[str]:
 
 def _user_entries(kind: Kind, folder: Path) -> list[tuple[str, Path]]:
     if kind == "skills":
-        return [(d, folder / d / "SKILL.md") for d in _subfolders(folder) if (folder / d / "SKILL.md").is_file()]
+        return [(d, folder / d / "SKILL.md") for d in subfolders(folder) if (folder / d / "SKILL.md").is_file()]
     try:
         return sorted((p.stem, p) for p in folder.glob("*.md") if p.is_file())
     except OSError:
