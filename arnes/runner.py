@@ -424,6 +424,7 @@ def _summary(session: Session, result: RunResult, changed: list[Path], trace: Pa
         "output_tokens": result.output_tokens,
         "cost": round(session.budget.cost, 6),
         "compactions": result.compactions,
+        "clearings": result.clearings,
         "verified": result.verified,
         "verify_rounds": result.verify_rounds,
         "files_changed": [session.ctx.display(p) for p in changed],

@@ -10,7 +10,13 @@ steps 1-100 and over the last 100, their ratio, and the server's own time per re
 window (the floor: the fake server parses the whole body and answers). Nothing here is a test.
 
 `compaction` runs N Read steps of a file of `--read-bytes` in a `--window`-token context and
-counts the compactions (the server answers the summary calls with a short summary).
+counts the passes that made room, by kind (`clear`: old results cleared, no model call; `summary`:
+an extra model call, answered by the server with a short summary). It also models what a local
+server with one slot (llama.cpp `--parallel 1`) must prefill anew for each request: the part past
+the longest common prefix with the request before, summary calls included, since they take the
+slot too. That, not harness time, is what a user of a local model waits for. `--replay URL`
+sends the first requests of the run, in order, to a real llama.cpp server and adds up the
+timings it reports (bench/realmodel/run.py serve starts one).
 """
 
 from __future__ import annotations
@@ -41,11 +47,30 @@ class CountingResponder:
     Counting, not walking the body: the server's own cost must not grow with the conversation.
     """
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, slot: bool = False) -> None:
         self.n, self.asked = n, 0
         self._lock = threading.Lock()
+        self.slot = slot  # model one llama.cpp slot's prefix cache (costs a walk of each body)
+        self._cached: list[str] = []
+        self.prefill: list[tuple[bool, int]] = []  # (summary call?, tokens past the cached prefix)
+        self.bodies: list[Json] = []  # what was sent, in order, for --replay
+
+    def _prefill(self, body: Json) -> None:
+        """What a server with one slot must process anew: the request past its longest common
+        prefix with the one before (any request, a summary call too, takes the slot)."""
+        parts = [json.dumps([body.get("tools"), body.get("system")])] + [json.dumps(m) for m in body["messages"]]
+        same = 0
+        for a, b in zip(parts, self._cached, strict=False):
+            if a != b:
+                break
+            same += 1
+        self._cached = parts
+        self.bodies.append(body)
+        self.prefill.append((not body.get("tools"), sum(len(x) for x in parts[same:]) // 4))
 
     def __call__(self, api: str, body: Json) -> Json:
+        if self.slot:
+            self._prefill(body)
         if not body.get("tools"):
             return {"text": "Summary: the user asked to read a.txt many times; it was read; nothing changed."}
         with self._lock:
@@ -57,13 +82,15 @@ class CountingResponder:
         return DONE_TURN
 
 
-def run(steps: int, provider: str, window: int | None, read_bytes: int) -> list[dict[str, Any]]:
+def run(
+    steps: int, provider: str, window: int | None, read_bytes: int, responder: CountingResponder | None = None
+) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="arnes-longrun-") as tmp:
         ws = Path(tmp) / "ws"
         ws.mkdir()
         line = "x" * 63 + "\n"
         (ws / "a.txt").write_text(line * max(1, read_bytes // 64) if read_bytes else "hello from a.txt\n")
-        srv = FakeLLMServer([], responder=CountingResponder(steps))
+        srv = FakeLLMServer([], responder=responder or CountingResponder(steps))
         srv._httpd.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
         # Keeping every parsed request (1,000 of up to 1,000 messages) makes the harness's garbage
         # collector the slowest part of a late step; only the count is needed here.
@@ -121,14 +148,55 @@ def flat(args: argparse.Namespace) -> None:
 
 
 def compaction(args: argparse.Namespace) -> None:
-    events = run(args.turns, args.provider, args.window, args.read_bytes)
-    turns = [i for i, e in enumerate(events) if e["event"] == "model_request"]
-    comps = [e for e in events if e["event"] == "compaction"]
-    after = [e.get("tokens_after") for e in comps]
-    print(f"window {args.window}, {args.turns} reads of {args.read_bytes} bytes: {len(comps)} compactions")
-    print(f"turns per compaction: {len(turns) / max(1, len(comps)):.1f}")
-    if after and all(isinstance(x, int) for x in after):
-        print(f"window filled after compaction: median {sorted(after)[len(after) // 2] / args.window:.0%}")
+    responder = CountingResponder(args.turns, slot=True)
+    events = run(args.turns, args.provider, args.window, args.read_bytes, responder)
+    turns = sum(e["event"] == "model_request" for e in events)
+    passes = [e for e in events if e["event"] == "compaction"]
+    print(f"window {args.window}, {args.turns} reads of {args.read_bytes} bytes, {turns} requests")
+    for method in ("clear", "summary", "drop", "trim"):
+        done = [e for e in passes if e["method"] == method]
+        if done:
+            after = sorted(e["tokens_after"] / args.window for e in done)
+            print(
+                f"  {method:8} {len(done):4}  one every {turns / len(done):5.1f} turns, window after: "
+                f"median {after[len(after) // 2]:.0%}, max {after[-1]:.0%}"
+            )
+    main = [t for summary, t in responder.prefill if not summary]
+    summaries = [t for summary, t in responder.prefill if summary]
+    print(
+        f"  prefill past a one-slot prefix cache: {sum(main) / len(main):.0f} tokens per main request; "
+        f"{len(summaries)} summary calls, {sum(summaries) / max(1, len(summaries)):.0f} tokens each"
+    )
+    print(f"  tokens processed in all: {sum(main) + sum(summaries):,}")
+    if args.replay:
+        replay(args.replay, responder.bodies[: args.replay_requests])
+
+
+def replay(url: str, bodies: list[Json]) -> None:
+    """Send the same requests, in order, to a real llama.cpp server and add up its own timings:
+    what its one slot really had to prefill and generate. Main requests generate one token (their
+    answers here are scripted); a summary call generates what the model writes (up to 200)."""
+    import urllib.request
+
+    totals = {"prompt_n": 0, "prompt_ms": 0.0, "predicted_n": 0, "predicted_ms": 0.0}
+    for body in bodies:
+        summary = not body.get("tools")
+        sent = {**body, "stream": False, "max_tokens": 200 if summary else 1, "temperature": 0}
+        sent.pop("stream_options", None)
+        request = urllib.request.Request(
+            url.rstrip("/") + "/chat/completions", json.dumps(sent).encode(), {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=900) as response:
+            timings = json.loads(response.read())["timings"]
+        for key in totals:
+            totals[key] += timings.get(key, 0)
+    seconds = (totals["prompt_ms"] + totals["predicted_ms"]) / 1000
+    print(
+        f"  replayed {len(bodies)} requests on {url}: prefilled {totals['prompt_n']:,} tokens "
+        f"({totals['prompt_ms'] / 1000:.0f} s), generated {totals['predicted_n']:,} "
+        f"({totals['predicted_ms'] / 1000:.0f} s); "
+        f"server time {seconds:.0f} s"
+    )
 
 
 def main() -> None:
@@ -142,6 +210,8 @@ def main() -> None:
     c.add_argument("--window", type=int, default=4096)
     c.add_argument("--read-bytes", type=int, default=2048)
     c.add_argument("--provider", choices=["openai", "anthropic"], default="openai")
+    c.add_argument("--replay", metavar="URL", help="a llama.cpp server's /v1 URL: replay the requests, add its timings")
+    c.add_argument("--replay-requests", type=int, default=40, metavar="N", help="how many requests to replay (40)")
     args = p.parse_args()
     flat(args) if args.what == "flat" else compaction(args)
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from arnes.agent.context import CLEARED_NOTE
 from arnes.agent.trace import read_trace
 from tests.conftest import run_arnes
 from tests.fakes.llm_server import FakeLLMServer
@@ -53,8 +54,10 @@ def test_sixty_turns_of_2kb_reads_fit_a_4k_window(tmp_path: Path) -> None:
     assert all(r["input_tokens"] <= 4096 for r in responses)  # what the model was really sent
     compactions = [e for e in trace if e["event"] == "compaction"]
     assert compactions and all(c["tokens_after"] < c["tokens_before"] for c in compactions)
-    assert all(c["method"] == "summary" for c in compactions)
-    assert json.loads(run.out)["compactions"] == len(compactions)
+    methods = [c["method"] for c in compactions]
+    assert set(methods) == {"clear", "summary"}, methods  # clearing first; a summary when it is not enough
+    out = json.loads(run.out)
+    assert out["compactions"] == methods.count("summary") and out["clearings"] == methods.count("clear")
 
 
 def test_large_outputs_are_cut_with_a_note(tmp_path: Path) -> None:
@@ -258,7 +261,8 @@ def test_compaction_role_gets_the_summary_call(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "data.txt").write_text("z" * 2000 + "\n")
-    reads = [{"tool_calls": [call("Read", file_path="data.txt", limit=10 + i)]} for i in range(12)]
+    # 24 reads: in a 4k window old results are cleared first, a summary comes later
+    reads = [{"tool_calls": [call("Read", file_path="data.txt", limit=10 + i)]} for i in range(24)]
     with FakeLLMServer(reads) as main, FakeLLMServer([{"text": "SUMMARY: read data.txt many times"}] * 20) as cheap:
         (ws / ".arnes").mkdir()
         settings = {
@@ -274,14 +278,15 @@ def test_compaction_role_gets_the_summary_call(tmp_path: Path) -> None:
     assert any("SUMMARY: read data.txt many times" in json.dumps(m) for m in later["messages"])
 
 
-def test_a_4k_window_compacts_to_half_full_so_turns_pass_between_compactions(tmp_path: Path) -> None:
+def test_a_4k_window_clears_old_results_and_asks_for_few_summaries(tmp_path: Path) -> None:
     """The real command in a 4k window, 2 kB reads (the Read tool caps a larger file itself; the
-    cut of an oversized result is tests/test_context.py's): every compaction leaves the window at
-    most half full, so at least two more reads pass before the next one."""
+    cut of an oversized result is tests/test_context.py's). Old results are cleared first, which
+    costs no model call; a summary (an extra call to the compaction model) comes only when that is
+    not enough, and leaves the window at most half full."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text(("x" * 63 + "\n") * 32)
-    reads = [{"tool_calls": [call("Read", file_path="a.txt", limit=1000 + i)]} for i in range(15)]
+    reads = [{"tool_calls": [call("Read", file_path="a.txt", limit=1000 + i)]} for i in range(18)]
     summaries = [{"text": "SUMMARY: read a.txt; nothing changed."}] * 20
     with FakeLLMServer([*reads, {"text": "done."}]) as main, FakeLLMServer(summaries) as cheap:
         (ws / ".arnes").mkdir()
@@ -291,12 +296,26 @@ def test_a_4k_window_compacts_to_half_full_so_turns_pass_between_compactions(tmp
         }
         (ws / ".arnes" / "settings.json").write_text(json.dumps(settings))
         run = run_arnes("-w", str(ws), "--trust", "--output-format", "json", "go", env=KEYS)
+        bodies = [body for _, body in main.requests]
+        summary_calls = len(cheap.requests)
     assert run.code == 0, run.err
     out = json.loads(run.out)
-    compactions = [e for e in read_trace(Path(out["trace"])) if e["event"] == "compaction"]
+    passes = [e for e in read_trace(Path(out["trace"])) if e["event"] == "compaction"]
     assert out["tool_calls"] == len(reads)
-    assert compactions and all(e["tokens_after"] <= 4096 // 2 for e in compactions), compactions
-    assert len(compactions) <= len(reads) // 3, f"{len(compactions)} compactions in {len(reads)} turns"
+    cleared = [e for e in passes if e["method"] == "clear"]
+    summarised = [e for e in passes if e["method"] == "summary"]
+    assert cleared and out["clearings"] == len(cleared) and out["compactions"] == len(summarised) == summary_calls
+    assert summary_calls <= len(reads) // 6, f"{summary_calls} summary calls in {len(reads)} turns"
+    assert all(e["tokens_after"] <= 4096 // 2 for e in summarised), summarised
+    assert all(e["tokens_after"] < e["tokens_before"] for e in passes)
+    # What the server was sent: old results are the note, the newest is whole, every call answered.
+    for body in bodies:
+        tool_messages = [m for m in body["messages"] if m["role"] == "tool"]
+        if tool_messages:
+            assert tool_messages[-1]["content"] != CLEARED_NOTE
+        asked = {c["id"] for m in body["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []}
+        assert asked == {m["tool_call_id"] for m in tool_messages}
+    assert any(m.get("content") == CLEARED_NOTE for body in bodies for m in body["messages"])
 
 
 def test_a_sub_agent_starts_from_a_clean_context_with_its_own_turn_limit(shop: Path) -> None:

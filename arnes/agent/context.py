@@ -1,22 +1,28 @@
-"""Keep the context window healthy: measure it, and compact before a request would overflow it.
+"""Keep the context window healthy: measure it, and make room before a request would overflow it.
 
-Compaction keeps the original task, the most recent turns and every tool call together with its
-result (a pair is never split). Older turns become a summary the model writes in a separate call
-without tools; when it cannot, whole old pairs are dropped instead.
+Room is made in two steps, the cheap one first.
 
-How often a small window compacts is set by its geometry, not by this code. A compaction leaves
+1. **Clearing** (no model call): the content of old tool results, oldest first, becomes a one-line
+   note naming the call, until the conversation is back near half the budget. Every call keeps its
+   result block (pairs are never split), the model's own words stay, and the newest results, which
+   it has not read yet, are never cleared. The change is at the tail of what a local server has
+   cached, so its prefix cache re-reads a few hundred tokens, not the whole window.
+2. **Compaction**, when clearing cannot free enough: the original task, the most recent turns and
+   their pairs stay; older turns become a summary the model writes in a separate call without
+   tools (an extra request, seconds on a local model, and with one server slot it evicts the
+   session's cached prefix); when it cannot, whole old pairs are dropped instead.
+
+How often a small window must make room is set by its geometry, not by this code. After a pass
 the fixed part F (system prompt and tool schemas), the head H (task, session context, summary) and
-the newest unit U (the call and its result, which the model has not read yet, so it stays); then
-each turn adds one unit, and the next compaction comes when the request would pass THRESHOLD of
-the window W. So at most n = (THRESHOLD*W - F - H) / U requests fit between two compactions.
-For W = 4096, F ~ 1,120 (the tool schemas, brief in a small window), H ~ 170 (with the skills
-listing) and a 2 kB read U ~ 650 tokens: n = (3,276 - 1,290) / 650 = 3.05, a compaction every 3
-turns, the window ~48 % full after each; a few tokens more in H and it is every 2 (the summary's
-header is kept short for that reason). Every 5 turns would need F + H + 5U ~ 4,660 tokens, more
-than the whole 4,096 window even with no room for the reply: unreachable for any trigger while
-the unread result stays. A newest result
-too large for the budget on its own is cut (with a note) to the share a compaction keeps, not to
-the brim, or every following turn would compact again.
+the newest unit U (the call and its unread result) stay; each turn adds one unit, and the next pass
+comes when the request would pass THRESHOLD of the window W. So at most n = (THRESHOLD*W - F - H)
+/ U requests fit between two passes. For W = 4096, F ~ 1,120, H ~ 170 and a 2 kB read U ~ 650
+tokens: n = (3,276 - 1,290) / 650 = 3.05. Five turns would need F + H + 5U ~ 4,540 tokens, more
+than the whole window, for any trigger. What clearing changes is the price of a pass: a cleared
+pair costs ~70 tokens instead of ~650, so about ten clearings fit before a summary is needed, and a
+4k window writes a summary every ~20 turns instead of every 3 (`bench/bench_longrun.py compaction`).
+A newest result too large for the budget on its own is cut (with a note) to the share a compaction
+keeps, not to the brim, or every following turn would compact again.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from arnes.messages import Message, TextBlock, ToolResultBlock, ToolSpec, estimate_tokens
+from arnes.messages import Block, Message, TextBlock, ToolResultBlock, ToolSpec, estimate_tokens
 
 THRESHOLD = 0.8  # compact before a request passes this share of the window
 RECENT_SHARE = 0.35  # how much of the window the kept recent turns may fill
@@ -36,6 +42,8 @@ SUMMARY_PROMPT = (
 )
 SUMMARY_HEADER = "[Summary of earlier turns]"  # short: a 4k window compacts every 3 turns or every 2 by a few tokens
 DROPPED_NOTE = "[{n} earlier messages were dropped to fit the context window; re-read files if you need them]"
+CLEARED_NOTE = "[result cleared to save room; make the call again to see it]"  # the call is just above it
+CLEAR_MIN_CHARS = 400  # a shorter result is not worth a change to the conversation's cached prefix
 
 Summarise = Callable[[str], str]
 
@@ -56,8 +64,8 @@ def fixed_tokens(system: str, tools: Sequence[ToolSpec]) -> int:
 @dataclass
 class Compaction:
     messages: list[Message]
-    method: str  # "summary" | "drop"
-    removed: int  # messages replaced or dropped
+    method: str  # "clear" | "summary" | "drop" | "trim"
+    removed: int  # results cleared, or messages replaced or dropped
 
 
 def units(messages: Sequence[Message]) -> list[list[Message]]:
@@ -119,6 +127,46 @@ def compact(
         trimmed = _trim_last(result, budget, recent_budget)
         result = trimmed.messages if trimmed else result
     return Compaction(result, method, removed)
+
+
+def clear_results(messages: list[Message], budget: int) -> Compaction | None:
+    """Make room without a model call: clear old tool results, oldest first, down to the share a
+    compaction keeps. None when that leaves no room for one more turn like the newest, so that a
+    compaction is needed instead.
+
+    The task and the newest unit (its results are unread) are never touched; each cleared result
+    keeps its block and its call id, so the pair stays whole.
+    """
+    target = max(1, int(budget * RECENT_SHARE / THRESHOLD))
+    groups = units(messages[1:]) if messages else []
+    if len(groups) < 2:
+        return None
+    out = list(messages)
+    size, cleared = message_tokens(out), 0
+    last = len(messages) - len(groups[-1])  # the newest unit starts here
+    for i in range(1, last):
+        if size <= target:
+            break
+        message = out[i]
+        if message.role != "user" or not any(_clearable(b) for b in message.content):
+            continue
+        blocks: list[Block] = []
+        for block in message.content:
+            if isinstance(block, ToolResultBlock) and _clearable(block):
+                block = ToolResultBlock(block.tool_call_id, CLEARED_NOTE, block.is_error)
+                cleared += 1
+            blocks.append(block)
+        out[i] = Message(message.role, blocks)
+        size += out[i].tokens - message.tokens
+    if not cleared or size + message_tokens(groups[-1]) > budget:  # not even one more turn like the last
+        return None
+    return Compaction(out, "clear", cleared)
+
+
+def _clearable(block: Block) -> bool:
+    return (
+        isinstance(block, ToolResultBlock) and len(block.content) >= CLEAR_MIN_CHARS and block.content != CLEARED_NOTE
+    )
 
 
 def _task_blocks(task: Message) -> list[TextBlock]:

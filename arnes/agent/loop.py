@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arnes.agent.context import THRESHOLD, compact, fixed_tokens, message_tokens
+from arnes.agent.context import THRESHOLD, clear_results, compact, fixed_tokens, message_tokens
 from arnes.agent.events import (
     CompactionEvent,
     MessageEvent,
@@ -69,7 +69,8 @@ class RunResult:
     denials: list[dict[str, str]] = field(default_factory=list)
     error: str | None = None
     limit: str | None = None
-    compactions: int = 0
+    compactions: int = 0  # a summary or dropped turns: an extra model call or lost words
+    clearings: int = 0  # old tool results cleared, no model call
     verified: bool | None = None  # None: no verify command; else how the last round ended
     verify_rounds: int = 0
     unreachable: bool = False  # the error was that no model answered at all
@@ -326,7 +327,7 @@ class Agent:
         return self._calibrated(fixed + message_tokens(self.messages))
 
     def _fit(self, fixed: int, force: bool = False, trigger: str = "auto") -> None:
-        """Compact before a request would pass ~80% of the window."""
+        """Make room before a request would pass ~80% of the window: clear old results, else compact."""
         s = self.s
         limit = int(s.context_window * THRESHOLD)
         scale = self._calibrated(1000) / 1000
@@ -334,13 +335,18 @@ class Agent:
         if before <= limit and not force:
             return
         budget = max(1, int(limit / scale) - fixed)
-        self.hooks.pre_compact(trigger)
-        done = compact(self.messages, budget, s.summarise, force=force)
+        done = clear_results(self.messages, budget) if trigger == "auto" else None  # no model call
+        if done is None:
+            self.hooks.pre_compact(trigger)
+            done = compact(self.messages, budget, s.summarise, force=force)
         if done is None:
             return
         self.messages = done.messages
         self._known = None
-        self.result.compactions += 1
+        if done.method == "clear":
+            self.result.clearings += 1
+        else:
+            self.result.compactions += 1
         self.guard.forget()
         after = self._measure(fixed)
         s.bus.emit(CompactionEvent(before, after, done.method, done.removed, [m.to_json() for m in self.messages]))

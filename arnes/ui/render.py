@@ -138,9 +138,13 @@ class TerminalRenderer:
             self._checker(event)
         elif isinstance(event, CompactionEvent):
             self._ctx_shown = 0
+            what = (
+                f"context made room: {event.removed} old tool results cleared"
+                if event.method == "clear"
+                else f"context compacted ({event.method})"
+            )
             c.print(
-                f"context compacted ({event.method}): {human_tokens(event.tokens_before)} -> "
-                f"{human_tokens(event.tokens_after)} tokens",
+                f"{what}: {human_tokens(event.tokens_before)} -> {human_tokens(event.tokens_after)} tokens",
                 style="magenta",
                 markup=False,
             )
