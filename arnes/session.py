@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Literal
 from arnes.agent.budget import Budget
 from arnes.agent.context import SUMMARY_PROMPT
 from arnes.agent.events import Event, EventBus, Nested, Notice
+from arnes.agent.listing import visible_files
+from arnes.agent.named import named_files
 from arnes.agent.prompt import session_context, system_prompt
 from arnes.extensions.skill_scope import ActiveSkills
 from arnes.extensions.skills import SkillCatalog, SkillLoader
@@ -342,6 +344,14 @@ class Session:
                 self._noted.add(note)
                 self.bus.emit(Notice("warning", f"warning: {note}"))
         return text
+
+    def task_files(self, task: str) -> str:
+        """The content of the files `task` names and the session has not seen, marked as read."""
+        names = visible_files(self.host.root, self.host.rules)
+        shown = named_files(self.host, task, names, self.context_window, set(self.ctx.files.seen()))
+        for real, data, st in shown.files:
+            self.ctx.files.record_read(real, data, st)
+        return shown.text
 
 
 def _forward(parent: EventBus, call_id: str) -> Callable[[Event], None]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from arnes.agent.context import CLEARED_NOTE
+from arnes.agent.named import HEADER as NAMED_HEADER
 from arnes.agent.trace import read_trace
 from tests.conftest import run_arnes
 from tests.fakes.llm_server import FakeLLMServer
@@ -331,7 +332,9 @@ def test_a_sub_agent_starts_from_a_clean_context_with_its_own_turn_limit(shop: P
         bodies = [body for _, body in server.requests]
     child_first = bodies[2]["messages"]
     assert [m["role"] for m in child_first] == ["system", "user"]  # nothing of the parent's conversation
-    assert child_first[1]["content"].endswith(f"is {shop}.\n\nCount the test methods in test_pricing.py.")
+    first = child_first[1]["content"]
+    assert f"is {shop}.\n\n{NAMED_HEADER}\n\ntest_pricing.py:\n     1\t" in first  # the file its task names
+    assert first.endswith("\n\nCount the test methods in test_pricing.py.")
     assert "Delegate" not in {t["function"]["name"] for t in bodies[2]["tools"]}
     assert run.code == 0, run.err
     outputs = json.loads(run.out)

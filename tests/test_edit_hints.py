@@ -76,23 +76,60 @@ TEXT_PY = "def title_case(text):\n    return text.title()\n"
 SLUGIFY_ONLY = "import re\n\n\ndef slugify(text):\n    return re.sub(r'\\W+', '-', text.lower()).strip('-')\n"
 
 
-def test_a_write_that_drops_the_files_definitions_is_refused_once(tmp_path: Path) -> None:
-    """add-function with Qwen2.5-Coder-1.5B: text.py was rewritten holding only the new slugify."""
-    (tmp_path / "text.py").write_text(TEXT_PY)
-    write = {"name": "Write", "input": {"file_path": "text.py", "content": SLUGIFY_ONLY}}
-    turns = [{"tool_calls": [{"name": "Read", "input": {"file_path": "text.py"}}]}, {"tool_calls": [write]}]
-    provider = ScriptProvider.from_turns([*turns, {"tool_calls": [write]}, {"text": "done"}])
-    agent = Agent(Session(workspace=tmp_path, provider=provider, mode="acceptEdits"))
-    agent.run("add slugify to text.py")
+def _writes(tmp_path: Path, name: str, before: str, *writes: str) -> list[ToolResultBlock]:
+    (tmp_path / name).write_text(before)
+    calls = [{"tool_calls": [{"name": "Write", "input": {"file_path": name, "content": c}}]} for c in writes]
+    turns = [{"tool_calls": [{"name": "Read", "input": {"file_path": name}}]}, *calls, {"text": "done"}]
+    agent = Agent(Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits"))
+    agent.run("go")
+    return [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
+
+
+def test_a_write_of_only_new_text_is_added_at_the_end_and_its_repeat_changes_nothing(tmp_path: Path) -> None:
+    """add-function with Qwen2.5-Coder-1.5B: text.py was rewritten holding only the new slugify,
+    and told to Edit instead it gave up. Adding the new text loses nothing; the repeat it sends
+    word for word must not then drop title_case after all."""
+    results = _writes(tmp_path, "text.py", TEXT_PY, SLUGIFY_ONLY, SLUGIFY_ONLY)
+    assert not results[1].is_error and results[1].content.startswith("Added your text at the end of text.py")
+    assert results[2].content.startswith("No change: this text was already added at the end of text.py")
+    assert (tmp_path / "text.py").read_text() == TEXT_PY + "\n\n" + SLUGIFY_ONLY
+
+
+def test_a_rewrite_that_keeps_some_lines_but_drops_the_names_is_refused_once(tmp_path: Path) -> None:
+    """A real rewrite (it shares lines with the file) is the model's decision, after one warning."""
+    before = "def calc_total(items):\n    return sum(item.price for item in items)\n"
+    after = "def order_total(items):\n    return sum(item.price for item in items)\n"
+    results = _writes(tmp_path, "shop.py", before, after, after)
+    assert results[1].is_error and "drop calc_total" in results[1].content
+    assert results[2].content.startswith("Overwrote shop.py")
+    assert (tmp_path / "shop.py").read_text() == after
+
+
+def test_an_edit_with_an_empty_old_string_adds_at_the_end(tmp_path: Path) -> None:
+    """docs-section: `old_string: ""` and the new section; the model meant "insert it"."""
+    (tmp_path / "README.md").write_text("# app\n\nA small app.\n")
+    edit = {"file_path": "README.md", "old_string": "", "new_string": "## Usage\n\nRun `python app.py --help`.\n"}
+    turns = [{"tool_calls": [{"name": "Read", "input": {"file_path": "README.md"}}]},
+             {"tool_calls": [{"name": "Edit", "input": edit}]}, {"text": "done"}]  # fmt: skip
+    agent = Agent(Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits"))
+    agent.run("add a usage section")
     results = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
     assert (
-        results[1].is_error
-        and "drop title_case" in results[1].content
-        and "send exactly this tool call" in results[1].content
+        results[1].content
+        == "Added new_string at the end of README.md (old_string was empty, so nothing was replaced)."
     )
-    # Asked for again, it is the model's decision: the warning is not a wall.
-    assert results[2].content.startswith("Overwrote text.py")
-    assert (tmp_path / "text.py").read_text() == SLUGIFY_ONLY
+    assert (tmp_path / "README.md").read_text() == "# app\n\nA small app.\n\n## Usage\n\nRun `python app.py --help`.\n"
+
+
+def test_the_approval_shows_the_append_that_will_be_made(tmp_path: Path) -> None:
+    from arnes.tools.base import ToolContext
+    from arnes.tools.files import Write, WriteArgs
+
+    (tmp_path / "README.md").write_text("# app\n\nA small app.\n")
+    ctx = ToolContext(workspace=tmp_path)
+    ctx.files.record(tmp_path / "README.md")
+    diff = Write().preview(WriteArgs(file_path="README.md", content="## Usage\nRun it.\n"), ctx)
+    assert diff is not None and "+## Usage" in diff and "-# app" not in diff
 
 
 @pytest.mark.parametrize(

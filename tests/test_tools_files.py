@@ -246,7 +246,7 @@ def test_a_refused_write_shows_a_long_file_only_up_to_the_cap(tmp_path: Path) ->
     ctx = ToolContext(tmp_path, max_output_chars=2000)
     (tmp_path / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 1001)))
     with pytest.raises(ToolError) as err:
-        edit(ctx, "long.txt", "line 999", "x")
+        edit(ctx, "long.txt", "LINE 999", "x")  # not in the file as written: the guard shows the file
     msg = str(err.value)
     assert "     1\tline 1\n" in msg and "\tline 999" not in msg and len(msg) < 2000
     shown = msg.count("\tline ")
@@ -461,15 +461,37 @@ def test_write_preview_is_a_diff(ctx: ToolContext) -> None:
 # --------------------------------------------------------------------------------------------- Edit
 
 
-def test_edit_needs_a_prior_read_and_the_refusal_shows_the_file(ctx: ToolContext) -> None:
+def test_an_edit_of_an_unread_file_needs_an_exact_match_and_the_refusal_shows_the_file(ctx: ToolContext) -> None:
     path = ctx.workspace / "a.py"
     path.write_text("x = 1\n")
     with pytest.raises(ToolError, match=r"^a\.py has not been read yet, so this Edit was not made\.") as err:
-        edit(ctx, "a.py", "x = 1", "x = 2")
+        edit(ctx, "a.py", "x  =  1", "x = 2")  # a near match is a guess about a file it has not seen
     assert str(err.value).endswith("call Edit again, based on this content.\n     1\tx = 1")
     assert path.read_text() == "x = 1\n"
     assert edit(ctx, "a.py", "x = 1", "x = 2") == "Edited a.py: replaced 1 occurrence."
     assert path.read_text() == "x = 2\n"
+
+
+def test_an_exact_edit_of_an_unread_file_is_made_and_shows_the_file(ctx: ToolContext) -> None:
+    """rename with Qwen2.5-Coder-1.5B: its one right call, refused for the missing Read, was never sent again."""
+    path = ctx.workspace / "totals.py"
+    path.write_text("def calc_total(prices):\n    return round(sum(prices), 2)\n")
+    done = edit(ctx, "totals.py", "calc_total", "order_total")
+    assert done == (
+        "Edited totals.py: replaced 1 occurrence. It had not been read; its content now (it counts as read):\n"
+        "     1\tdef order_total(prices):\n     2\t    return round(sum(prices), 2)"
+    )
+    assert edit(ctx, "totals.py", "2)", "3)") == "Edited totals.py: replaced 1 occurrence."  # counts as read
+
+
+def test_an_unread_file_changed_since_a_read_or_hidden_is_still_refused(ctx: ToolContext) -> None:
+    path = ctx.workspace / "a.py"
+    path.write_text("x = 1\n")
+    read(ctx, "a.py")
+    path.write_text("x = 1\ny = 2\n")  # someone else's change since the Read
+    with pytest.raises(ToolError, match="was modified since it was last read"):
+        edit(ctx, "a.py", "x = 1", "x = 3")
+    assert path.read_text() == "x = 1\ny = 2\n"
 
 
 def test_edit_replaces_a_unique_string(ctx: ToolContext) -> None:
@@ -610,11 +632,11 @@ def test_edit_same_strings_refused(ctx: ToolContext) -> None:
         edit(ctx, "a.py", "x = 1", "x = 1")
 
 
-def test_edit_empty_old_string_refused(ctx: ToolContext) -> None:
+def test_edit_with_an_empty_old_string_adds_at_the_end_and_loses_nothing(ctx: ToolContext) -> None:
     (ctx.workspace / "a.py").write_text("x = 1\n")
     read(ctx, "a.py")
-    with pytest.raises(ToolError, match=r"old_string is empty\. To write a whole file, use Write\."):
-        edit(ctx, "a.py", "", "y = 2\n")
+    assert edit(ctx, "a.py", "", "y = 2\n").startswith("Added new_string at the end of a.py")
+    assert (ctx.workspace / "a.py").read_text() == "x = 1\n\n\ny = 2\n"
 
 
 def test_edit_keeps_the_mode(ctx: ToolContext) -> None:

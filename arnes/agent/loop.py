@@ -138,7 +138,12 @@ class Agent:
         if blocked is not None:  # not sent: the model never sees it
             r.stop_reason, r.error = "error", f"a UserPromptSubmit hook blocked the prompt: {blocked}"
             return r
-        said: list[Block] = [TextBlock(task), *(TextBlock(c) for c in [*self._hook_context, *context])]
+        named = s.task_files(task)  # the files the task names, shown with it (agent/named.py)
+        said: list[Block] = [
+            *([TextBlock(named)] if named else []),
+            TextBlock(task),
+            *(TextBlock(c) for c in [*self._hook_context, *context]),
+        ]
         self._hook_context = []
         if not self.messages:  # the session's context leads its first message: the system prompt stays fixed
             self._append(Message("user", [TextBlock(s.context()), *said]))

@@ -52,11 +52,16 @@ class HostFiles:
 
     def read(self, rel: str, limit: int | None = None) -> bytes | None:
         """The file's bytes; None when there is none. Refused: a link out, a rule, not a file."""
+        found = self.read_stat(rel, limit)
+        return None if found is None else found[0]
+
+    def read_stat(self, rel: str, limit: int | None = None) -> tuple[bytes, os.stat_result] | None:
+        """`read`, with the stat of the very file the bytes came from (for a read-before-edit snapshot)."""
         path, real = self._judged(rel)
         if self.rules is not None and self.rules.hidden("Read", path):
             raise Refused(errno.EACCES, f"{rel} is covered by a deny or ask rule for Read, so arnes does not read it")
         try:
-            return read_regular(real, limit)[0]
+            return read_regular(real, limit)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
         except NotRegularFile as exc:

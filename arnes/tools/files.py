@@ -232,7 +232,8 @@ class Write(BaseTool[WriteArgs]):
     def preview(self, args: WriteArgs, ctx: ToolContext) -> str | None:
         path = ctx.path(args.file_path)
         before, after = self._new_text(args, path)
-        return unified_diff(before, after, ctx.display(path))
+        appended = _as_append(ctx, path, before, after)  # what run() will write instead: the diff shows it
+        return unified_diff(before, appended or after, ctx.display(path))
 
     def run(self, args: WriteArgs, ctx: ToolContext) -> str:
         path = ctx.path(args.file_path)
@@ -243,6 +244,20 @@ class Write(BaseTool[WriteArgs]):
         if existed:
             guard_write(ctx, path, shown, "Write")
         before, content = self._new_text(args, path, ctx.real_of(path))
+        if existed and ctx.files.was_refused(path, APPENDED + content):
+            return f"No change: this text was already added at the end of {shown}."
+        appended = _as_append(ctx, path, before, content)
+        if appended is not None:
+            ctx.files.warn_once(path, "dropped")
+            ctx.changes.before_write(path, ctx.real_of(path))
+            atomic_write(path, appended.encode("utf-8"), ctx.real_of(path))
+            ctx.files.record(path)
+            ctx.files.note_refused(path, APPENDED + content)
+            ctx.files.hold_write(None)
+            kept = before.count("\n") + (0 if before.endswith("\n") else 1)
+            # No advice here: a small model takes any "if ... Edit ..." as its next step (it deleted
+            # the section it had just added). A model that meant to replace the file sees it was not.
+            return f"Added your text at the end of {shown}, below its {kept} earlier lines, which were kept."
         gone = dropped_names(before, content, path.suffix) if existed else []
         if gone and ctx.files.warn_once(path, "dropped"):
             names = ", ".join(gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
@@ -273,6 +288,38 @@ class Write(BaseTool[WriteArgs]):
         copied = without_read_numbers(args.content) is not None
         note = " (every line carried Read's line-number prefix; they were removed)" if copied else ""
         return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines){note}."
+
+
+APPEND_NOTE = "old_string was empty, so nothing was replaced"
+APPENDED = "appended:"  # the key under which an appended Write is remembered, so its repeat changes nothing
+
+
+def _as_append(ctx: ToolContext, path: Path, before: str, content: str) -> str | None:
+    """The file with `content` added at its end, when a Write would replace it with only new text.
+
+    Small models add a section or a function by Writing the new part alone (docs-section: only
+    `## Usage`, dropping `# app`; add-function: only slugify), and told to Edit instead they
+    gave up. When the Write shares no line with the file and drops most of its names, adding it
+    at the end loses nothing and is what was meant; a rewrite that keeps some of the file's lines
+    is a real rewrite, refused once with the names it drops. Only the first such Write of a file
+    in the session is turned round, and only after the file was read (else the guard shows it).
+    """
+    if not before.strip() or ctx.files.unwritable(path) is not None or not ctx.files.fresh(path, "dropped"):
+        return None
+    if not dropped_names(before, content, path.suffix) or _shares_a_line(before, content):
+        return None
+    gap = "\n\n\n" if path.suffix.lower() in (".py", ".pyi") else "\n\n"
+    newline = "\r\n" if "\r\n" in before else "\n"
+    return before.rstrip("\r\n") + gap.replace("\n", newline) + content.strip("\r\n") + newline
+
+
+def _shares_a_line(before: str, content: str) -> bool:
+    """Whether a line with some substance (four letters or digits) is in both texts."""
+
+    def lines(text: str) -> set[str]:
+        return {line.strip() for line in text.splitlines() if sum(c.isalnum() for c in line) >= 4}
+
+    return bool(lines(before) & lines(content))
 
 
 def appending_edit(before: str, content: str, shown: str, suffix: str) -> str | None:
@@ -351,11 +398,44 @@ class Edit(BaseTool[EditArgs]):
         new = args.new_string.replace("\r\n", "\n")
         if old == new:
             raise ToolError("old_string and new_string are the same; there is nothing to change.")
-        if not old:
-            raise ToolError("old_string is empty. To write a whole file, use Write.")
-        done = replace(text, old, new, args.replace_all, shown, again=again)
+        if not old:  # small models mean "insert": adding at the end loses nothing (docs-section)
+            if not text.strip():
+                done = Replacement(new, 1, "the file was empty")
+            else:
+                gap = "\n\n\n" if path.suffix.lower() in (".py", ".pyi") else "\n\n"
+                done = Replacement(text.rstrip("\n") + gap + new.strip("\n") + "\n", 1, APPEND_NOTE)
+        else:
+            done = replace(text, old, new, args.replace_all, shown, again=again)
         updated = done.updated.replace("\n", "\r\n") if newline == "\r\n" else done.updated
         return original, updated, done
+
+    def _exact_on_unread(self, args: EditArgs, path: Path, shown: str, ctx: ToolContext) -> str | None:
+        """An Edit of a file not read yet whose old_string is in it exactly (once, or replace_all):
+        made, and the file shown after it, so it now counts as read. None: the guard decides.
+
+        Read-before-edit keeps a model from editing blind or over a change made since its Read.
+        With no Read there is no "since", and an exact match is not blind about the part it
+        changes; refused, small models lost their one right call (rename: `calc_total` ->
+        `order_total` in the one file that has it) and never sent it again. A near match, or a
+        file changed since a Read, still goes through the guard.
+        """
+        if ctx.files.unwritable(path) != "unread" or not args.old_string:
+            return None
+        if not is_inside(resolve_real(ctx.workspace), resolve_real(path)) or ctx.hidden("Read", path):
+            return None
+        try:
+            _, after, done = self._apply(args, path, shown, ctx.real_of(path))
+        except ToolError:
+            return None
+        if done.note:
+            return None
+        ctx.changes.before_write(path, ctx.real_of(path))
+        atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
+        ctx.files.record(path)
+        what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
+        lines = split_lines(after)
+        body = numbered(lines[:200]) + (f"\n... ({len(lines) - 200} more lines)" if len(lines) > 200 else "")
+        return f"Edited {shown}: replaced {what}. It had not been read; its content now (it counts as read):\n{body}"
 
     def preview(self, args: EditArgs, ctx: ToolContext) -> str | None:
         path = ctx.path(args.file_path)
@@ -375,6 +455,9 @@ class Edit(BaseTool[EditArgs]):
             hint = nearest_files(ctx, path)
             raise ToolError(f"File does not exist: {shown}.{hint} Edit changes an existing file: give its real path.")
         call = args.model_dump_json()
+        unread_but_exact = self._exact_on_unread(args, path, shown, ctx)
+        if unread_but_exact is not None:
+            return unread_but_exact
         guard_write(ctx, path, shown, "Edit", call)
         again = ctx.files.was_refused(path, call)
         try:
@@ -391,6 +474,8 @@ class Edit(BaseTool[EditArgs]):
         atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
         ctx.files.note_refused(path, "")  # a refusal before this edit says nothing about the next one
+        if done.note == APPEND_NOTE:
+            return f"Added new_string at the end of {shown} ({APPEND_NOTE})."
         what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
         note = f" ({done.note}; check the result)" if done.note else ""
         return f"Edited {shown}: replaced {what}{note}."

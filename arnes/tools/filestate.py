@@ -68,6 +68,11 @@ class FileStateCache:
             self._warned.add((key, what))
             return True
 
+    def fresh(self, path: Path, what: str) -> bool:
+        """Whether `what` has not been said about this file yet (warn_once, without saying it)."""
+        with self._lock:
+            return (Path(os.path.realpath(path)), what) not in self._warned
+
     def was_refused(self, path: Path, call: str) -> bool:
         with self._lock:
             return self._refused.get(Path(os.path.realpath(path))) == call

@@ -1,0 +1,82 @@
+"""The files a task names, shown with it: the first edit is then made on what is really there.
+
+Given "fix `page()` in paging.py", a small model's first call is an Edit of a line it imagines
+(`old_string: "page(items, number, size)"`); the refusal shows the file, and it repeats the
+imagined line. With the named file's content beside the task, as Read would show it, its first
+call can copy a real line. aider adds the files a request names to the chat for the same reason.
+
+Only what a Read would show without asking: files of the workspace's listing (so `.gitignore`,
+links out and Read deny or ask rules already keep theirs out), read through HostFiles, small,
+within a share of the window. A file shown here counts as read, as after a Read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from arnes.host.files import HostFiles, Refused
+from arnes.tools.files import split_lines
+from arnes.tools.readformat import numbered
+
+FILE_CAP = 8_000  # characters: a larger file is named, not shown (Read it)
+SHARE = 0.12  # of the window, in characters at 4 a token, for all the files of one task
+HEADER = "The files this task names, as Read shows them (they count as read: Edit them directly):"
+
+
+@dataclass(frozen=True)
+class Shown:
+    text: str  # "" when no file was shown
+    files: list[tuple[Path, bytes, os.stat_result]]  # what was shown, for the read-before-edit snapshots
+
+
+def mentioned(task: str, names: list[str]) -> list[str]:
+    """The workspace files (relative paths) the task names, by path or by a name only one file has."""
+    by_base: dict[str, list[str]] = {}
+    for name in names:
+        by_base.setdefault(name.rsplit("/", 1)[-1], []).append(name)
+    found: list[str] = []
+    for name in names:
+        base = name.rsplit("/", 1)[-1]
+        words = [name] + ([base] if by_base[base] == [name] and base != name else [])
+        if any(_names(task, word) for word in words):
+            found.append(name)
+    return found
+
+
+def _names(task: str, word: str) -> bool:
+    """`word` stands in the task as a name of its own: not inside a longer name or path."""
+    return re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", task) is not None
+
+
+def named_files(files: HostFiles, task: str, names: list[str], window: int, seen: set[Path]) -> Shown:
+    """The named files' numbered content, smallest budget first, none already seen."""
+    budget = int(window * 4 * SHARE)
+    parts: list[str] = []
+    shown: list[tuple[Path, bytes, os.stat_result]] = []
+    for rel in mentioned(task, names):
+        try:
+            found = files.read_stat(rel, FILE_CAP + 1)
+        except (Refused, OSError):
+            continue
+        if found is None:
+            continue
+        data, st = found
+        real = Path(os.path.realpath(files.root / rel))
+        if real in seen or len(data) > FILE_CAP or b"\0" in data[:8192]:
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        lines = split_lines(text)
+        body = numbered(lines) if lines else "(the file is empty)"
+        block = f"{rel}:\n{body}"
+        if len(block) > budget:
+            continue
+        budget -= len(block)
+        parts.append(block)
+        shown.append((real, data, st))
+    return Shown(f"{HEADER}\n\n" + "\n\n".join(parts) if parts else "", shown)

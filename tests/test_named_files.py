@@ -1,0 +1,92 @@
+"""The files a task names are shown with it, as Read would show them, and count as read."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from arnes.agent.loop import Agent
+from arnes.agent.named import HEADER, mentioned
+from arnes.llm.script import ScriptProvider
+from arnes.session import Session
+from tests.conftest import run_arnes
+from tests.fakes.llm_server import FakeLLMServer
+
+KEYS = {"OPENAI_API_KEY": "test"}
+PAGING = "def page(items, number, size):\n    start = (number - 1) * size + 1\n    return items[start : start + size]\n"
+
+
+def test_a_file_counts_as_named_by_its_path_or_by_a_name_only_it_has() -> None:
+    names = ["paging.py", "src/app.py", "a/util.py", "b/util.py", "mytext.py", "text.py"]
+    assert mentioned("Fix page() in paging.py.", names) == ["paging.py"]
+    assert mentioned("see app.py, then src/app.py", names) == ["src/app.py"]
+    assert mentioned("util.py is broken", names) == []  # two files have that name: which one is unsaid
+    assert mentioned("a/util.py is broken", names) == ["a/util.py"]
+    assert mentioned("Add slugify to text.py: lower-case", names) == ["text.py"]  # not mytext.py
+    assert mentioned("text.pyc and text.py_old and pretext.py", names) == []
+
+
+def first_user_message(body: dict[str, object]) -> str:
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    return str(next(m["content"] for m in messages if m["role"] == "user"))
+
+
+def test_the_named_file_is_shown_and_its_first_edit_needs_no_read(tmp_path: Path) -> None:
+    (tmp_path / "paging.py").write_text(PAGING)
+    (tmp_path / "other.py").write_text("SECRET_OF_OTHER = 1\n")
+    edit = {"file_path": "paging.py", "old_string": "* size + 1", "new_string": "* size"}
+    turns = [{"tool_calls": [{"name": "Edit", "input": edit}]}, {"text": "Fixed."}]
+    with FakeLLMServer(turns) as server:
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "-w", str(tmp_path),
+                        "--permission-mode", "acceptEdits", "--output-format", "json",
+                        "page() in paging.py skips the first item. Fix it.", env=KEYS)  # fmt: skip
+        bodies = [body for _, body in server.requests]
+    assert run.code == 0, run.err
+    first = first_user_message(bodies[0])
+    assert f"{HEADER}\n\npaging.py:\n     1\tdef page(items, number, size):\n     2\t    start = " in first
+    assert first.endswith("page() in paging.py skips the first item. Fix it.")
+    assert "SECRET_OF_OTHER" not in first  # only what the task names
+    assert (tmp_path / "paging.py").read_text() == PAGING.replace("* size + 1", "* size")
+    results = [m for m in bodies[1]["messages"] if m["role"] == "tool"]
+    assert "has not been read" not in results[0]["content"]
+
+
+def test_what_a_read_would_not_show_is_not_shown(tmp_path: Path) -> None:
+    """A rule, .gitignore, a link out, a large file: named in the task, still not in the prompt."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("OUTSIDE_MARKER\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".gitignore").write_text("ignored.txt\n")
+    (ws / "ignored.txt").write_text("IGNORED_MARKER\n")
+    (ws / "secret.txt").write_text("DENIED_MARKER\n")
+    (ws / "big.py").write_text("BIG_MARKER = 1\n" * 2000)
+    os.symlink(outside, ws / "link.txt")
+    (ws / ".arnes").mkdir()
+    (ws / ".arnes" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read(secret.txt)"]}}))
+    task = "Look at ignored.txt, secret.txt, big.py and link.txt."
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "-w", str(ws), "--trust", task,
+                        env=KEYS)  # fmt: skip
+        first = first_user_message(server.requests[0][1])
+    assert run.code == 0, run.err
+    for marker in ("OUTSIDE_MARKER", "IGNORED_MARKER", "DENIED_MARKER", "BIG_MARKER"):
+        assert marker not in first, marker
+    assert HEADER not in first
+
+
+def test_a_file_already_seen_is_not_shown_again_for_a_later_task(tmp_path: Path) -> None:
+    """The REPL's second task names the file again: its content is in the conversation already."""
+    (tmp_path / "paging.py").write_text(PAGING)
+    provider = ScriptProvider.from_turns([{"text": "one"}, {"text": "two"}])
+    agent = Agent(Session(workspace=tmp_path, provider=provider))
+    agent.start()
+    try:
+        agent.turn("explain paging.py")
+        agent.turn("and paging.py once more")
+    finally:
+        agent.finish()
+    shown = [m.text.count("def page(items, number, size)") for m in agent.messages if m.role == "user"]
+    assert shown == [1, 0]
