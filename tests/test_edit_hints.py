@@ -36,13 +36,14 @@ def _edit_twice(tmp_path: Path, text: str, old: str, new: str) -> tuple[list[Too
     return results, (tmp_path / "pricing.py").read_text()
 
 
-def test_the_same_edit_after_the_file_was_shown_makes_its_one_change_on_the_closest_line(tmp_path: Path) -> None:
-    """Qwen2.5-Coder-1.5B on the discount task: `discount = 10` -> `discount = 15`, refused (not
-    read, the file shown), then the very same Edit: the change it means, 10 -> 15, is made on
-    `DISCOUNT_RATE = 0.10`, the one closest line, and the result says so."""
+def test_an_edit_of_an_unread_file_makes_its_one_change_on_the_closest_line(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-1.5B on the discount task: `discount = 10` -> `discount = 15` for a file it
+    has not read. The change it means, 10 -> 15, is made on `DISCOUNT_RATE = 0.10`, the one
+    closest line, the result says so and shows the file; the repeat it sends changes nothing more."""
     results, after = _edit_twice(tmp_path, PRICING, "discount = 10", "discount = 15")
-    assert "has not been read yet" in results[0].content
-    assert not results[1].is_error and "'10' -> '15'" in results[1].content and "line 3" in results[1].content
+    assert not results[0].is_error and "'10' -> '15'" in results[0].content and "line 3" in results[0].content
+    assert "It had not been read; its content now" in results[0].content
+    assert results[1].is_error
     assert after == PRICING.replace("DISCOUNT_RATE = 0.10", "DISCOUNT_RATE = 0.15")
 
 
@@ -180,22 +181,26 @@ def test_a_readme_write_that_drops_its_heading_is_answered_with_the_edit_that_ap
     assert (tmp_path / "README.md").read_text().count("## Usage") == 1
 
 
-def test_a_json_file_written_as_yaml_is_refused_every_time_with_the_parsers_line(tmp_path: Path) -> None:
-    """config-file: `name: shop\nport: 8080` written to config.json and called done; the 1.5B model then
-    re-sent the same Write, which the "call it again" way out let through. Content that opens like no
-    JSON at all has no way out; a JSONC file (comments) keeps it."""
-    yaml = {"name": "Write", "input": {"file_path": "config.json", "content": "name: shop\nport: 8080\n"}}
+def test_a_json_file_written_as_yaml_is_shown_as_json_and_its_repeat_writes_that(tmp_path: Path) -> None:
+    """config-file: `name: shop\nport: 8080\ndebug: false` written to config.json; told it is not
+    JSON, the 1.5B model sent the same YAML again, twice. The refusal spells out the JSON it means;
+    the word-for-word repeat writes that JSON. Content that is neither JSON nor a YAML mapping has no
+    way out; a JSONC file (comments) keeps the "call it again" one."""
+    yaml = {"name": "Write", "input": {"file_path": "config.json", "content": "name: shop\nport: 8080\ndebug: false"}}
     good = {"name": "Write", "input": {"file_path": "c2.json", "content": '{"name": "shop"}'}}
+    prose = {"name": "Write", "input": {"file_path": "c3.json", "content": "the name is shop"}}
     jsonc = {"name": "Write", "input": {"file_path": "tsconfig.json", "content": '{\n  // strict\n  "a": 1\n}\n'}}
-    turns = [[yaml], [good], [yaml], [jsonc], [jsonc]]
+    turns = [[yaml], [good], [yaml], [prose], [prose], [jsonc], [jsonc]]
     results = _results(tmp_path, [{"tool_calls": calls} for calls in turns])
-    assert (
-        results[0].is_error
-        and "config.json would not be valid JSON (Expecting value at line 1 column 1)" in results[0].content
+    assert results[0].is_error and results[0].content.startswith(
+        "This Write was not made: config.json would not be valid JSON (Expecting value at line 1 column 1); "
+        'the content is YAML. As JSON it reads:\n{\n  "name": "shop",\n  "port": 8080,\n  "debug": false\n}\n'
     )
     assert results[1].content.startswith("Created c2.json")
-    assert results[2].is_error and not (tmp_path / "config.json").exists()
-    assert results[3].is_error and results[4].content.startswith("Created tsconfig.json")
+    assert results[2].content.startswith("Created config.json") and "written as the JSON" in results[2].content
+    assert json.loads((tmp_path / "config.json").read_text()) == {"name": "shop", "port": 8080, "debug": False}
+    assert results[3].is_error and results[4].is_error and not (tmp_path / "c3.json").exists()
+    assert results[5].is_error and results[6].content.startswith("Created tsconfig.json")
 
 
 def test_unknown_keys_are_dropped_with_a_note_when_the_call_is_valid_without_them(tmp_path: Path) -> None:

@@ -90,7 +90,9 @@ def test_a_near_copy_of_the_last_error_is_an_echo_and_a_claimed_change_that_did_
     answered "To make the change, call Edit again, based on this content."; after a refused Write,
     "I changed the content of README.md to include the `## Usage` section." with nothing changed."""
     (tmp_path / "pricing.py").write_text("RATE = 0.10\n")
-    edit = {"name": "Edit", "input": {"file_path": "pricing.py", "old_string": "rate = 10", "new_string": "rate = 15"}}
+    # Two changes in one: no clear place for them in a file not read yet, so it is refused and shown.
+    edit = {"name": "Edit", "input": {"file_path": "pricing.py", "old_string": "rate = 10 or 10",
+                                      "new_string": "rate = 15 or 15"}}  # fmt: skip
     echo = "To make the change, call Edit again, based on this content."
     claim = "I changed the content of pricing.py to use 15 %."
     agent, result = _run(tmp_path, [{"tool_calls": [edit]}, {"text": echo}, {"text": claim}, {"text": "ok"}])

@@ -92,13 +92,17 @@ def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, 
         return EMPTY
     if _FAKE_RESULT.search(stripped):
         return FAKE
-    if last_error and _echoes(stripped, last_error):
-        return ECHO
-    if can_write and not wrote and _FENCED.search(stripped):
+    code = can_write and not wrote and _FENCED.search(stripped) is not None
+    if code:  # a call that would make the change beats "you repeated the error" (which may show that code)
         call = edit_for(stripped, seen.files()) if seen is not None else None
         held = seen.held() if seen is not None and call is None else None
         call = call or (write_for(stripped, held) if held else None)
-        return CODE_CALL + call if call else CODE
+        if call:
+            return CODE_CALL + call
+    if last_error and _echoes(stripped, last_error):
+        return ECHO
+    if code:
+        return CODE
     if can_write and seen is not None and _CLAIM.search(stripped) and not seen.changed_any():
         return CLAIM
     return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import difflib
 import json
 import os
@@ -20,6 +21,7 @@ from arnes.tools.editmatch import Replacement, replace, without_read_numbers
 from arnes.tools.filestate import atomic_write, newline_of
 from arnes.tools.nearest import nearest_files
 from arnes.tools.readformat import MAX_LINE_CHARS, numbered
+from arnes.tools.renames import still_named
 
 DEFAULT_READ_LINES = 2000
 SMALL_FILE_LINES = 200  # a file shorter than this is shown whole when the model asks for a tiny part...
@@ -273,6 +275,15 @@ class Write(BaseTool[WriteArgs]):
                 f"has now. {how}If dropping them is really what the task needs, call this Write again."
             )
         broken = data_problem(content, path.suffix)
+        as_json = yaml_as_json(content) if broken and not_json_at_all(content, path.suffix) else None
+        if as_json is not None:
+            if ctx.files.warn_once(path, "yaml:" + content):
+                ctx.files.hold_write(path)
+                raise ToolError(
+                    f"This Write was not made: {shown} would not be valid {broken}; the content is YAML. "
+                    f"As JSON it reads:\n{as_json}Write that as the content."
+                )
+            content, broken = as_json, ""  # sent again word for word: what it meant, in the file's format
         if broken and (not_json_at_all(content, path.suffix) or ctx.files.warn_once(path, "syntax")):
             ctx.files.hold_write(path)
             raise ToolError(
@@ -280,6 +291,9 @@ class Write(BaseTool[WriteArgs]):
                 f"that format{_EXAMPLES.get(path.suffix.lower(), '')}. If the file really should hold "
                 "exactly this text, call this Write again."
             )
+        code = code_problem(before, content, path.suffix)
+        if code and ctx.files.warn_once(path, "code:" + content):  # the same Write again goes through
+            raise ToolError(f"This Write was not made: {shown} would not be valid {code}. {CODE_NOT_WORDS}")
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, content.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
@@ -287,10 +301,13 @@ class Write(BaseTool[WriteArgs]):
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         copied = without_read_numbers(args.content) is not None
         note = " (every line carried Read's line-number prefix; they were removed)" if copied else ""
+        if as_json is not None:
+            note = " (the content was YAML; it was written as the JSON shown before)"
         return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines){note}."
 
 
 APPEND_NOTE = "old_string was empty, so nothing was replaced"
+CODE_NOT_WORDS = "Send the change as code (statements, not a description of them), with the file's indentation."
 APPENDED = "appended:"  # the key under which an appended Write is remembered, so its repeat changes nothing
 
 
@@ -347,6 +364,21 @@ _EXAMPLES = {
 }
 
 
+def yaml_as_json(content: str) -> str | None:
+    """The JSON for content that is a YAML mapping or list (config-file with the 1.5B model:
+    `name: shop\nport: 8080\ndebug: false`, sent again word for word after being told it is not
+    JSON); None when it is not one, or holds what JSON cannot (dates)."""
+    import yaml  # pyyaml: already a dependency (extension front matter)
+
+    try:
+        value = yaml.safe_load(content)
+        if not isinstance(value, dict | list) or not value:
+            return None
+        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    except (yaml.YAMLError, TypeError, ValueError):
+        return None
+
+
 def not_json_at_all(content: str, suffix: str) -> bool:
     """A .json file whose content opens like no JSON dialect (not `{`, `[` or a JSONC comment):
     refused every time, with no "call it again" way out. The 1.5B model re-sent its YAML
@@ -374,6 +406,37 @@ def data_problem(content: str, suffix: str) -> str:
         except tomllib.TOMLDecodeError as exc:
             return f"TOML ({exc})"
     return ""
+
+
+def code_problem(before: str, after: str, suffix: str) -> str:
+    """ "Python (invalid syntax at line 2: `...`)" when `after` breaks a Python file that parsed
+    before (or is new), else "". Parsed only, never run.
+
+    fizzbuzz with Qwen2.5-Coder-1.5B: new_string was the task's own words after `return`
+    (`return 'Fizz' for multiples of 3, ...`), and the run ended calling it done. A file that
+    did not parse before is left alone: its grammar may be newer than this Python's.
+    """
+    if suffix.lower() not in (".py", ".pyi") or not after.strip():
+        return ""
+    if before.strip() and _python_error(before) is not None:
+        return ""
+    error = _python_error(after)
+    if error is None:
+        return ""
+    lines = after.split("\n")
+    where = error.lineno or 0
+    text = lines[where - 1].strip()[:120] if 0 < where <= len(lines) else ""
+    return f"Python ({error.msg} at line {where}: `{text}`)" if text else f"Python ({error.msg} at line {where})"
+
+
+def _python_error(text: str) -> SyntaxError | None:
+    try:
+        compile(text, "<edit>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, RecursionError, MemoryError):  # null bytes, nesting: not ours to judge
+        return None
+    return None
 
 
 class Edit(BaseTool[EditArgs]):
@@ -409,33 +472,38 @@ class Edit(BaseTool[EditArgs]):
         updated = done.updated.replace("\n", "\r\n") if newline == "\r\n" else done.updated
         return original, updated, done
 
-    def _exact_on_unread(self, args: EditArgs, path: Path, shown: str, ctx: ToolContext) -> str | None:
-        """An Edit of a file not read yet whose old_string is in it exactly (once, or replace_all):
-        made, and the file shown after it, so it now counts as read. None: the guard decides.
+    def _made_on_unread(self, args: EditArgs, path: Path, shown: str, ctx: ToolContext) -> str | None:
+        """An Edit of a file not read yet that resolves without a guess (old_string found once, or
+        the one small change it asks for has one clear place): made, and the file shown after it,
+        so it now counts as read. None: the guard refuses it and shows the file.
 
         Read-before-edit keeps a model from editing blind or over a change made since its Read.
-        With no Read there is no "since", and an exact match is not blind about the part it
-        changes; refused, small models lost their one right call (rename: `calc_total` ->
-        `order_total` in the one file that has it) and never sent it again. A near match, or a
-        file changed since a Read, still goes through the guard.
+        With no Read there is no "since", and the result shows the whole file, so nothing is
+        blind for long. Refused, small models lost their one right call and never sent it again
+        (rename: `calc_total` -> `order_total`; discount: `discount = 0.10` -> `0.15` for a file
+        saying `DISCOUNT_RATE = 0.10`, then only narrated). A file changed since its Read, an
+        old_string with no clear place, or an edit that breaks Python still goes to the guard.
         """
         if ctx.files.unwritable(path) != "unread" or not args.old_string:
             return None
         if not is_inside(resolve_real(ctx.workspace), resolve_real(path)) or ctx.hidden("Read", path):
             return None
         try:
-            _, after, done = self._apply(args, path, shown, ctx.real_of(path))
+            original, after, done = self._apply(args, path, shown, ctx.real_of(path), again=True)
         except ToolError:
             return None
-        if done.note:
+        if done.note == APPEND_NOTE or code_problem(original, after, path.suffix):
             return None
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
         what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
+        note = f" ({done.note}; check the result)" if done.note else ""
         lines = split_lines(after)
         body = numbered(lines[:200]) + (f"\n... ({len(lines) - 200} more lines)" if len(lines) > 200 else "")
-        return f"Edited {shown}: replaced {what}. It had not been read; its content now (it counts as read):\n{body}"
+        rest = still_named(ctx, args.old_string, args.new_string)
+        head = f"Edited {shown}: replaced {what}{note}. It had not been read; its content now (it counts as read)"
+        return f"{head}:\n{body}" + (f"\n{rest.strip()}" if rest else "")
 
     def preview(self, args: EditArgs, ctx: ToolContext) -> str | None:
         path = ctx.path(args.file_path)
@@ -455,13 +523,13 @@ class Edit(BaseTool[EditArgs]):
             hint = nearest_files(ctx, path)
             raise ToolError(f"File does not exist: {shown}.{hint} Edit changes an existing file: give its real path.")
         call = args.model_dump_json()
-        unread_but_exact = self._exact_on_unread(args, path, shown, ctx)
-        if unread_but_exact is not None:
-            return unread_but_exact
+        made = self._made_on_unread(args, path, shown, ctx)
+        if made is not None:
+            return made
         guard_write(ctx, path, shown, "Edit", call)
         again = ctx.files.was_refused(path, call)
         try:
-            _, after, done = self._apply(args, path, shown, ctx.real_of(path), again)
+            original, after, done = self._apply(args, path, shown, ctx.real_of(path), again)
         except ToolError as exc:
             if not again:
                 ctx.files.note_refused(path, call)
@@ -470,6 +538,9 @@ class Edit(BaseTool[EditArgs]):
                 f"This is the same Edit as the one refused above, so it changes nothing. old_string must be "
                 f"a part of {shown}'s current content, copied exactly (without the line numbers). {exc}"
             ) from None
+        code = code_problem(original, after, path.suffix)
+        if code and ctx.files.warn_once(path, "code:" + call):  # the same Edit again goes through
+            raise ToolError(f"This Edit was not made: {shown} would not be valid {code} after it. {CODE_NOT_WORDS}")
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
@@ -478,4 +549,4 @@ class Edit(BaseTool[EditArgs]):
             return f"Added new_string at the end of {shown} ({APPEND_NOTE})."
         what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
         note = f" ({done.note}; check the result)" if done.note else ""
-        return f"Edited {shown}: replaced {what}{note}."
+        return f"Edited {shown}: replaced {what}{note}.{still_named(ctx, args.old_string, args.new_string)}"

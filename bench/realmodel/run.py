@@ -331,6 +331,8 @@ def run_arnes(a: argparse.Namespace, info: dict[str, Any], out_dir: Path) -> dic
     cmd = [sys.executable, "-m", "arnes", "--provider", "openai", "--base-url", info["url"], "--model", info["model"]]
     cmd += ["--max-turns", str(a.max_turns), *a.arnes_arg]
     cmd += ["eval", "--timeout", str(a.timeout), "--out", str(report)]
+    if a.repeat > 1:
+        cmd += ["--repeat", str(a.repeat)]
     log(f"  arnes: {' '.join(cmd[2:])}")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="realmodel-home-") as home:
@@ -638,12 +640,17 @@ def render(data: dict[str, Any]) -> str:
         for t in tasks:
             cells = []
             for ag in e["agents"]:
-                r = next((x for x in ag["runs"] if x["task"] == t), None)
-                cells.append(
-                    "-"
-                    if r is None
-                    else f"{'pass' if r['passed'] else 'fail'} ({r['stop']}, {r['turns']} t, {r['seconds']:.0f} s)"
-                )
+                mine = [x for x in ag["runs"] if x["task"] == t]
+                if not mine:
+                    cells.append("-")
+                elif len(mine) == 1:
+                    r = mine[0]
+                    cells.append(
+                        f"{'pass' if r['passed'] else 'fail'} ({r['stop']}, {r['turns']} t, {r['seconds']:.0f} s)"
+                    )
+                else:  # --repeat: how many of the runs passed, and their mean turns
+                    turns = sum(x["turns"] for x in mine) / len(mine)
+                    cells.append(f"{sum(x['passed'] for x in mine)}/{len(mine)} pass ({turns:.1f} t)")
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
         lines += ["", "Agent commands: " + "; ".join(f"{ag['agent']}: `{ag['command']}`" for ag in e["agents"]), ""]
     for e in data.get("cache", []):
@@ -694,6 +701,7 @@ def main() -> int:
     p.add_argument("--max-turns", type=int, default=30, help="turn/step limit for every agent and task")
     p.add_argument("--timeout", type=float, default=600, help="seconds per task for every agent")
     p.add_argument("--arnes-arg", action="append", default=[], help="extra global arnes option (repeatable)")
+    p.add_argument("--repeat", type=int, default=1, help="runs of each task for arnes (`arnes eval --repeat`)")
     p.add_argument("--mini-temperature", type=float, help="default: none sent (mini's own default)")
     p.add_argument("--through", type=int, help="agents talk to this port (a tap.py in front of the server)")
     p.add_argument("--no-write", action="store_true", help="do not touch results.json or bench/README.md")

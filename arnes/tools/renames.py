@@ -1,0 +1,48 @@
+"""After an Edit that renames a name: where the old name still stands.
+
+A small model renaming `calc_total` edits the definition and stops; the uses in other files keep
+the old name and the tests fail on an import. An IDE's rename shows every use; this is the
+short form of that, in the Edit's result: the files and lines that still have the old name as a
+whole word (what Grep would show: .gitignore honoured, no link followed, no hidden file named).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from arnes.tools.base import ToolContext
+from arnes.tools.ripgrep import ripgrep
+from arnes.tools.toolerror import ToolError
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+MOST_FILES = 8
+
+
+def still_named(ctx: ToolContext, old: str, new: str) -> str:
+    """ " `old` is still in: a.py (lines 1, 4), ..." for a rename of one name to another, else ""."""
+    if old == new or not NAME.match(old) or not NAME.match(new):
+        return ""
+    try:
+        done = subprocess.run(
+            [ripgrep(), "-n", "-w", "-F", "--no-heading", "--hidden", "--no-require-git", "--max-count", "20",
+             "--glob", "!.git", "--glob", "!.arnes", "--", old, "."],
+            cwd=ctx.workspace, capture_output=True, text=True, errors="replace", timeout=10, check=False,
+        )  # fmt: skip
+    except (ToolError, OSError, subprocess.TimeoutExpired):
+        return ""
+    lines: dict[str, list[str]] = {}
+    for hit in done.stdout.splitlines():
+        path, _, rest = hit.partition(":")
+        number = rest.partition(":")[0]
+        path = path.removeprefix("./")
+        if not number.isdigit() or ctx.hidden("Grep", Path(ctx.workspace) / path):
+            continue
+        lines.setdefault(path, []).append(number)
+    if not lines:
+        return ""
+    shown = sorted(lines)[:MOST_FILES]
+    where = ", ".join(f"{p} (line{'s' if len(lines[p]) > 1 else ''} {', '.join(lines[p][:6])})" for p in shown)
+    more = f" and {len(lines) - MOST_FILES} more files" if len(lines) > MOST_FILES else ""
+    return f" `{old}` is still in: {where}{more}."
