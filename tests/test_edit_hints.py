@@ -235,3 +235,13 @@ def test_a_tool_named_like_a_json_file_is_answered_with_the_write_of_its_argumen
     assert json.loads((tmp_path / "config.json").read_text()) == wanted
     other = _results(tmp_path, [{"tool_calls": [{"name": "notes.txt", "input": {"text": "x"}}]}, {"tool_calls": []}])
     assert "call Write with file_path 'notes.txt'" in other[0].content
+
+
+def test_yaml_with_anchors_is_not_expanded_into_json() -> None:
+    """Aliases are shared in YAML and copied out in JSON: a few lines would grow without end."""
+    from arnes.tools.files import yaml_as_json
+
+    bomb = "a: &a [x, x, x, x]\n" + "".join(f"b{i}: &b{i} [*{'a' if i == 0 else f'b{i - 1}'}] \n" for i in range(3))
+    assert yaml_as_json(bomb) is None
+    assert yaml_as_json("name: shop\nport: 8080\n") == '{\n  "name": "shop",\n  "port": 8080\n}\n'
+    assert yaml_as_json("just words") is None and yaml_as_json("- [unclosed") is None

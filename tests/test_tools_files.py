@@ -987,3 +987,13 @@ def test_a_write_of_words_as_python_is_refused_once(ctx: ToolContext) -> None:
         write(ctx, "new.py", f"def f():\n    {PROSE}\n")
     assert not (ctx.workspace / "new.py").exists()
     assert write(ctx, "new.py", f"def f():\n    {PROSE}\n").startswith("Created new.py")
+
+
+def test_a_rename_hint_keeps_a_file_name_with_colons_whole_and_hidden(ctx: ToolContext) -> None:
+    (ctx.workspace / "a.py").write_text("def calc_total():\n    pass\n")
+    (ctx.workspace / "secret:1:x.py").write_text("calc_total()\n")
+    (ctx.workspace / "use:2.py").write_text("\n\ncalc_total()\n")
+    ctx.hidden = lambda tool, path: path.name.startswith("secret")
+    read(ctx, "a.py")
+    done = edit(ctx, "a.py", "calc_total", "order_total")
+    assert done == "Edited a.py: replaced 1 occurrence. `calc_total` is still in: use:2.py (line 3)."

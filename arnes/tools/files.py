@@ -370,7 +370,13 @@ def yaml_as_json(content: str) -> str | None:
     JSON); None when it is not one, or holds what JSON cannot (dates)."""
     import yaml  # pyyaml: already a dependency (extension front matter)
 
+    if len(content) > 20_000:
+        return None
     try:
+        # No anchors or aliases: shared in YAML, each one is copied out in JSON (a few lines of
+        # `&a [*a, *a]` would grow without end), and a config file has no need of them.
+        if any(isinstance(t, yaml.AliasToken | yaml.AnchorToken) for t in yaml.scan(content)):
+            return None
         value = yaml.safe_load(content)
         if not isinstance(value, dict | list) or not value:
             return None

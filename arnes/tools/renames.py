@@ -26,7 +26,7 @@ def still_named(ctx: ToolContext, old: str, new: str) -> str:
         return ""
     try:
         done = subprocess.run(
-            [ripgrep(), "-n", "-w", "-F", "--no-heading", "--hidden", "--no-require-git", "--max-count", "20",
+            [ripgrep(), "-n", "-w", "-F", "--no-heading", "--null", "--hidden", "--no-require-git", "--max-count", "20",
              "--glob", "!.git", "--glob", "!.arnes", "--", old, "."],
             cwd=ctx.workspace, capture_output=True, text=True, errors="replace", timeout=10, check=False,
         )  # fmt: skip
@@ -34,7 +34,7 @@ def still_named(ctx: ToolContext, old: str, new: str) -> str:
         return ""
     lines: dict[str, list[str]] = {}
     for hit in done.stdout.splitlines():
-        path, _, rest = hit.partition(":")
+        path, _, rest = hit.partition("\0")  # --null: a name with ':' in it stays whole
         number = rest.partition(":")[0]
         path = path.removeprefix("./")
         if not number.isdigit() or ctx.hidden("Grep", Path(ctx.workspace) / path):
