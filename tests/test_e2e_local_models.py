@@ -203,3 +203,23 @@ def test_a_reply_that_runs_on_after_its_call_is_cut_at_the_call(tmp_path: Path) 
     sent = json.dumps(second["messages"])
     assert "made_up" not in sent and "calc.py" in sent
     assert "made_up" not in json.dumps(events(trace, "model_response"))
+
+
+def test_the_same_whole_call_printed_until_the_cap_runs_once_and_is_not_called_cut(tmp_path: Path) -> None:
+    """rename with Qwen2.5-Coder-1.5B: the Edit it meant, printed as a bare JSON line 52 times
+    until the 2,048-token cap, the last copy cut. The whole one runs once; none comes back as
+    "cut off" (before, the only recovered call was marked cut and nothing ran)."""
+    (tmp_path / "cart.py").write_text("from totals import calc_total\n")
+    line = json.dumps({"name": "Edit", "arguments": {"file_path": "cart.py", "old_string": "import calc_total",
+                                                     "new_string": "import order_total"}})  # fmt: skip
+    reply = (line + "\n") * 52 + '{"name": "Edit", "arguments'
+    trace = tmp_path / "t.jsonl"
+    turns = [{"tool_calls": [{"name": "Read", "input": {"file_path": "cart.py"}}]},
+             {"text": reply, "finish": "length"}, {"text": "Renamed."}]  # fmt: skip
+    with FakeLLMServer(turns) as server:
+        run = run_arnes(*llama(server), "-w", str(tmp_path), "--trace", str(trace), "--permission-mode",
+                        "acceptEdits", "rename calc_total", env={"OPENAI_API_KEY": "x"})  # fmt: skip
+    assert run.code == 0, run.err
+    results = events(trace, "tool_result")
+    assert [r["is_error"] for r in results] == [False, False], results
+    assert (tmp_path / "cart.py").read_text() == "from totals import order_total\n"

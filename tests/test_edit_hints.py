@@ -245,3 +245,22 @@ def test_yaml_with_anchors_is_not_expanded_into_json() -> None:
     assert yaml_as_json(bomb) is None
     assert yaml_as_json("name: shop\nport: 8080\n") == '{\n  "name": "shop",\n  "port": 8080\n}\n'
     assert yaml_as_json("just words") is None and yaml_as_json("- [unclosed") is None
+
+
+def test_a_rename_asked_for_again_changes_every_whole_word_use(tmp_path: Path) -> None:
+    """rename: `calc_total` -> `order_total` in a file that imports and calls it, told it matches
+    twice, sent again unchanged. In a file not read yet it is made at once (the model could not
+    know there were two)."""
+    cart = "from shop.totals import calc_total\n\n\ndef cart_total(items):\n    return calc_total(items)  # recalc\n"
+    renamed = cart.replace("import calc_total", "import order_total").replace("return calc_total", "return order_total")
+    edit = {"name": "Edit", "input": {"file_path": "cart.py", "old_string": "calc_total", "new_string": "order_total"}}
+    (tmp_path / "cart.py").write_text(cart)
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "cart.py"}}]}
+    results = _results(tmp_path, [read, {"tool_calls": [edit]}, {"tool_calls": [edit]}])
+    assert results[1].is_error and "matches 2 times" in results[1].content
+    assert not results[2].is_error and "all 2 whole-word uses were changed" in results[2].content
+    assert (tmp_path / "cart.py").read_text() == renamed
+    (tmp_path / "cart.py").write_text(cart)
+    first = _results(tmp_path, [{"tool_calls": [edit]}])
+    assert not first[0].is_error and "It had not been read" in first[0].content
+    assert (tmp_path / "cart.py").read_text() == renamed

@@ -567,3 +567,16 @@ def test_grep_in_words_that_finds_nothing_shows_the_identifiers_they_name(ctx: T
     assert "billing/rates.py" in grep(ctx, pattern="tax rate", i=True)  # -i given, as the model did: still loosened
     assert grep(ctx, pattern="tax-rate") == "notes.txt"  # a literal hit: no loosening
     assert grep(ctx, pattern="vat rate") == "No matches for 'vat rate' in the workspace."
+
+
+def test_a_pattern_that_finds_nothing_as_a_regex_is_tried_as_plain_text(ctx: ToolContext) -> None:
+    """failing-test with Qwen2.5-Coder-1.5B: `def add(a: int, b: int) -> int` found nothing in the
+    file holding that line (the parentheses are a group); it Grepped again and again."""
+    (ctx.workspace / "calc.py").write_text("def add(a: int, b: int) -> int:\n    return a - b\n")
+    out = grep(ctx, pattern="def add(a: int, b: int) -> int", path="calc.py", output_mode="content")
+    assert out == (
+        "[arnes: no match for 'def add(a: int, b: int) -> int' as a regular expression; these match it as plain "
+        "text:]\ncalc.py:1:def add(a: int, b: int) -> int:"
+    )
+    assert grep(ctx, pattern="def add(b)", path="calc.py").startswith("No matches for 'def add(b)'")
+    assert grep(ctx, pattern=r"add\(a", path="calc.py") == "calc.py"  # a regex that matches: as it is

@@ -120,8 +120,10 @@ def test_code_in_chat_that_changes_a_read_file_a_little_is_answered_with_the_edi
     nudge = _nudges(agent.messages)[-1]
     assert nudge == u.CODE_CALL + json.dumps({"name": "Edit", "arguments": edit})
     assert (tmp_path / "calc.py").read_text() == CALC.replace("a - b", "a + b") and result.text == "Fixed."
-    # A rewrite, not a small change, or code like no file read: the plain nudge.
-    assert u.edit_for("```\ndef add(a, b):\n    x = a\n    y = b\n    return x + y\n```", {"calc.py": CALC}) is None
+    # A whole new version of a function the file defines once replaces that definition;
+    # code like no file read gets the plain nudge.
+    rewrite = u.edit_for("```\ndef add(a, b):\n    x = a\n    y = b\n    return x + y\n```", {"calc.py": CALC})
+    assert rewrite is not None and json.loads(rewrite)["arguments"]["old_string"] == CALC.split("\n\n\n")[0]
     assert u.edit_for("```\nprint('hi')\n```", {"calc.py": CALC}) is None
     one = u.edit_for("```python\nDISCOUNT_RATE = 0.15\n```", {"p.py": "X = 1\nDISCOUNT_RATE = 0.10\n"})
     assert one is not None and json.loads(one)["arguments"]["old_string"] == "DISCOUNT_RATE = 0.10"
@@ -156,3 +158,52 @@ def test_the_content_of_a_held_back_write_shown_in_the_chat_is_answered_with_tha
     assert nudge == u.CODE_CALL + json.dumps({"name": "Write", "arguments": write})
     assert json.loads((tmp_path / "config.json").read_text()) == {"name": "shop", "port": 8080}
     assert result.text == "ok"
+
+
+FIZZ = "def fizzbuzz(n: int) -> str:\n    raise NotImplementedError\n\n\ndef other() -> None:\n    pass\n"
+FIZZ_CHAT = """```python
+def fizzbuzz(n: int) -> str:
+    if n % 15 == 0:
+        return 'FizzBuzz'
+    if n % 3 == 0:
+        return 'Fizz'
+    if n % 5 == 0:
+        return 'Buzz'
+    return str(n)
+```"""
+
+
+def test_a_whole_new_version_of_a_function_in_the_chat_is_answered_with_the_edit_that_makes_it(
+    tmp_path: Path,
+) -> None:
+    """fizzbuzz with the 1.5B model: refused a Python-breaking Edit, it printed the finished
+    function in the chat and, told to call Edit, said no file needed a change."""
+    (tmp_path / "fizzbuzz.py").write_text(FIZZ)
+    new = FIZZ_CHAT.split("\n", 1)[1].rsplit("\n```", 1)[0]
+    edit = {"file_path": "fizzbuzz.py", "old_string": "def fizzbuzz(n: int) -> str:\n    raise NotImplementedError",
+            "new_string": new}  # fmt: skip
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "fizzbuzz.py"}}]}
+    agent, result = _run(tmp_path, [read, {"text": FIZZ_CHAT}, {"tool_calls": [{"name": "Edit", "input": edit}]},
+                                    {"text": "Done."}])  # fmt: skip
+    assert _nudges(agent.messages)[-1] == u.CODE_CALL + json.dumps({"name": "Edit", "arguments": edit})
+    assert (tmp_path / "fizzbuzz.py").read_text() == FIZZ.replace(
+        "    raise NotImplementedError", new.split("\n", 1)[1]
+    )
+    assert result.text == "Done."
+    assert u.edit_for(FIZZ_CHAT.replace("def fizzbuzz", "    def fizzbuzz"), {"f.py": FIZZ}) is None  # indented
+
+
+def test_a_change_described_in_words_is_answered_with_the_edit_that_makes_it(tmp_path: Path) -> None:
+    """grep-bug with the 1.5B model: it Read billing/rates.py and said, twice and with no call,
+    "To fix the tax rate, I replaced the line `TAX_RATE = 0.12` with `TAX_RATE = 0.21`."."""
+    (tmp_path / "rates.py").write_text("SHIPPING_FLAT = 4.95\nTAX_RATE = 0.12\n")
+    said = "To fix the tax rate, I replaced the line `TAX_RATE = 0.12` with `TAX_RATE = 0.21`."
+    edit = {"file_path": "rates.py", "old_string": "TAX_RATE = 0.12", "new_string": "TAX_RATE = 0.21"}
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "rates.py"}}]}
+    turns = [read, {"text": said}, {"tool_calls": [{"name": "Edit", "input": edit}]}, {"text": "Fixed."}]
+    agent, result = _run(tmp_path, turns)
+    assert _nudges(agent.messages)[-1] == u.DESCRIBED + json.dumps({"name": "Edit", "arguments": edit})
+    assert (tmp_path / "rates.py").read_text() == "SHIPPING_FLAT = 4.95\nTAX_RATE = 0.21\n" and result.text == "Fixed."
+    files = {"rates.py": "TAX_RATE = 0.21\n", "b.py": "TAX_RATE = 0.12\nTAX_RATE = 0.12\n"}
+    assert u.described_edit(said, files) is None  # made already in one, twice in the other: no guess
+    assert u.described_edit("I changed the rate from 21% to 21%.", {"rates.py": "RATE = 21\n"}) is None

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from arnes.errors import ProviderError
 from arnes.llm.base import PROFILES, ProviderSettings, TextSink
-from arnes.llm.recovery import call_id, cut_call, split_tool_calls
+from arnes.llm.recovery import call_id, cut_call, cut_in_last, split_tool_calls
 from arnes.llm.sdk_errors import first_byte_timeout, mid_stream_error
 from arnes.llm.window import server_root
 from arnes.messages import (
@@ -109,7 +109,7 @@ class OllamaProvider:
                 calls = [ToolCall(call_id(), c.name, c.input) for c in recovered]
         reason = done.get("done_reason")
         stop: StopReason = "max_tokens" if reason == "length" else "tool_use" if calls else "end_turn"
-        if stop == "max_tokens" and calls:
+        if stop == "max_tokens" and calls and cut_in_last(calls, raw_text is not None):
             calls[-1] = cut_call(calls[-1], self.max_output_tokens)
         blocks: list[TextBlock | ToolCall] = [TextBlock(text)] if text else []
         blocks += calls

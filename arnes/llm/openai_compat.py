@@ -17,7 +17,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from arnes.errors import ProviderError
 from arnes.llm.base import PROFILES, ProviderSettings, TextSink, api_key
-from arnes.llm.recovery import call_id, cut_call, parse_arguments, runaway, split_tool_calls
+from arnes.llm.recovery import call_id, cut_call, cut_in_last, parse_arguments, runaway, split_tool_calls
 from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
     Appended,
@@ -261,8 +261,8 @@ def _build(
         if recovered:
             raw_text, text = text, prose
             tool_calls = [ToolCall(call_id(), c.name, c.input) for c in recovered]
-    if finish == "length" and tool_calls:  # cut by the output cap or the context's end
-        tool_calls[-1] = cut_call(tool_calls[-1], cap)
+    if finish == "length" and tool_calls and cut_in_last(tool_calls, raw_text is not None):
+        tool_calls[-1] = cut_call(tool_calls[-1], cap)  # cut by the output cap or the context's end
     blocks: list[TextBlock | ToolCall] = [TextBlock(text)] if text else []
     blocks += tool_calls
     stop: StopReason = _stop(finish)

@@ -66,6 +66,17 @@ def cut_call(call: ToolCall, cap: int) -> ToolCall:
     return ToolCall(call.id, call.name, cut_input(str(raw) if raw is not None else json.dumps(call.input), cap))
 
 
+def cut_in_last(calls: list[ToolCall], from_text: bool) -> bool:
+    """Whether a reply cut at the output cap was cut inside its last call.
+
+    A native call's arguments stream in pieces, so the last one is cut. A call read from text
+    that parsed is whole (a cut string never parses): the cap fell after it. Qwen2.5-Coder-1.5B
+    on rename printed the same whole Edit 52 times until the cap; the one it meant must run,
+    not come back as "cut off".
+    """
+    return not from_text or UNREADABLE in calls[-1].input
+
+
 def call_id() -> str:
     """A fresh id for a call the server did not number: every call needs its own."""
     return "call_" + uuid.uuid4().hex[:12]

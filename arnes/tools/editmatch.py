@@ -43,6 +43,8 @@ def replace(text: str, old: str, new: str, replace_all: bool, shown: str, *, aga
     count = text.count(old)
     if count == 1 or (count > 1 and replace_all):
         return Replacement(text.replace(old, new) if replace_all else text.replace(old, new, 1), count)
+    if count > 1 and again and (renamed := _rename_all(text, old, new)) is not None:
+        return renamed
     if count > 1:
         raise ToolError(
             f"old_string matches {count} times in {shown} ({_where_found(text, old)}). If every one should "
@@ -68,6 +70,25 @@ def replace(text: str, old: str, new: str, replace_all: bool, shown: str, *, aga
     if again and (carried := carry_over(text, old, new)) is not None:
         return carried
     raise ToolError(_not_found(text, wanted, shown, given))
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _rename_all(text: str, old: str, new: str) -> Replacement | None:
+    """A name changed to a name, asked for again though it matches several times: a rename.
+
+    rename with Qwen2.5-Coder-1.5B: `calc_total` -> `order_total` in a file that imports and
+    calls it, told it matches twice, sent again unchanged, then given up. Every whole-word use
+    changes, and the result says so; anything but one name for another is still no guess.
+    """
+    if not _NAME.match(old) or not _NAME.match(new):
+        return None
+    pattern = re.compile(rf"(?<![\w]){re.escape(old)}(?![\w])")
+    updated, n = pattern.subn(new, text)
+    if n < 2:
+        return None
+    return Replacement(updated, n, f"a rename of one name: all {n} whole-word uses were changed")
 
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")

@@ -303,14 +303,18 @@ class Grep(BaseTool[GrepArgs]):
             if loose is not None and args.case_insensitive and loose == args.pattern.strip():
                 loose = None  # already searched ignoring case: the same search again finds nothing new
             found = self._search(args, ctx, root, loose, True) if loose else ([], 0, True)
+            note = (
+                f"[arnes: no exact match for {args.pattern!r}; these match it ignoring case, "
+                f"with _ or - for spaces ({loose!r} -i):]"
+            )
+            literal = _literal_pattern(args.pattern) if not found[0] else None
+            if literal is not None:
+                found = self._search(args, ctx, root, literal, args.case_insensitive)
+                note = f"[arnes: no match for {args.pattern!r} as a regular expression; these match it as plain text:]"
             if not found[0]:
                 return f"No matches for {args.pattern!r} in {_where(where_shown)}."
             lines, more, exact = found
-            lines.insert(
-                0,
-                f"[arnes: no exact match for {args.pattern!r}; these match it ignoring case, "
-                f"with _ or - for spaces ({loose!r} -i):]",
-            )
+            lines.insert(0, note)
         body = "\n".join(lines)
         if more:
             many = f"{more}" if exact else f"over {more}"
@@ -428,6 +432,20 @@ def _loose_pattern(pattern: str) -> str | None:
     if not re.fullmatch(r"\w+(?:[ _-]+\w+)*", pattern.strip()):
         return None
     return "[ _-]?".join(re.escape(word) for word in re.split(r"[ _-]+", pattern.strip()))
+
+
+_META = set("\\.+*?()|[]{}^$#&-~")  # what ripgrep's regex syntax lets (and needs) a backslash escape
+
+
+def _literal_pattern(pattern: str) -> str | None:
+    """The pattern as plain text, when it has regex characters; else None.
+
+    failing-test with Qwen2.5-Coder-1.5B: Grep `def add(a: int, b: int) -> int` found nothing in
+    the file holding that very line (the parentheses are a group), and it Grepped again and again.
+    """
+    if not any(c in _META for c in pattern):
+        return None
+    return "".join(f"\\{c}" if c in _META else c for c in pattern)
 
 
 def _where(shown: str) -> str:
