@@ -202,7 +202,10 @@ class Session:
             on_always=lambda rule: self.engine.add_rule("allow", rule, "session"),
             suggest=self.engine.suggest_rule,
         )
-        if self.depth >= self.max_depth and "Delegate" in self.tools.names():
+        # In a window of 8k or less a sub-agent would need its own fixed prompt in the same small
+        # window, and a 1.5B model called Delegate (with an agent named "arnes") instead of working.
+        small = self.context_window <= SMALL_WINDOW
+        if (self.depth >= self.max_depth or small) and "Delegate" in self.tools.names():
             self.tools = ToolRegistry(t for t in self.tools if t.name != "Delegate")
 
     @property
