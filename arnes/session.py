@@ -349,7 +349,12 @@ class Session:
         return text
 
     def task_files(self, task: str) -> str:
-        """The content of the files `task` names and the session has not seen, marked as read."""
+        """The content of the files `task` names and the session has not seen, marked as read.
+
+        None with a PreToolUse hook: a hook may keep files from Read (the user's own check of
+        what the model may see), and this shows files without a Read call it could judge."""
+        if self.hooks is not None and self.hooks.has("PreToolUse"):
+            return ""
         names = visible_files(self.host.root, self.host.rules)
         shown = named_files(self.host, task, names, self.context_window, set(self.ctx.files.seen()))
         for real, data, st in shown.files:

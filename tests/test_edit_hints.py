@@ -264,3 +264,13 @@ def test_a_rename_asked_for_again_changes_every_whole_word_use(tmp_path: Path) -
     first = _results(tmp_path, [{"tool_calls": [edit]}])
     assert not first[0].is_error and "It had not been read" in first[0].content
     assert (tmp_path / "cart.py").read_text() == renamed
+
+
+def test_a_hostile_readme_heading_is_read_in_linear_time() -> None:
+    """Red team round 3: `# a`, 6,000 spaces and a letter made the old heading pattern backtrack
+    for minutes on the model's ordinary Write of README.md; 20,001 unclosed fences did the same to
+    the old fence pattern. Both are read line by line now (a slow regression shows as a slow test)."""
+    hostile = "# shop\n\n# a" + " " * 6000 + "x\n\nSome text.\n"
+    assert dropped_names(hostile, "# shop\n\nA small shop.\n", ".md") == ["# a" + " " * 6000 + "x"]
+    assert dropped_names(hostile, "# shop\n\n# a x\n", ".md") == ["# a" + " " * 6000 + "x"]
+    assert dropped_names("```\n" * 20_001 + "# x\n", "", ".md") == []  # inside an unclosed fence: no heading

@@ -90,3 +90,23 @@ def test_a_file_already_seen_is_not_shown_again_for_a_later_task(tmp_path: Path)
         agent.finish()
     shown = [m.text.count("def page(items, number, size)") for m in agent.messages if m.role == "user"]
     assert shown == [1, 0]
+
+
+def test_a_read_hook_keeps_the_files_it_guards_out_of_the_named_files(tmp_path: Path) -> None:
+    """Red team round 3: the user's own PreToolUse hook blocks Read of production files; the named
+    files were read past it. With a PreToolUse hook, no file is shown with the task."""
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "arnes"
+    config.mkdir(parents=True)
+    hook = {"type": "command", "command": "if grep -q prod.cfg; then echo 'no prod files' >&2; exit 2; fi"}
+    (config / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [hook]}]}}))
+    ws = tmp_path / "ws"
+    (ws / "config").mkdir(parents=True)
+    (ws / "config" / "prod.cfg").write_text("api_key = HOOK_CANARY\n")
+    read = {"name": "Read", "input": {"file_path": "config/prod.cfg"}}
+    with FakeLLMServer([{"tool_calls": [read]}, {"text": "ok"}]) as server:
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "-w", str(ws),
+                        "Compare config/prod.cfg with the defaults.", env=KEYS)  # fmt: skip
+        bodies = [json.dumps(body) for _, body in server.requests]
+    assert run.code == 0, run.err
+    assert "HOOK_CANARY" not in bodies[-1], "control: the hook did not block Read"
+    assert "HOOK_CANARY" not in bodies[0] and HEADER not in bodies[0]

@@ -22,11 +22,12 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
         r"^(?:pub(?:\([^)]*\))?[ \t]+)?(?:async[ \t]+)?(?:fn|struct|enum|trait)[ \t]+(\w+)", re.MULTILINE
     ),
     "ruby": re.compile(r"^(?:def|class|module)[ \t]+([\w.]+)", re.MULTILINE),
-    # A document's headings are its names: docs-section rewrote README.md without its `# app`.
-    # The heading is kept whole (`# app`), and a fenced block's `# comment` is not one (see below).
-    "markdown": re.compile(r"^(#{1,6}[ \t]+\S.*?)[ \t]*#*[ \t]*$", re.MULTILINE),
 }
-_FENCED = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
+# A document's headings are its names: docs-section rewrote README.md without its `# app`. The
+# heading is kept whole (`# app`), and a fenced block's `# comment` is not one (see below). Read
+# line by line: one pattern for the whole heading (`^(#+[ \t]+\S.*?)[ \t]*#*[ \t]*$`) backtracked
+# cubically on `# a`, thousands of spaces and a letter (a repository's README took minutes).
+_HEADING = re.compile(r"#{1,6}[ \t]+\S")
 _LANGUAGE = {
     ".py": "python", ".pyi": "python", ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "js",
     ".ts": "js", ".tsx": "js", ".go": "go", ".rs": "rust", ".rb": "ruby",
@@ -37,17 +38,38 @@ _LANGUAGE = {
 def defined_names(text: str, suffix: str) -> list[str] | None:
     """The names defined at the top level, in order; None when the file is not code we read."""
     language = _LANGUAGE.get(suffix.lower(), "")
+    if language == "markdown":
+        return list(dict.fromkeys(_headings(text)))
     pattern = _PATTERNS.get(language)
     if pattern is None:
         return None
-    if language == "markdown":
-        text = _FENCED.sub("", text)
     names: list[str] = []
     for match in pattern.finditer(text):
         name = next((g for g in match.groups() if g), None)
         if name and name not in names:
             names.append(name)
     return names
+
+
+def _headings(text: str) -> list[str]:
+    """`# Title` for each heading line outside fenced blocks, without closing hashes and blanks."""
+    found = []
+    fence = ""
+    for line in text.split("\n"):
+        if fence:
+            if line.startswith(fence) and not line[len(fence) :].strip(" \t"):
+                fence = ""
+            continue
+        if line.startswith(("```", "~~~")):
+            fence = line[:3]  # a fenced block's `# comment` is not a heading; unclosed, it runs to the end
+            continue
+        start = _HEADING.match(line)
+        if start is None:
+            continue
+        whole = line.rstrip(" \t")
+        bare = whole.rstrip("#").rstrip(" \t")
+        found.append(bare if len(bare) >= start.end() else whole[: start.end()])
+    return found
 
 
 def dropped_names(before: str, after: str, suffix: str) -> list[str]:
