@@ -12,7 +12,7 @@ from pathlib import Path
 
 from arnes.host.files import Rules
 from arnes.tools.base import ToolError
-from arnes.tools.ripgrep import workspace_files
+from arnes.tools.ripgrep import printable, workspace_files
 
 LISTING_CAP = 60  # paths; a bigger workspace gets the first ones and a count
 
@@ -23,7 +23,9 @@ def visible_files(root: Path, rules: Rules | None) -> list[str]:
         names = workspace_files(root)
     except (ToolError, OSError):
         return []
-    return sorted(n for n in names if rules is None or not rules.hidden("Glob", root / n))
+    # A name with a line break or bytes that are not UTF-8 is left out: it could not be named in
+    # the prompt as one clean line (and the model can still find it with Glob).
+    return sorted(n for n in names if printable(n) and (rules is None or not rules.hidden("Glob", root / n)))
 
 
 def listing(root: Path, rules: Rules | None, cap: int = LISTING_CAP) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from arnes.permissions.engine import RuleEngine
 from arnes.permissions.rules import anchor, parse_rule
-from arnes.tools.ripgrep import ripgrep
+from arnes.tools.ripgrep import null_separated, ripgrep
 
 _WILD = set("*?[")
 
@@ -115,10 +115,12 @@ def _matching(root: str, rests: list[str], *, case_insensitive: bool) -> list[Pa
     """Files under `root` matching any of the globs (or inside a folder one matches)."""
     flag = "--iglob" if case_insensitive else "--glob"
     patterns = [arg for rest in rests for arg in (flag, rest, flag, f"{rest}/**")]
-    argv = [ripgrep(), "--files", "--hidden", "--no-ignore", "--no-messages", *patterns, root]
+    argv = [ripgrep(), "--files", "--null", "--hidden", "--no-ignore", "--no-messages", *patterns, root]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return [Path(root)]  # could not look: hide the whole folder ("when in doubt, no")
+    # Cut at NUL and kept as the bytes were (os.fsdecode): a folder named "backend\u2028" or
+    # "legacy\xff" must name its own .env, not a piece of it (or crash the decoder).
     # However many there are: collapse() folds them into their folders for the command line.
-    return [Path(line) for line in done.stdout.splitlines() if line]
+    return [Path(name) for name in null_separated(done.stdout)]

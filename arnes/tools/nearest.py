@@ -12,7 +12,7 @@ from pathlib import Path
 
 from arnes.permissions.paths import is_inside
 from arnes.tools.base import ToolContext, ToolError
-from arnes.tools.ripgrep import workspace_files
+from arnes.tools.ripgrep import printable, workspace_files
 
 LIST_ALL_UNDER = 12  # a workspace this small is named whole when nothing is close
 MAX_NAMED = 5
@@ -24,7 +24,7 @@ def nearest_files(ctx: ToolContext, path: Path) -> str:
     if not is_inside(root, path):
         return ""
     try:
-        names = [n for n in workspace_files(root) if not ctx.hidden("Glob", root / n)]
+        names = [n for n in workspace_files(root) if printable(n) and not ctx.hidden("Glob", root / n)]
     except (ToolError, OSError):
         return ""
     if not names:

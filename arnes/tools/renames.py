@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from arnes.tools.base import ToolContext
-from arnes.tools.ripgrep import ripgrep
+from arnes.tools.ripgrep import NO_IGNORE_DOT, printable, ripgrep
 from arnes.tools.toolerror import ToolError
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -26,18 +26,26 @@ def still_named(ctx: ToolContext, old: str, new: str) -> str:
         return ""
     try:
         done = subprocess.run(
-            [ripgrep(), "-n", "-w", "-F", "--no-heading", "--null", "--hidden", "--no-require-git", "--max-count", "20",
-             "--glob", "!.git", "--glob", "!.arnes", "--", old, "."],
+            [ripgrep(), "-n", "-w", "-F", "--no-heading", "--null", "--hidden", "--no-require-git", NO_IGNORE_DOT,
+             "--max-count", "20", "--glob", "!.git", "--glob", "!.arnes", "--", old, "."],
             cwd=ctx.workspace, capture_output=True, text=True, errors="replace", timeout=10, check=False,
         )  # fmt: skip
     except (ToolError, OSError, subprocess.TimeoutExpired):
         return ""
     lines: dict[str, list[str]] = {}
-    for hit in done.stdout.splitlines():
+    broken: str | None = None  # the pieces so far of a path that holds a newline
+    # Cut at newlines only (splitlines() also cuts a matched line at \u2028 or \f); each hit has
+    # a NUL after its path, so a piece without one starts a path cut at a newline.
+    for hit in done.stdout.split("\n"):
+        if "\0" not in hit:
+            broken = hit if broken is None else f"{broken}\n{hit}"
+            continue
         path, _, rest = hit.partition("\0")  # --null: a name with ':' in it stays whole
+        if broken is not None:
+            path, broken = f"{broken}\n{path}", None
         number = rest.partition(":")[0]
         path = path.removeprefix("./")
-        if not number.isdigit() or ctx.hidden("Grep", Path(ctx.workspace) / path):
+        if not number.isdigit() or not printable(path) or ctx.hidden("Grep", Path(ctx.workspace) / path):
             continue
         lines.setdefault(path, []).append(number)
     if not lines:

@@ -3,6 +3,7 @@ sandbox's hidden files, listings and handoffs use them without importing the sea
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -24,11 +25,31 @@ def ripgrep() -> str:
     raise ToolError("ripgrep (rg) is not installed; reinstall arnes (`pip install .`), which brings it.")
 
 
+# ripgrep lets a folder's `.ignore`/`.rgignore` override .gitignore, .git/info/exclude and the
+# global excludes file: a cloned repository's `.ignore` with `!local_settings.py` would un-hide
+# what the user's own exclude hides. Only the git ignore files count, wherever arnes lists.
+NO_IGNORE_DOT = "--no-ignore-dot"
+
+
+def null_separated(out: bytes) -> list[str]:
+    """`rg --null` output -> the names, exactly: a name may hold any byte but NUL (a newline, a
+    \u2028, bytes that are not UTF-8), so it is cut at NUL only and decoded with os.fsdecode,
+    which round-trips a name that is not UTF-8 to the same file."""
+    return [os.fsdecode(name) for name in out.split(b"\0") if name]
+
+
 def workspace_files(workspace: Path, exclude: tuple[str, ...] = (".git", ".arnes")) -> list[str]:
-    """Every file ripgrep would search (ignore rules applied, dotfiles included), relative paths."""
+    """Every file ripgrep would search (git's ignore rules applied, dotfiles included), relative
+    paths as os.fsdecode gives them (show them through `printable` only)."""
     globs = [arg for folder in exclude for arg in ("--glob", f"!{folder}")]
     done = subprocess.run(
-        [ripgrep(), "--files", "--hidden", "--no-require-git", *globs],
-        cwd=workspace, capture_output=True, text=True, errors="replace", check=False,
+        [ripgrep(), "--files", "--null", "--hidden", "--no-require-git", NO_IGNORE_DOT, *globs],
+        cwd=workspace, capture_output=True, check=False,
     )  # fmt: skip
-    return [line for line in done.stdout.split("\n") if line]
+    return null_separated(done.stdout)
+
+
+def printable(name: str) -> bool:
+    """Whether a file name can be shown in one line of text: valid UTF-8, no control or line
+    break character. Others stay out of listings written into a prompt (Glob still finds them)."""
+    return name.isprintable()  # False for a control character, a line break, a lone surrogate

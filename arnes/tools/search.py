@@ -22,7 +22,7 @@ from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import ESSENTIAL, BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.rgstream import RgRun, stream_rg
-from arnes.tools.ripgrep import ripgrep
+from arnes.tools.ripgrep import NO_IGNORE_DOT, printable, ripgrep
 
 GLOB_LIMIT = 100
 # Up to this many matches Glob shows the newest first; past it, the first by path. Newest first
@@ -33,8 +33,10 @@ GREP_LINE_LIMIT = 250
 # Lines read past the limit only to say how many more there are; then rg is killed. Few: each
 # line rg must still find costs, and "over 100 more" tells the model enough to narrow.
 OVERFLOW_LINES = 100
-# Search hidden files too (dotfiles are files), but never the repository's internals.
-_BASE = ["--no-require-git", "--hidden", "--color", "never", "--no-messages"]
+# Search hidden files too (dotfiles are files), but never the repository's internals. Only git's
+# ignore files count: a repository's `.ignore`/`.rgignore` could un-hide what the user's
+# .git/info/exclude or global excludes hide (ripgrep ranks them above those).
+_BASE = ["--no-require-git", "--hidden", NO_IGNORE_DOT, "--color", "never", "--no-messages"]
 # Last among the globs: ripgrep lets the last matching glob win, so a caller's `*` cannot re-include .git.
 _NO_GIT = ["--glob", "!.git"]
 
@@ -50,9 +52,10 @@ def _run_rg(args: list[str], where: _Root, paths: list[str] | None = None) -> tu
 
 
 @contextmanager
-def _stream(args: list[str], where: _Root) -> Iterator[RgRun]:
-    """rg's output line by line; rg is killed when the caller stops reading early."""
-    with stream_rg([ripgrep(), *_BASE, *args, *_NO_GIT, "--", where.target], where.cwd, where.stdin, where.keep) as run:
+def _stream(args: list[str], where: _Root, sep: bytes = b"\n") -> Iterator[RgRun]:
+    """rg's output record by record (cut at `sep`); rg is killed when the caller stops reading early."""
+    command = [ripgrep(), *_BASE, *args, *_NO_GIT, "--", where.target]
+    with stream_rg(command, where.cwd, where.stdin, where.keep, sep) as run:
         yield run
 
 
@@ -108,9 +111,11 @@ def _glob_flags(pattern: str) -> tuple[list[str], bool]:
 
 
 def _listed(where: _Root) -> set[str]:
-    """The files ripgrep searches there (ignore rules applied), as it prints them."""
-    _, out, _ = _run_rg(["--files"], where)
-    return set(out.split("\n"))
+    """The files ripgrep searches there (ignore rules applied), as it prints them (decoded as the
+    stream decodes them). Cut at NUL: a name "x\\n./config/local.yml" must not list the ignored
+    ./config/local.yml."""
+    _, out, _ = _run_rg(["--files", "--null"], where)
+    return set(out.split("\0"))
 
 
 def _shown_under(ctx: ToolContext, root: Path, real_root: Path, tool: str) -> Callable[[str], tuple[str, str] | None]:
@@ -133,7 +138,8 @@ def _shown_under(ctx: ToolContext, root: Path, real_root: Path, tool: str) -> Ca
             return None
         if root != real_root and ctx.hidden(tool, root / rel):
             return None
-        return prefix + rel, real
+        # A name holding a line break is shown escaped: printed raw it would read as two names.
+        return prefix + (rel if printable(rel) else rel.encode("unicode_escape").decode("ascii")), real
 
     return shown
 
@@ -170,7 +176,7 @@ class Glob(BaseTool[GlobArgs]):
         real_root = ctx.real_of(root) or resolve_real(root)
         with _opened(ctx, root) as where:
             listed = _listed(where) if leaky else None
-            with _stream(["--files", *select], where) as run:
+            with _stream(["--files", "--null", *select], where, b"\0") as run:
                 judge = _counted(ctx, root, real_root, self.name)
                 hits = _newest(run.lines(), listed, judge, GLOB_LIMIT, order_cap=GLOB_ORDER_CAP)
             if run.code == 2 and not hits.total:
@@ -332,10 +338,11 @@ class Grep(BaseTool[GrepArgs]):
         if args.glob:
             select, leaky = _glob_flags(args.glob)
             flags += select
+        # --null: a NUL ends each path, so a name holding a newline is told from the next record.
         if args.output_mode == "files_with_matches":
-            flags.append("--files-with-matches")
+            flags += ["--files-with-matches", "--null"]
         elif args.output_mode == "count":
-            flags.append("--count")
+            flags += ["--count", "--null"]
         else:
             flags.append("--line-number" if args.line_numbers else "--no-line-number")
             # A NUL after each field marks where the path ends; it is taken out again below.
@@ -347,7 +354,8 @@ class Grep(BaseTool[GrepArgs]):
         limit = args.head_limit or GREP_LINE_LIMIT
         with _opened(ctx, root) as where:
             listed = _listed(where) if leaky and where.stdin is None else None
-            with _stream([*flags, "--regexp", pattern], where) as run:
+            sep = b"\0" if args.output_mode == "files_with_matches" else b"\n"
+            with _stream([*flags, "--regexp", pattern], where, sep) as run:
                 if args.output_mode == "files_with_matches":
                     hits = _newest(run.lines(), listed, _counted(ctx, root, real_root, self.name), limit)
                     lines = hits.shown(_shown_under(ctx, root, real_root, self.name), limit)
@@ -397,22 +405,26 @@ def _first_lines(
 
 def _filter_output(printed: Iterable[str], mode: str, keep: Callable[[str], str | None]) -> Iterator[str]:
     """The output of files `keep` names, each under that name, NULs taken out; a `--` between
-    context groups only where kept lines stand on both sides of it."""
+    context groups only where kept lines stand on both sides of it.
+
+    Every line rg writes here has a NUL after its path, but the `--` between groups. A line with
+    no NUL is the start of a path holding a newline: it is joined (with that newline) to what
+    follows up to the next NUL, so the whole real path is judged, never its last piece."""
     started = pending = False
+    broken: str | None = None  # the pieces so far of a path cut at a newline
     for line in printed:
-        if not line:
+        if "\0" not in line:
+            if broken is not None:
+                broken += "\n" + line
+            elif line == "--":  # the separator between context groups
+                pending = started
+            elif line:
+                broken = line
             continue
-        if mode == "count":
-            path, _, count = line.rpartition(":")
-            rest = ":" + count
-        elif "\0" in line:
-            path, nul, rest = line.partition("\0")
-            rest = nul + rest
-        elif line == "--":  # the separator between context groups
-            pending = started
-            continue
-        else:
-            continue  # a line without a file name: nothing to vouch for it
+        path, nul, rest = line.partition("\0")
+        if broken is not None:
+            path, broken = broken + "\n" + path, None
+        rest = ":" + rest if mode == "count" else nul + rest
         name = keep(path)
         if name is None:
             continue

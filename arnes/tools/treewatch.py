@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arnes.tools.ripgrep import ripgrep
+from arnes.tools.ripgrep import NO_IGNORE_DOT, null_separated, ripgrep
 
 # arnes's own output while it runs (and the .gitignore it writes at start-up): never a command's.
 _OWN = frozenset({".arnes/traces", ".arnes/history", ".arnes/teams/runs", ".arnes/checkpoints", ".arnes/.gitignore"})
@@ -106,13 +106,14 @@ def _git_parts(git: Path, rel: str, tree: Tree) -> None:
 
 
 def _listed_by_ripgrep(workspace: Path) -> set[str] | None:
-    """The files .gitignore does not exclude (a repository's .ignore/.rgignore do not count)."""
-    argv = [ripgrep(), "--files", "--hidden", "--no-require-git", "--no-ignore-dot", "--glob", "!.git"]
+    """The files .gitignore does not exclude (a repository's .ignore/.rgignore do not count), named
+    exactly as the tree walk names them (cut at NUL, os.fsdecode): "x\\n.envrc" is one file."""
+    argv = [ripgrep(), "--files", "--null", "--hidden", "--no-require-git", NO_IGNORE_DOT, "--glob", "!.git"]
     try:
-        done = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, errors="replace", check=False)
+        done = subprocess.run(argv, cwd=workspace, capture_output=True, check=False)
     except OSError:
         return None
-    return set(done.stdout.split("\n"))
+    return set(null_separated(done.stdout))
 
 
 @dataclass

@@ -115,7 +115,7 @@ class TeamRunner:
         with tempfile.TemporaryDirectory(prefix="arnes-team-") as tmp:
             copies = {n.id: Path(tmp) / n.id for n in nodes}
             for path in copies.values():
-                shutil.copytree(self.workspace, path, symlinks=True)
+                shutil.copytree(self.workspace, path, symlinks=True, ignore=snapshot.special_files)
             with ThreadPoolExecutor(max_workers=len(nodes)) as pool:
                 futures = {n.id: pool.submit(self._node, n, copies[n.id], task, False) for n in nodes}
                 done = [futures[n.id].result() for n in nodes]
