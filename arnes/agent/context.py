@@ -20,7 +20,7 @@ comes when the request would pass THRESHOLD of the window W. So at most n = (THR
 tokens: n = (3,276 - 1,290) / 650 = 3.05. Five turns would need F + H + 5U ~ 4,540 tokens, more
 than the whole window, for any trigger. What clearing changes is the price of a pass: a cleared
 pair still costs ~100 tokens (the call and the note) instead of ~650, so about three clearings fit
-before a summary is needed, and a 4k window writes a summary every ~9 turns instead of every 3
+before a summary is needed, and a 4k window writes a summary every ~9-11 turns instead of every 3
 (`bench/bench_longrun.py compaction`, numbers in bench/README.md).
 A newest result too large for the budget on its own is cut (with a note) to the share a compaction
 keeps, not to the brim, or every following turn would compact again.
