@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,13 +65,30 @@ def uncommitted(workspace: Path) -> list[str] | str:
     if isinstance(repo, str):
         return repo
     try:
-        done = run_git(repo, ["status", "--porcelain", "--untracked-files=all"])
+        done = run_git(repo, ["status", "--porcelain", "-z", "--untracked-files=all"])
     except subprocess.TimeoutExpired:
         return "git status did not finish"
     if done.returncode != 0:
-        return f"git status failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
-    paths = [line[3:] for line in done.stdout.splitlines() if line.strip()]
-    return [p for p in paths if not p.startswith(".arnes/")]
+        said = os.fsdecode(done.stderr).strip().rpartition("\n")[2]
+        return f"git status failed: {said or done.returncode}"
+    return [p for p in _porcelain_paths(done.stdout) if not p.startswith(".arnes/")]
+
+
+def _porcelain_paths(out: bytes) -> list[str]:
+    """The paths of `git status --porcelain -z`: `XY path` NUL each, a rename or copy followed by
+    its old path as one more field. NUL-separated, so a name with a line break is one name."""
+    fields = out.split(b"\0")
+    paths: list[str] = []
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        paths.append(os.fsdecode(entry[3:]))
+        if entry[:1] in (b"R", b"C") or entry[1:2] in (b"R", b"C"):
+            i += 1  # the old name of a rename or copy
+    return paths
 
 
 def progress_problem(workspace: Path) -> str | None:
@@ -78,9 +96,16 @@ def progress_problem(workspace: Path) -> str | None:
     progress = workspace / "PROGRESS.md"
     if not progress.is_file():
         return "PROGRESS.md is missing: say what is done, in progress, blocked and next"
-    newest = max(
-        ((workspace / f).stat().st_mtime for f in workspace_files(workspace) if f != "PROGRESS.md"), default=0.0
-    )
+    newest = max((_mtime(workspace / f) for f in workspace_files(workspace) if f != "PROGRESS.md"), default=0.0)
     if newest > progress.stat().st_mtime:
         return "PROGRESS.md is older than the latest change: update it"
     return None
+
+
+def _mtime(path: Path) -> float:
+    """When `path` last changed; 0 for a name that is gone (removed meanwhile, or not a name the
+    listing could tell apart) or cannot be read: a name must not stop the handoff report."""
+    try:
+        return path.lstat().st_mtime
+    except OSError:
+        return 0.0
