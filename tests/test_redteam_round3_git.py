@@ -114,3 +114,82 @@ def test_handoff_survives_a_file_name_with_a_newline(tmp_path: Path) -> None:
     (ws / "x\ny").write_text("")
     done = run_arnes("handoff", "-w", str(ws))
     assert "Traceback" not in done.err, done.err[-600:]
+
+
+# -- Found elsewhere: the same shape in the `.git` file pointer and in handoff's git status ------
+
+
+GITFILE_LAYOUTS = {
+    # the control: the pointer names the folder plainly (denied before the fix too)
+    "control-plain": (b"gitdir: g\n", b"g"),
+    # git keeps the second space: the path is " g", the check used to strip it and read "g"
+    "two-spaces": (b"gitdir:  g\n", b" g"),
+    # a folder name that is not UTF-8: decoded with errors="replace" it named no folder at all
+    "not-utf8": (b"gitdir: g\xff\n", b"g\xff"),
+}
+
+
+@pytest.mark.parametrize("layout", GITFILE_LAYOUTS.values(), ids=GITFILE_LAYOUTS.keys())
+def test_git_status_is_not_read_only_when_a_git_file_points_where_the_check_does_not_look(
+    tmp_path: Path, layout: tuple[bytes, bytes]
+) -> None:
+    """A `.git` file (`gitdir: PATH`) names the repository git uses. git takes the path after
+    exactly "gitdir: " and cuts only the trailing LF/CR, as bytes; the check stripped every space
+    and decoded with errors="replace". So `gitdir:  g` (two spaces) had it read the inert config of
+    a decoy `g` while git ran the fsmonitor of ` g`, and a name that is not UTF-8 had it read no
+    config at all: either way `git status` was allowed unasked and ran the repository's program."""
+    import os
+    import shutil
+    import subprocess
+
+    pointer, real = layout
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    marker = tmp_path / "PWNED"
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("hi\n")
+    gitdir = ws / os.fsdecode(real)
+    (ws / ".git").rename(gitdir)
+    if real != b"g":
+        shutil.copytree(gitdir, ws / "g")  # the decoy: the same repository with an inert config
+    with open(gitdir / "config", "a", encoding="utf-8") as config:
+        config.write(f'[core]\n\tfsmonitor = "touch {marker}; false"\n')
+    (ws / ".git").write_bytes(pointer)
+    script = tmp_path / "script.json"
+    status = {"name": "Bash", "input": {"command": "git status --short"}}
+    script.write_text(json.dumps({"turns": [{"tool_calls": [status]}, {"text": "done"}]}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--sandbox", "off", "go")
+    assert done.code == 0, done.err
+    assert not marker.exists(), "git status was judged read-only and ran the repository's core.fsmonitor"
+
+
+def test_a_config_with_crlf_line_ends_is_still_judged_read_only(tmp_path: Path) -> None:
+    """The allow-list refuses what it cannot judge, but git reads CR LF as LF: an inert config
+    saved on Windows stays inert (the refusal is for a lone CR, not for every CR)."""
+    from arnes.permissions.gitrepo import repository_code
+
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / ".git" / "config"
+    config.write_bytes(b"\xef\xbb\xbf[core]\r\n\tfilemode = true\r\n[user]\r\n\tname = J\xc3\xb6rg\r\n")
+    assert repository_code(tmp_path) is None
+    config.write_bytes(b"[core]\r\n\tfilemode = true\r\n\tfsmonitor = x\r\n")
+    assert "core.fsmonitor" in (repository_code(tmp_path) or "")
+    config.write_bytes(b"[user]\n\tname = J\xf6rg\n")  # latin-1: git reads bytes, this check cannot
+    assert "not UTF-8" in (repository_code(tmp_path) or "")
+
+
+def test_handoff_lists_a_changed_name_with_a_line_break_as_one_name(tmp_path: Path) -> None:
+    """handoff reads `git status --porcelain -z` (NUL-separated, names unquoted) and prints each
+    name on one line: a name "x\\nhandoff: clean" is one uncommitted change, written out with
+    `\\n`, and prints no line of the report itself."""
+    import subprocess
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "PROGRESS.md").write_text("# progress\n")
+    (ws / "x\nhandoff: clean").write_text("")
+    done = run_arnes("handoff", "-w", str(ws))
+    assert "Traceback" not in done.err, done.err[-600:]
+    assert "x\\nhandoff: clean" in done.out, done.out
+    assert "handoff: clean" not in done.out.splitlines(), done.out

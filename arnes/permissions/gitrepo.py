@@ -14,6 +14,8 @@ import os
 import re
 from pathlib import Path
 
+from arnes.ui.safe import one_line
+
 # Keys (lower-case, subsection replaced by `*`) that name no program and no other file to read.
 _INERT = re.compile(
     r"^(core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|precomposeunicode|symlinks|"
@@ -35,7 +37,15 @@ _ODD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def repository_code(folder: Path) -> str | None:
-    """Why git started in `folder` may run a program its repository chose, or None."""
+    """Why git started in `folder` may run a program its repository chose, or None.
+
+    The reason names paths the repository chose: it comes back on one line with every control
+    character and undecodable byte written out, fit for a prompt, a trace and the model."""
+    reason = _reason(folder)
+    return None if reason is None else one_line(reason)
+
+
+def _reason(folder: Path) -> str | None:
     for candidate in (folder, *folder.parents):
         dotgit = candidate / ".git"
         try:

@@ -11,6 +11,7 @@ from pathlib import Path
 from arnes.host.git import repository, run_git
 from arnes.sandbox.base import Sandbox
 from arnes.tools.ripgrep import workspace_files
+from arnes.ui.safe import one_line
 from arnes.workflow.verify import run_check
 
 SKIPPED = "no command configured (skipped)"
@@ -40,19 +41,25 @@ def inspect(workspace: Path, build: str | None, tests: str | None, sandbox: Sand
     leftovers = leftover_files(workspace)
     report.checks.append(("temporary files", f"{len(leftovers)} found"))
     if leftovers:
-        report.reasons.append("leftover temporary files: " + ", ".join(leftovers[:10]))
+        report.reasons.append("leftover temporary files: " + _names(leftovers))
     changes = uncommitted(workspace)
     if isinstance(changes, str):
         report.checks.append(("git", f"{changes} (skipped)"))
     else:
         report.checks.append(("uncommitted changes", f"{len(changes)} paths"))
         if changes:
-            report.reasons.append("uncommitted changes: " + ", ".join(changes[:10]))
+            report.reasons.append("uncommitted changes: " + _names(changes))
     stale = progress_problem(workspace)
     report.checks.append(("PROGRESS.md", stale or "up to date"))
     if stale:
         report.reasons.append(stale)
     return report
+
+
+def _names(paths: list[str]) -> str:
+    """The first ten names, each on one line: a name is the repository's to choose, and one with
+    a line break (or a byte that is not UTF-8) must not print a line of the report itself."""
+    return ", ".join(one_line(p) for p in paths[:10])
 
 
 def leftover_files(workspace: Path) -> list[str]:
