@@ -89,8 +89,13 @@ def repository(workspace: Path) -> Repository | str:
     return Repository(ws, git_dir, git)
 
 
-def run_git(repo: Repository, args: list[str], timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
-    """Run one read-only git subcommand on `repo` with repository code turned off."""
+def run_git(repo: Repository, args: list[str], timeout: float = TIMEOUT) -> subprocess.CompletedProcess[bytes]:
+    """Run one read-only git subcommand on `repo` with repository code turned off.
+
+    The output stays bytes: paths in it need not be UTF-8 and may hold any line break, so the
+    caller asks for `-z` where it reads names and decodes them with os.fsdecode. When the
+    repository's filter drivers cannot be read, git is not run (exit 128, the reason on stderr).
+    """
     sub, rest = args[0], args[1:]
     if sub not in SUBCOMMANDS:
         raise ValueError(f"arnes runs only read-only git subcommands on the host, not {sub!r}")
@@ -98,13 +103,15 @@ def run_git(repo: Repository, args: list[str], timeout: float = TIMEOUT) -> subp
     # Filter overrides go in the environment, one key and one value each: on the command line
     # `-c filter.a=b.clean=` splits at the first `=`, and a driver named `a=b` would keep running.
     filters = _no_filters(repo, env)
+    if isinstance(filters, str):
+        return subprocess.CompletedProcess([repo.git, sub], 128, b"", filters.encode())
     env["GIT_CONFIG_COUNT"] = str(len(filters))
     for i, (key, value) in enumerate(filters):
         env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
     argv = [repo.git, "--no-pager", *(a for item in SAFE_CONFIG for a in ("-c", item)), sub, *SUBCOMMANDS[sub], *rest]
     return subprocess.run(
-        argv, cwd=repo.workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        errors="replace", timeout=timeout, check=False,
+        argv, cwd=repo.workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+        check=False,
     )  # fmt: skip
 
 
@@ -122,24 +129,34 @@ def _environment(repo: Repository) -> dict[str, str]:
     return env
 
 
-def _no_filters(repo: Repository, env: dict[str, str]) -> list[tuple[str, str]]:
-    """Empty every clean/smudge/process filter the repository's own config defines.
+def _no_filters(repo: Repository, env: dict[str, str]) -> list[tuple[str, str]] | str:
+    """Empty every clean/smudge/process filter the repository's own config defines, or say why
+    the names cannot be read.
 
     A filter runs when git re-reads a file whose stat changed (`git status` does), and its
     driver name is the repository's to choose, so the names are read first (`git config` only
-    parses; it runs nothing).
+    parses; it runs nothing). A name may hold any byte but LF and NUL: `-z` keeps each whole
+    (scope NUL name NUL), and os.fsdecode gives back the very bytes when the override goes into
+    the environment, where an errors="replace" decoding would name another driver.
     """
-    done = subprocess.run(
-        [repo.git, "-c", "safe.bareRepository=explicit", "config", "--show-scope", "--name-only", "--get-regexp",
-         r"^filter\."],
-        cwd=repo.workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
-        timeout=TIMEOUT, check=False,
-    )  # fmt: skip
+    try:
+        done = subprocess.run(
+            [repo.git, "-c", "safe.bareRepository=explicit", "config", "-z", "--show-scope", "--name-only",
+             "--get-regexp", r"^filter\."],
+            cwd=repo.workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return "git config did not finish, so arnes could not turn off the repository's filters; git was not run"
+    if done.returncode not in (0, 1):  # 1: no filter defined
+        said = os.fsdecode(done.stderr).strip().rpartition("\n")[2] or f"exit {done.returncode}"
+        return f"the repository's filters could not be read ({said}); arnes did not run git"
+    fields = done.stdout.split(b"\0")[:-1]
+    if len(fields) % 2:
+        return "git config listed the repository's filters in a form arnes does not read; arnes did not run git"
     drivers = set()
-    for line in done.stdout.splitlines():
-        scope, _, name = line.partition("\t")
-        if scope in ("global", "system") or not name.startswith("filter."):
+    for scope, name in zip(fields[::2], fields[1::2], strict=True):
+        if scope in (b"global", b"system") or not name.startswith(b"filter."):
             continue
-        drivers.add(name[len("filter.") :].rpartition(".")[0])
+        drivers.add(os.fsdecode(name[len(b"filter.") :].rpartition(b".")[0]))
     empty = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
     return [(f"filter.{d}.{key}", value) for d in sorted(drivers) for key, value in empty]
