@@ -357,3 +357,21 @@ def test_a_read_only_sub_agent_gets_a_read_only_sandbox_and_is_told_so(tmp_path:
         assert child.sandbox.name == "bubblewrap" and "a private /tmp" in child.sandbox.describe()
         with child.sandbox.wrap(["true"], tmp_path) as cmd:
             assert cmd.argv[cmd.argv.index(str(tmp_path)) - 1] == "--ro-bind"
+
+
+def test_a_lone_surrogate_and_a_line_separator_in_a_call_keep_the_trace_and_resume_whole(tmp_path: Path) -> None:
+    """Red team round 3 (a helper's finding): a model's Bash `echo \\udcff` (valid JSON) crashed the
+    trace writer with a traceback; a U+2028 in a call cut the trace line for read_trace and --resume."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write = call("Write", file_path="a\u2028b.txt", content="x\u2028y")
+    turns = [{"tool_calls": [call("Bash", command="echo '\udcff'")]}, {"tool_calls": [write]}, {"text": "done"}]
+    run, trace = scripted(ws, tmp_path, turns, "--permission-mode", "acceptEdits", "--sandbox", "off")
+    assert run.code == 0 and "Traceback" not in run.err, run.err
+    calls = [e for e in trace if e["event"] == "tool_call"]
+    assert calls[0]["input"]["command"] == "echo '\udcff'" and calls[1]["input"]["file_path"] == "a\u2028b.txt"
+    from arnes.agent.resume import load_history
+
+    history = load_history(tmp_path / "t.jsonl")  # what --resume would send again
+    said = [c for m in history for c in m.tool_calls]
+    assert [c.input.get("file_path") for c in said] == [None, "a\u2028b.txt"] and len(history) == 6

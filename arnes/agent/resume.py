@@ -52,7 +52,7 @@ def load_history(trace: Path) -> list[Message]:
 def parse_history(text: str) -> list[Message]:
     """Replay the top-level `message` and `compaction` events into the conversation."""
     messages: list[Message] = []
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): a U+2028 inside a JSON string is not a line end
         if not line.strip():
             continue
         try:

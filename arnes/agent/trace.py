@@ -31,6 +31,11 @@ class JsonlTrace:
         if isinstance(output, str) and len(output) > OUTPUT_CAP:
             record["output"] = output[:OUTPUT_CAP] + f"... [{len(output) - OUTPUT_CAP} chars cut]"
         line = json.dumps(record, ensure_ascii=False)
+        if not line.isascii():
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate (a model's "\udcff", a file name): escaped
+                line = json.dumps(record)
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()
@@ -41,4 +46,6 @@ class JsonlTrace:
 
 
 def read_trace(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The events, one a line. Lines end at \n only: json.dumps leaves U+2028 and friends in a
+    string as they are, and splitlines() would cut the line there."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
