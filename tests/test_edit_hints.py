@@ -239,7 +239,7 @@ def test_a_tool_named_like_a_json_file_is_answered_with_the_write_of_its_argumen
 
 def test_yaml_with_anchors_is_not_expanded_into_json() -> None:
     """Aliases are shared in YAML and copied out in JSON: a few lines would grow without end."""
-    from arnes.tools.files import yaml_as_json
+    from arnes.tools.contentcheck import yaml_as_json
 
     bomb = "a: &a [x, x, x, x]\n" + "".join(f"b{i}: &b{i} [*{'a' if i == 0 else f'b{i - 1}'}] \n" for i in range(3))
     assert yaml_as_json(bomb) is None

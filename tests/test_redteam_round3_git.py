@@ -93,12 +93,7 @@ def test_git_status_is_not_read_only_when_the_config_hides_fsmonitor_behind_a_li
     (ws / "a.txt").write_text("hi\n")
     with open(ws / ".git" / "config", "a", encoding="utf-8") as config:
         config.write(layout + f'\tfsmonitor = "touch {marker}; false"\n')
-    script = tmp_path / "script.json"
-    status = {"name": "Bash", "input": {"command": "git status --short"}}
-    script.write_text(json.dumps({"turns": [{"tool_calls": [status]}, {"text": "done"}]}))
-    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--sandbox", "off", "go")
-    assert done.code == 0, done.err
-    assert not marker.exists(), "git status was judged read-only and ran the repository's core.fsmonitor"
+    _git_status_runs_no_fsmonitor(tmp_path, ws, marker)
 
 
 # -- 3. arnes handoff and a file name with a newline ------------------------------------------------
@@ -155,12 +150,7 @@ def test_git_status_is_not_read_only_when_a_git_file_points_where_the_check_does
     with open(gitdir / "config", "a", encoding="utf-8") as config:
         config.write(f'[core]\n\tfsmonitor = "touch {marker}; false"\n')
     (ws / ".git").write_bytes(pointer)
-    script = tmp_path / "script.json"
-    status = {"name": "Bash", "input": {"command": "git status --short"}}
-    script.write_text(json.dumps({"turns": [{"tool_calls": [status]}, {"text": "done"}]}))
-    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--sandbox", "off", "go")
-    assert done.code == 0, done.err
-    assert not marker.exists(), "git status was judged read-only and ran the repository's core.fsmonitor"
+    _git_status_runs_no_fsmonitor(tmp_path, ws, marker)
 
 
 def test_a_config_with_crlf_line_ends_is_still_judged_read_only(tmp_path: Path) -> None:
@@ -193,3 +183,13 @@ def test_handoff_lists_a_changed_name_with_a_line_break_as_one_name(tmp_path: Pa
     assert "Traceback" not in done.err, done.err[-600:]
     assert "x\\nhandoff: clean" in done.out, done.out
     assert "handoff: clean" not in done.out.splitlines(), done.out
+
+
+def _git_status_runs_no_fsmonitor(tmp_path: Path, ws: Path, marker: Path) -> None:
+    """The model's `git status --short`, unsandboxed: it must not run the repository's fsmonitor."""
+    script = tmp_path / "script.json"
+    status = {"name": "Bash", "input": {"command": "git status --short"}}
+    script.write_text(json.dumps({"turns": [{"tool_calls": [status]}, {"text": "done"}]}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--sandbox", "off", "go")
+    assert done.code == 0, done.err
+    assert not marker.exists(), "git status was judged read-only and ran the repository's core.fsmonitor"

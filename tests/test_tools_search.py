@@ -301,7 +301,9 @@ def test_grep_default_line_cap(ctx: ToolContext) -> None:
 def test_grep_path_to_a_single_file(ctx: ToolContext) -> None:
     put(ctx, "src/a.py", "needle\nhay\nneedle\n")
     put(ctx, "src/b.py", "needle\n")
-    assert grep(ctx, pattern="needle", path="src/a.py") == "src/a.py"
+    assert grep(ctx, pattern="needle", path="src/a.py") == (  # listing the one file would say only "yes"
+        "[arnes: src/a.py is one file, so its matching lines are shown]\nsrc/a.py:1:needle\nsrc/a.py:3:needle"
+    )
     assert grep(ctx, pattern="needle", path="src/a.py", output_mode="content") == "src/a.py:1:needle\nsrc/a.py:3:needle"
     assert grep(ctx, pattern="needle", path="src/a.py", output_mode="count") == "src/a.py:2"
     absolute = str(ctx.workspace / "src" / "a.py")
@@ -579,4 +581,19 @@ def test_a_pattern_that_finds_nothing_as_a_regex_is_tried_as_plain_text(ctx: Too
         "text:]\ncalc.py:1:def add(a: int, b: int) -> int:"
     )
     assert grep(ctx, pattern="def add(b)", path="calc.py").startswith("No matches for 'def add(b)'")
-    assert grep(ctx, pattern=r"add\(a", path="calc.py") == "calc.py"  # a regex that matches: as it is
+    assert grep(ctx, pattern=r"add\(a", path=".") == "calc.py"  # a regex that matches: as it is
+
+
+def test_grep_of_one_file_shows_its_matching_lines_not_its_name(ctx: ToolContext) -> None:
+    """grep-bug with Qwen2.5-Coder-1.5B: `tax rate` in billing/rates.py answered `billing/rates.py`
+    (files_with_matches, the default), twice; the line to change was never shown."""
+    put(ctx, "billing/rates.py", "SHIPPING_FLAT = 4.95\nTAX_RATE = 0.12\n")
+    out = grep(ctx, pattern="tax rate", path="billing/rates.py", n=True, context=20, head_limit=1)
+    assert out == (
+        "[arnes: no exact match for 'tax rate'; these match it ignoring case, with _ or - for spaces "
+        "('tax[ _-]?rate' -i):]\nbilling/rates.py:2:TAX_RATE = 0.12"
+    ), out
+    assert grep(ctx, pattern="TAX", path="billing/rates.py") == (
+        "[arnes: billing/rates.py is one file, so its matching lines are shown]\nbilling/rates.py:2:TAX_RATE = 0.12"
+    )
+    assert grep(ctx, pattern="TAX", path="billing") == "billing/rates.py"  # a folder: files, as asked

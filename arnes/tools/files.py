@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import ast
 import difflib
 import json
 import os
 import re
-import tomllib
 from pathlib import Path
 
 from pydantic import Field
@@ -16,6 +14,7 @@ from arnes.host.nofollow import LinkRefused, NotRegularFile, read_regular
 from arnes.permissions.paths import is_inside, resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
+from arnes.tools.contentcheck import CODE_NOT_WORDS, EXAMPLES, code_problem, data_problem, not_json_at_all, yaml_as_json
 from arnes.tools.defnames import dropped_names
 from arnes.tools.editmatch import Replacement, replace, without_read_numbers
 from arnes.tools.filestate import atomic_write, newline_of
@@ -288,7 +287,7 @@ class Write(BaseTool[WriteArgs]):
             ctx.files.hold_write(path)
             raise ToolError(
                 f"This Write was not made: {shown} would not be valid {broken}. Write the content again in "
-                f"that format{_EXAMPLES.get(path.suffix.lower(), '')}. If the file really should hold "
+                f"that format{EXAMPLES.get(path.suffix.lower(), '')}. If the file really should hold "
                 "exactly this text, call this Write again."
             )
         code = code_problem(before, content, path.suffix)
@@ -307,7 +306,6 @@ class Write(BaseTool[WriteArgs]):
 
 
 APPEND_NOTE = "old_string was empty, so nothing was replaced"
-CODE_NOT_WORDS = "Send the change as code (statements, not a description of them), with the file's indentation."
 APPENDED = "appended:"  # the key under which an appended Write is remembered, so its repeat changes nothing
 
 
@@ -355,94 +353,6 @@ def appending_edit(before: str, content: str, shown: str, suffix: str) -> str | 
     gap = "\n\n\n" if suffix.lower() in (".py", ".pyi") else "\n\n"
     call = {"file_path": shown, "old_string": tail, "new_string": tail + gap + added}
     return json.dumps({"name": "Edit", "arguments": call})
-
-
-# No sample values: the 1.5B model copied a sample object into config.json word for word.
-_EXAMPLES = {
-    ".json": " (JSON: an object in { }, every key and every string in double quotes, numbers and "
-    "true/false/null bare, a comma between items)"
-}
-
-
-def yaml_as_json(content: str) -> str | None:
-    """The JSON for content that is a YAML mapping or list (config-file with the 1.5B model:
-    `name: shop\nport: 8080\ndebug: false`, sent again word for word after being told it is not
-    JSON); None when it is not one, or holds what JSON cannot (dates)."""
-    import yaml  # pyyaml: already a dependency (extension front matter)
-
-    if len(content) > 20_000:
-        return None
-    try:
-        # No anchors or aliases: shared in YAML, each one is copied out in JSON (a few lines of
-        # `&a [*a, *a]` would grow without end), and a config file has no need of them.
-        if any(isinstance(t, yaml.AliasToken | yaml.AnchorToken) for t in yaml.scan(content)):
-            return None
-        value = yaml.safe_load(content)
-        if not isinstance(value, dict | list) or not value:
-            return None
-        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-    except (yaml.YAMLError, TypeError, ValueError):
-        return None
-
-
-def not_json_at_all(content: str, suffix: str) -> bool:
-    """A .json file whose content opens like no JSON dialect (not `{`, `[` or a JSONC comment):
-    refused every time, with no "call it again" way out. The 1.5B model re-sent its YAML
-    config.json word for word and the second call went through; a JSONC tsconfig.json with
-    comments still has the way out."""
-    head = content.lstrip()
-    return suffix.lower() == ".json" and not head.startswith(("{", "[", "//", "/*"))
-
-
-def data_problem(content: str, suffix: str) -> str:
-    """What is wrong with a data file's new content ("JSON (...)"), or "" when it parses or is not one.
-
-    A small model asked for config.json wrote `name: shop\nport: 8080` (YAML) and called it done;
-    the parser's one line lets the next try be JSON. TOML is checked the same way (stdlib only).
-    """
-    kind = suffix.lower()
-    if kind == ".json" and content.strip():
-        try:
-            json.loads(content)
-        except json.JSONDecodeError as exc:
-            return f"JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-    if kind == ".toml":
-        try:
-            tomllib.loads(content)
-        except tomllib.TOMLDecodeError as exc:
-            return f"TOML ({exc})"
-    return ""
-
-
-def code_problem(before: str, after: str, suffix: str) -> str:
-    """ "Python (invalid syntax at line 2: `...`)" when `after` breaks a Python file that parsed
-    before (or is new), else "". Parsed only, never run.
-
-    fizzbuzz with Qwen2.5-Coder-1.5B: new_string was the task's own words after `return`
-    (`return 'Fizz' for multiples of 3, ...`), and the run ended calling it done. A file that
-    did not parse before is left alone: its grammar may be newer than this Python's.
-    """
-    if suffix.lower() not in (".py", ".pyi") or not after.strip():
-        return ""
-    if before.strip() and _python_error(before) is not None:
-        return ""
-    error = _python_error(after)
-    if error is None:
-        return ""
-    lines = after.split("\n")
-    where = error.lineno or 0
-    text = lines[where - 1].strip()[:120] if 0 < where <= len(lines) else ""
-    return f"Python ({error.msg} at line {where}: `{text}`)" if text else f"Python ({error.msg} at line {where})"
-
-
-def _python_error(text: str) -> SyntaxError | None:
-    try:
-        compile(text, "<edit>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        return exc
-    except (ValueError, RecursionError, MemoryError):  # null bytes, nesting: not ours to judge
-        return None
-    return None
 
 
 class Edit(BaseTool[EditArgs]):

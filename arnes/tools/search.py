@@ -303,7 +303,14 @@ class Grep(BaseTool[GrepArgs]):
 
     def run(self, args: GrepArgs, ctx: ToolContext) -> str:
         root, where_shown = _search_root(ctx, args.path)
+        one_file = root.is_file() and args.output_mode == "files_with_matches"
+        if one_file:
+            # Listing the one file searched says only yes or no: grep-bug with Qwen2.5-Coder-1.5B got
+            # `billing/rates.py` back for `tax rate` in billing/rates.py, twice, and never saw the line.
+            args = args.model_copy(update={"output_mode": "content", "context": None, "head_limit": None})
         lines, more, exact = self._search(args, ctx, root, args.pattern, args.case_insensitive)
+        if one_file and lines:
+            lines.insert(0, f"[arnes: {where_shown} is one file, so its matching lines are shown]")
         if not lines:
             loose = _loose_pattern(args.pattern)
             if loose is not None and args.case_insensitive and loose == args.pattern.strip():
