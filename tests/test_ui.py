@@ -60,6 +60,18 @@ def test_the_context_meter_never_goes_down_between_compactions() -> None:
     assert meters == ["ctx 1.5k/10.0k (15%)", "ctx 1.5k/10.0k (15%)", "ctx 1.0k/10.0k (10%)"]
 
 
+def test_a_clearing_says_how_many_results_went_and_a_summary_says_it_compacted() -> None:
+    out = io.StringIO()
+    renderer = TerminalRenderer(terminal_console(out))
+    renderer(CompactionEvent(3900, 2000, "clear", 4, []))
+    renderer(CompactionEvent(3800, 1800, "summary", 18, []))
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "cleared 4 old tool results to make room: 3.9k -> 2.0k tokens",
+        "context compacted (summary): 3.8k -> 1.8k tokens",
+    ]
+
+
 def test_parallel_results_are_labelled_and_the_closing_line_has_cost_and_time() -> None:
     out = io.StringIO()
     renderer = TerminalRenderer(terminal_console(out))

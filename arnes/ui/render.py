@@ -139,7 +139,7 @@ class TerminalRenderer:
         elif isinstance(event, CompactionEvent):
             self._ctx_shown = 0
             what = (
-                f"context made room: {event.removed} old tool results cleared"
+                f"cleared {event.removed} old tool result{'s' if event.removed != 1 else ''} to make room"
                 if event.method == "clear"
                 else f"context compacted ({event.method})"
             )
