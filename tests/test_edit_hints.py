@@ -274,3 +274,24 @@ def test_a_hostile_readme_heading_is_read_in_linear_time() -> None:
     assert dropped_names(hostile, "# shop\n\nA small shop.\n", ".md") == ["# a" + " " * 6000 + "x"]
     assert dropped_names(hostile, "# shop\n\n# a x\n", ".md") == ["# a" + " " * 6000 + "x"]
     assert dropped_names("```\n" * 20_001 + "# x\n", "", ".md") == []  # inside an unclosed fence: no heading
+
+
+def test_an_edit_that_undoes_the_last_one_is_refused_once(tmp_path: Path) -> None:
+    """grep-bug with Qwen2.5-Coder-1.5B: it fixed TAX_RATE (0.12 -> 0.21), Grepped again, and put
+    0.12 back, then said it had changed the rate."""
+    (tmp_path / "rates.py").write_text("TAX_RATE = 0.12\n")
+    fix = {
+        "name": "Edit",
+        "input": {"file_path": "rates.py", "old_string": "TAX_RATE = 0.12", "new_string": "TAX_RATE = 0.21"},
+    }
+    undo = {
+        "name": "Edit",
+        "input": {"file_path": "rates.py", "old_string": "TAX_RATE = 0.21", "new_string": "TAX_RATE = 0.12"},
+    }
+    results = _results(tmp_path, [{"tool_calls": [fix]}, {"tool_calls": [undo]}])
+    assert results[1].is_error and "it would undo your last change to rates.py" in results[1].content
+    assert (tmp_path / "rates.py").read_text() == "TAX_RATE = 0.21\n"
+    (tmp_path / "rates.py").write_text("TAX_RATE = 0.12\n")
+    again = _results(tmp_path, [{"tool_calls": [fix]}, {"tool_calls": [undo]}, {"tool_calls": [undo]}])
+    assert not again[0].is_error and again[1].is_error and not again[2].is_error  # asked for twice: made
+    assert (tmp_path / "rates.py").read_text() == "TAX_RATE = 0.12\n"

@@ -413,6 +413,7 @@ class Edit(BaseTool[EditArgs]):
         ctx.changes.before_write(path, ctx.real_of(path))
         atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
+        ctx.files.note_edit(path, args.old_string, args.new_string)
         what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
         note = f" ({done.note}; check the result)" if done.note else ""
         lines = split_lines(after)
@@ -439,6 +440,14 @@ class Edit(BaseTool[EditArgs]):
             hint = nearest_files(ctx, path)
             raise ToolError(f"File does not exist: {shown}.{hint} Edit changes an existing file: give its real path.")
         call = args.model_dump_json()
+        last = ctx.files.last_edit(path)
+        if last == (args.new_string, args.old_string) and ctx.files.warn_once(path, "undo:" + call):
+            # grep-bug with Qwen2.5-Coder-1.5B: it fixed TAX_RATE (0.12 -> 0.21), Grepped, and put
+            # 0.12 back. Sent again word for word, the undo is made: that is a decision, not a swing.
+            raise ToolError(
+                f"This Edit was not made: it would undo your last change to {shown} ({last[0]!r} -> "
+                f"{last[1]!r}). If that change was right, keep it: go on with the task, or say you are done."
+            )
         made = self._made_on_unread(args, path, shown, ctx)
         if made is not None:
             return made
@@ -461,6 +470,7 @@ class Edit(BaseTool[EditArgs]):
         atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
         ctx.files.record(path)
         ctx.files.note_refused(path, "")  # a refusal before this edit says nothing about the next one
+        ctx.files.note_edit(path, args.old_string, args.new_string)
         if done.note == APPEND_NOTE:
             return f"Added new_string at the end of {shown} ({APPEND_NOTE})."
         what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"

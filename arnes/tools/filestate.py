@@ -46,6 +46,16 @@ class FileStateCache:
     # The last Write held back for what it held (not JSON, dropping the file's names): a reply
     # that then shows the content in the chat is answered with that Write spelled out.
     _held: Path | None = None
+    _edits: dict[Path, tuple[str, str]] = field(default_factory=dict)  # the last Edit of each file
+
+    def note_edit(self, path: Path, old: str, new: str) -> None:
+        """The last Edit made to this file (what it replaced, and with what)."""
+        with self._lock:
+            self._edits[Path(os.path.realpath(path))] = (old, new)
+
+    def last_edit(self, path: Path) -> tuple[str, str] | None:
+        with self._lock:
+            return self._edits.get(Path(os.path.realpath(path)))
 
     def hold_write(self, path: Path | None) -> None:
         with self._lock:
