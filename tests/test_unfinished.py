@@ -207,3 +207,24 @@ def test_a_change_described_in_words_is_answered_with_the_edit_that_makes_it(tmp
     files = {"rates.py": "TAX_RATE = 0.21\n", "b.py": "TAX_RATE = 0.12\nTAX_RATE = 0.12\n"}
     assert u.described_edit(said, files) is None  # made already in one, twice in the other: no guess
     assert u.described_edit("I changed the rate from 21% to 21%.", {"rates.py": "RATE = 21\n"}) is None
+
+
+def test_a_claimed_change_to_a_file_the_session_did_not_change_is_nudged(tmp_path: Path) -> None:
+    """rename with the 1.5B model: it renamed calc_total in shop/totals.py, was told the name still
+    stands in shop/cart.py, and said "I changed ... in shop/totals.py and also in shop/cart.py"."""
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "totals.py").write_text("def calc_total(p):\n    return p\n")
+    (tmp_path / "shop" / "cart.py").write_text("from shop.totals import calc_total\n")
+    rename = {"file_path": "shop/totals.py", "old_string": "calc_total", "new_string": "order_total"}
+    claim = "I changed the function `calc_total` to `order_total` in `shop/totals.py` and also in `shop/cart.py`."
+    fix = {"file_path": "shop/cart.py", "old_string": "calc_total", "new_string": "order_total"}
+    turns = [{"tool_calls": [{"name": "Edit", "input": rename}]}, {"text": claim},
+             {"tool_calls": [{"name": "Edit", "input": fix}]}, {"text": claim}]  # fmt: skip
+    agent, result = _run(tmp_path, turns)
+    assert _nudges(agent.messages)[-1] == u.UNTOUCHED.format(files="shop/cart.py")
+    assert (tmp_path / "shop" / "cart.py").read_text() == "from shop.totals import order_total\n"
+    assert result.text == claim  # both files changed now: the same words end the run
+    (tmp_path / "notes.md").write_text("unchanged\n")
+    seen = u.Seen(agent.s.ctx)
+    assert seen.unchanged_named("I updated shop/cart.py. The notes in notes.md still hold.") == []  # no claim
+    assert seen.unchanged_named("I updated shop/cart.py and notes.md.") == ["notes.md"]

@@ -48,6 +48,12 @@ CLAIM = (
     "If a Write or Edit was refused, read why in its result and send a corrected call now."
 )
 
+UNTOUCHED = (
+    "[arnes] {files} has not been changed in this session, so what your reply says was done there did not "
+    "happen. If it needs the change, make it now with Edit; otherwise say what you changed."
+)
+# A workspace path in a reply: `shop/cart.py`, cart.py (a name with an extension, no spaces).
+_PATHLIKE = re.compile(r"(?<![\w./-])((?:[\w-]+/)*[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/-])")
 DESCRIBED = (
     "[arnes] No file was changed: your reply describes a change, and only a tool call makes one. To make "
     "that change, send exactly this tool call:\n"
@@ -80,6 +86,20 @@ class Seen:
     def files(self) -> dict[str, str]:
         return read_files(self.ctx)
 
+    def unchanged_named(self, text: str) -> list[str]:
+        """Workspace files the reply says it changed (named in a clause with "I changed", "I
+        updated", ...) that the session has not changed; a file named elsewhere ("the tests in
+        test_x.py pass") is not a claim."""
+        root = resolve_real(self.ctx.workspace)
+        changed = {resolve_real(p) for p in self.ctx.changes.changed()}
+        claims = [part for part in re.split(r"(?<=[.;!?])\s+|\n", text) if _CLAIM.search(part)]
+        out: list[str] = []
+        for name in dict.fromkeys(n for part in claims for n in _PATHLIKE.findall(part)):
+            real = resolve_real(root / name)
+            if is_inside(root, real) and real.is_file() and real not in changed and not self.ctx.hidden("Read", real):
+                out.append(name)
+        return out
+
     def held(self) -> str | None:
         path = self.ctx.files.held_write()
         return self.ctx.display(path) if path is not None else None
@@ -111,8 +131,12 @@ def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, 
     described = described_edit(stripped, seen.files()) if can_write and seen is not None else None
     if described is not None:
         return DESCRIBED + described
-    if can_write and seen is not None and _CLAIM.search(stripped) and not seen.changed_any():
-        return CLAIM
+    if can_write and seen is not None and _CLAIM.search(stripped):
+        if not seen.changed_any():
+            return CLAIM
+        untouched = seen.unchanged_named(stripped)
+        if untouched:
+            return UNTOUCHED.format(files=", ".join(untouched))
     return None
 
 
