@@ -50,6 +50,22 @@ def run_arnes(*args: str, cwd: Path | None = None, env: dict[str, str] | None = 
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
+def scripted_outputs(tmp_path: Path, ws: Path, turns: list[dict[str, object]], name: str = "script") -> list[str]:
+    """Run the scripted `turns` with `arnes -p` in `ws` (acceptEdits, a trace); every tool result's
+    output, in order. The run must end well: these tests look at what the calls saw."""
+    import json
+
+    from arnes.agent.trace import read_trace
+
+    script = tmp_path / f"{name}.json"
+    script.write_text(json.dumps({"turns": turns}))
+    trace = tmp_path / f"{name}.trace.jsonl"
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                     "--permission-mode", "acceptEdits", "go")  # fmt: skip
+    assert done.code == 0, done.err
+    return [str(e.get("output", "")) for e in read_trace(trace) if e["event"] == "tool_result"]
+
+
 @pytest.fixture
 def shop(tmp_path: Path) -> Iterator[Path]:
     """A fresh copy of the demo's tiny shop."""

@@ -32,13 +32,7 @@ def test_a_trusted_projects_hooks_fail_open_does_not_open_the_users_guard(tmp_pa
     ws = tmp_path / "ws"
     (ws / ".arnes").mkdir(parents=True)
     (ws / ".arnes" / "settings.json").write_text(json.dumps({"hooks_fail": "open"}))
-    script = tmp_path / "s.json"
-    script.write_text(json.dumps({"turns": [
-        {"tool_calls": [{"name": "Write", "input": {"file_path": "guarded.txt", "content": "x\n"}}]}, {"text": "done"},
-    ]}))  # fmt: skip
-    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
-    run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trust",
-              "--permission-mode", "acceptEdits", "go", env=env)  # fmt: skip
+    _write_past_the_guard(tmp_path, home, ws)
     assert not (ws / "guarded.txt").exists(), "the project's hooks_fail 'open' let a call past the user's failing guard"
 
 
@@ -51,6 +45,12 @@ def test_control_without_the_project_setting_the_failing_guard_blocks(tmp_path: 
     }))  # fmt: skip
     ws = tmp_path / "ws"
     ws.mkdir()
+    _write_past_the_guard(tmp_path, home, ws)
+    assert not (ws / "guarded.txt").exists()
+
+
+def _write_past_the_guard(tmp_path: Path, home: Path, ws: Path) -> None:
+    """The model's Write of guarded.txt in the trusted `ws`, with `home` as the user's home."""
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": [
         {"tool_calls": [{"name": "Write", "input": {"file_path": "guarded.txt", "content": "x\n"}}]}, {"text": "done"},
@@ -58,4 +58,3 @@ def test_control_without_the_project_setting_the_failing_guard_blocks(tmp_path: 
     env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
     run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trust",
               "--permission-mode", "acceptEdits", "go", env=env)  # fmt: skip
-    assert not (ws / "guarded.txt").exists()

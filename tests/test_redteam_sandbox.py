@@ -10,7 +10,6 @@ gap between the promise and the design rather than a bug in the code. Fails whil
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -18,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from arnes.agent.trace import read_trace
 from arnes.sandbox.bubblewrap import Bubblewrap
-from tests.conftest import run_arnes
+from tests.conftest import scripted_outputs
 
 pytestmark = pytest.mark.skipif(Bubblewrap.unavailable() is not None, reason="needs bubblewrap")
 
@@ -37,14 +35,14 @@ def test_a_command_cannot_read_a_project_outside_home(tmp_path: Path, other_proj
     ws = tmp_path / "ws"
     ws.mkdir()
     read = f"python3 -c 'import sys; print(open(sys.argv[1]).read())' {other_project}/secret.txt > out.txt"
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"turns": [
-        {"tool_calls": [{"name": "Bash", "input": {"command": read}}]},
-        {"tool_calls": [{"name": "Read", "input": {"file_path": "out.txt"}}]},
-    ]}))  # fmt: skip
-    trace = tmp_path / "trace.jsonl"
-    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
-                     "--permission-mode", "acceptEdits", "go")  # fmt: skip
-    assert done.code == 0, done.err
-    outputs = "\n".join(str(e.get("output", "")) for e in read_trace(trace) if e["event"] == "tool_result")
+    outputs = "\n".join(
+        scripted_outputs(
+            tmp_path,
+            ws,
+            [
+                {"tool_calls": [{"name": "Bash", "input": {"command": read}}]},
+                {"tool_calls": [{"name": "Read", "input": {"file_path": "out.txt"}}]},
+            ],
+        )
+    )
     assert "CANARY-OTHER-PROJECT" not in outputs, "another project outside home reached the model"

@@ -14,16 +14,14 @@ that a workspace file chose. Fails while the hole exists.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from arnes.agent.trace import read_trace
 from arnes.sandbox.bubblewrap import Bubblewrap
-from tests.conftest import run_arnes
+from tests.conftest import scripted_outputs
 
 pytestmark = pytest.mark.skipif(Bubblewrap.unavailable() is not None, reason="needs bubblewrap")
 
@@ -39,17 +37,15 @@ def test_a_workspace_pyvenv_cfg_does_not_open_local_share(tmp_path: Path) -> Non
     ws.mkdir()
     read = f"python3 -c 'import sys; print(open(sys.argv[1]).read())' {secret}"
     plant = f"mkdir -p .venv && printf 'home = {home}/.local/bin\\n' > .venv/pyvenv.cfg"
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"turns": [
-        {"tool_calls": [{"name": "Bash", "input": {"command": read}}]},  # hidden, as promised
-        {"tool_calls": [{"name": "Bash", "input": {"command": plant}}]},
-        {"tool_calls": [{"name": "Bash", "input": {"command": read}}]},
-    ]}))  # fmt: skip
-    trace = tmp_path / "trace.jsonl"
-    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
-                     "--permission-mode", "acceptEdits", "go")  # fmt: skip
-    assert done.code == 0, done.err
-    outputs = [str(e.get("output", "")) for e in read_trace(trace) if e["event"] == "tool_result"]
+    outputs = scripted_outputs(
+        tmp_path,
+        ws,
+        [
+            {"tool_calls": [{"name": "Bash", "input": {"command": read}}]},  # hidden, as promised
+            {"tool_calls": [{"name": "Bash", "input": {"command": plant}}]},
+            {"tool_calls": [{"name": "Bash", "input": {"command": read}}]},
+        ],
+    )
     assert len(outputs) == 3
     assert "CANARY-LOCAL-SHARE" not in outputs[0]  # the control: home is hidden
     assert "CANARY-LOCAL-SHARE" not in outputs[2], "a planted pyvenv.cfg opened ~/.local to commands"

@@ -20,14 +20,12 @@ put back retires the sandbox).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from arnes.agent.trace import read_trace
 from arnes.sandbox.bubblewrap import Bubblewrap
-from tests.conftest import run_arnes
+from tests.conftest import scripted_outputs
 
 pytestmark = pytest.mark.skipif(Bubblewrap.unavailable() is not None, reason="needs bubblewrap")
 
@@ -42,16 +40,14 @@ def test_a_replaced_dev_entry_does_not_outlive_its_command(tmp_path: Path) -> No
     ws.mkdir()
     (ws / "plant.py").write_text(PLANT + "\n")
     (ws / "look.py").write_text(LOOK + "\n")
-    script = tmp_path / "s.json"
-    script.write_text(json.dumps({"turns": [
-        {"tool_calls": [{"name": "Bash", "input": {"command": "python3 plant.py"}}]},
-        {"tool_calls": [{"name": "Bash", "input": {"command": "python3 look.py"}}]},
-    ]}))  # fmt: skip
-    trace = tmp_path / "t.jsonl"
-    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
-                     "--permission-mode", "acceptEdits", "go")  # fmt: skip
-    assert done.code == 0, done.err
-    outputs = [str(e.get("output", "")) for e in read_trace(trace) if e["event"] == "tool_result"]
+    outputs = scripted_outputs(
+        tmp_path,
+        ws,
+        [
+            {"tool_calls": [{"name": "Bash", "input": {"command": "python3 plant.py"}}]},
+            {"tool_calls": [{"name": "Bash", "input": {"command": "python3 look.py"}}]},
+        ],
+    )
     assert "planted" in outputs[0], outputs
     assert "LINK=" in outputs[1], outputs
     assert "planted-by-first-command" not in outputs[1], "the first command's /dev/stdout reached the second"

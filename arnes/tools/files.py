@@ -138,6 +138,14 @@ def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str, call: str =
     )
 
 
+def write_recorded(ctx: ToolContext, path: Path, text: str) -> None:
+    """Write `text` over `path` the one way the file tools do: the original kept for the session's
+    diff and undo, an atomic write on the real path judged, and a new read-before-edit snapshot."""
+    ctx.changes.before_write(path, ctx.real_of(path))
+    atomic_write(path, text.encode("utf-8"), ctx.real_of(path))
+    ctx.files.record(path)
+
+
 def unified_diff(before: str, after: str, shown: str) -> str:
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
@@ -250,9 +258,7 @@ class Write(BaseTool[WriteArgs]):
         appended = _as_append(ctx, path, before, content)
         if appended is not None:
             ctx.files.warn_once(path, "dropped")
-            ctx.changes.before_write(path, ctx.real_of(path))
-            atomic_write(path, appended.encode("utf-8"), ctx.real_of(path))
-            ctx.files.record(path)
+            write_recorded(ctx, path, appended)
             ctx.files.note_refused(path, APPENDED + content)
             ctx.files.hold_write(None)
             kept = before.count("\n") + (0 if before.endswith("\n") else 1)
@@ -293,9 +299,7 @@ class Write(BaseTool[WriteArgs]):
         code = code_problem(before, content, path.suffix)
         if code and ctx.files.warn_once(path, "code:" + content):  # the same Write again goes through
             raise ToolError(f"This Write was not made: {shown} would not be valid {code}. {CODE_NOT_WORDS}")
-        ctx.changes.before_write(path, ctx.real_of(path))
-        atomic_write(path, content.encode("utf-8"), ctx.real_of(path))
-        ctx.files.record(path)
+        write_recorded(ctx, path, content)
         ctx.files.hold_write(None)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         copied = without_read_numbers(args.content) is not None
@@ -410,9 +414,7 @@ class Edit(BaseTool[EditArgs]):
             return None
         if done.note == APPEND_NOTE or code_problem(original, after, path.suffix):
             return None
-        ctx.changes.before_write(path, ctx.real_of(path))
-        atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
-        ctx.files.record(path)
+        write_recorded(ctx, path, after)
         ctx.files.note_edit(path, args.old_string, args.new_string)
         what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
         note = f" ({done.note}; check the result)" if done.note else ""
@@ -466,9 +468,7 @@ class Edit(BaseTool[EditArgs]):
         code = code_problem(original, after, path.suffix)
         if code and ctx.files.warn_once(path, "code:" + call):  # the same Edit again goes through
             raise ToolError(f"This Edit was not made: {shown} would not be valid {code} after it. {CODE_NOT_WORDS}")
-        ctx.changes.before_write(path, ctx.real_of(path))
-        atomic_write(path, after.encode("utf-8"), ctx.real_of(path))
-        ctx.files.record(path)
+        write_recorded(ctx, path, after)
         ctx.files.note_refused(path, "")  # a refusal before this edit says nothing about the next one
         ctx.files.note_edit(path, args.old_string, args.new_string)
         if done.note == APPEND_NOTE:

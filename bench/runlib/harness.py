@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from tests.fakes.llm_server import DONE_TURN as DONE_TURN  # noqa: E402  (re-exported to the parts)
 from tests.fakes.llm_server import FakeLLMServer  # noqa: E402
 from tests.fakes.llm_server import Json as Json  # noqa: E402
+from tests.fakes.llm_server import tool_results as tool_results  # noqa: E402
 
 Responder = Callable[[str, Json], Json]
 

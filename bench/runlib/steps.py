@@ -29,6 +29,7 @@ from runlib.harness import (
     ms,
     self_cpu,
     timed,
+    tool_results,
 )
 
 # "mini": as the `mini` command runs (trajectory file rewritten after every step);
@@ -55,12 +56,7 @@ def loop_responder(n: int, call: Callable[[int], Json], final: Json) -> Responde
     a row, so arnes's calls differ by k (a Read `limit` past the file's end, an `echo` argument)."""
 
     def respond(api: str, body: Json) -> Json:
-        results = 0
-        for m in body.get("messages") or []:
-            content = m.get("content")
-            results += m.get("role") == "tool"
-            if isinstance(content, list):
-                results += sum(b.get("type") == "tool_result" for b in content)
+        results = tool_results(body)
         return {"tool_calls": [call(results)]} if results < n else final
 
     return respond

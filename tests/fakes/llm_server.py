@@ -423,16 +423,23 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def tool_results(body: Json) -> int:
+    """How many tool results a request's conversation holds, on either wire (OpenAI `tool`
+    messages, Anthropic `tool_result` blocks): a stateless responder's step counter."""
+    results = 0
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        results += m.get("role") == "tool"
+        if isinstance(content, list):
+            results += sum(b.get("type") == "tool_result" for b in content)
+    return results
+
+
 def echo_loop_responder(n: int) -> Responder:
     """Stateless: ask to Read a.txt until the conversation has ``n`` tool results."""
 
     def respond(api: str, body: Json) -> Json:
-        results = 0
-        for m in body.get("messages") or []:
-            content = m.get("content")
-            results += m.get("role") == "tool"
-            if isinstance(content, list):
-                results += sum(b.get("type") == "tool_result" for b in content)
+        results = tool_results(body)
         if results < n:
             return {"tool_calls": [{"name": "Read", "input": {"file_path": "a.txt"}}]}
         return DONE_TURN
