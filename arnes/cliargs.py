@@ -52,7 +52,7 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--base-url", help="endpoint of an OpenAI-compatible or Anthropic server")
     p.add_argument("--script", help="JSON script for --provider script")
     p.add_argument("--max-output-tokens", type=int, metavar="N", help="cap on one reply's tokens (default per model)")
-    p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default per model, 0.2)")
+    p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (per model: 0.2, Qwen2.5 0)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="wait for a reply's first byte (default 600)")
     p.add_argument("--permission-mode", choices=["default", "acceptEdits", "plan", "bypass"])
     p.add_argument("--allow", action="append", default=[], metavar="RULE")
@@ -70,6 +70,9 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
         help="run CMD when the model ends its turn; red output goes back to it. "
         "`--verify auto`: verify.command from settings, else detected (pytest, npm test, cargo test, ...)",
     )  # fmt: skip
+    p.add_argument(
+        "--no-self-check", action="store_true", help="do not run the project's tests before an answer stands"
+    )
     p.add_argument("--verify-rounds", type=int, default=3, metavar="N", help="red results sent back at most (3)")
     p.add_argument("--sandbox", choices=["auto", "bubblewrap", "landlock", "off"])
     p.add_argument(

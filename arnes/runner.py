@@ -177,6 +177,7 @@ def build_session(
         context_window=window,
         context_source=window_source,
         id=session_id or new_session_id(),
+        self_check=not getattr(args, "no_self_check", False),
     )
 
     def retrying(provider: Provider) -> Provider:

@@ -144,6 +144,7 @@ class Session:
     shared: Shared | None = None
     owns_jobs: bool = True
     verifier: Verifier | None = None
+    self_check: bool = True  # run the project's tests before an answer stands (agent/selfcheck.py)
     model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
     mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
     hooks: HookRunner | None = None  # the settings' hooks (set by the runner; sub-agents share them)
@@ -279,6 +280,7 @@ class Session:
             hooks=self.hooks,
             trace_path=self.trace_path,
             skill_catalog=self.skill_catalog,
+            self_check=self.self_check,
         )
         if shared is not self.shared:
             child._own_boxes.append(shared.sandbox)  # the read-only sandbox made for it

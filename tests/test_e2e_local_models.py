@@ -56,7 +56,7 @@ def test_request_settings_and_the_servers_window(tmp_path: Path) -> None:
         )  # fmt: skip
         chosen = server.requests[-1][1]
     assert run.code == 0, run.err
-    assert plain["max_tokens"] == 2048 and plain["temperature"] == 0.2  # the qwen2.5 row of the table
+    assert plain["max_tokens"] == 2048 and plain["temperature"] == 0.0  # the qwen2.5 row of the table
     assert chosen["max_tokens"] == 300 and chosen["temperature"] == 0.6
     assert "context window: 2048 tokens (server /props)" in run.out
     assert "context window: 4096 tokens (flag)" in run2.out
@@ -180,7 +180,7 @@ def test_ollama_native_chat_holds_num_ctx_fixed_for_the_session(tmp_path: Path) 
     assert (tmp_path / "hello.txt").read_text() == "hi" and (tmp_path / "bye.txt").read_text() == "bye"
     assert {path for path, _ in bodies} == {"/api/chat"}
     assert [b["options"]["num_ctx"] for _, b in bodies] == [8192, 8192, 8192]
-    assert bodies[0][1]["options"]["temperature"] == 0.2 and bodies[0][1]["options"]["num_predict"] == 2048
+    assert bodies[0][1]["options"]["temperature"] == 0.0 and bodies[0][1]["options"]["num_predict"] == 2048
     assert "context window: 8192 tokens (server /api/show (trained for 32768, capped))" in run.out
     tool_msg = next(m for m in bodies[1][1]["messages"] if m["role"] == "tool")
     assert tool_msg["tool_name"] == "Write"

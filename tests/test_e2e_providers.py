@@ -23,6 +23,7 @@ FIX_DISCOUNT: list[dict[str, Any]] = [
             }
         ]
     },
+    {"tool_calls": [{"name": "Bash", "input": {"command": "python -m unittest -q"}}]},
     {"text": "Changed the discount to 15 %."},
 ]
 
@@ -56,18 +57,18 @@ def test_fixes_the_discount_through_each_api(shop: Path, tmp_path: Path, api: st
     assert "Changed the discount to 15 %." in run.out
     assert "files changed: pricing.py" in run.out
     assert "+DISCOUNT_RATE = 0.15" in run.out
-    assert len(bodies) == 4
+    assert len(bodies) == 5
     assert all(bool(b.get("stream")) == stream for b in bodies)
     assert {t.get("name") or t["function"]["name"] for t in bodies[0]["tools"]} >= {"Read", "Edit", "Grep"}
     events = read_trace(trace)
     names = [e["event"] for e in events]
     assert names[0] == "session_start" and names[-1] == "session_end"
-    assert names.count("tool_call") == 3 and names.count("tool_result") == 3
+    assert names.count("tool_call") == 4 and names.count("tool_result") == 4
     assert all("ts" in e for e in events)
     end = events[-1]
-    assert end["stop_reason"] == "end_turn" and end["turns"] == 4 and end["tool_calls"] == 3
+    assert end["stop_reason"] == "end_turn" and end["turns"] == 5 and end["tool_calls"] == 4
     assert end["input_tokens"] > 0 and end["output_tokens"] > 0
-    assert [e["decision"] for e in events if e["event"] == "permission"] == ["allow", "allow", "allow"]
+    assert [e["decision"] for e in events if e["event"] == "permission"] == ["allow"] * 4
 
 
 def test_tool_results_of_a_turn_go_back_together(shop: Path) -> None:
@@ -166,7 +167,7 @@ def test_json_output_is_one_object(shop: Path) -> None:
     data = json.loads(run.out)
     assert data["stop_reason"] == "end_turn"
     assert data["files_changed"] == ["pricing.py"]
-    assert data["tool_calls"] == 3 and data["turns"] == 4
+    assert data["tool_calls"] == 4 and data["turns"] == 5
     assert data["result"] == "Changed the discount to 15 %."
     assert data["denials"] == []
 

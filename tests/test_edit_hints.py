@@ -295,3 +295,40 @@ def test_an_edit_that_undoes_the_last_one_is_refused_once(tmp_path: Path) -> Non
     again = _results(tmp_path, [{"tool_calls": [fix]}, {"tool_calls": [undo]}, {"tool_calls": [undo]}])
     assert not again[0].is_error and again[1].is_error and not again[2].is_error  # asked for twice: made
     assert (tmp_path / "rates.py").read_text() == "TAX_RATE = 0.12\n"
+
+
+CALC = "def add(a: int, b: int) -> int:\n    return a - b\n\n\ndef mul(a: int, b: int) -> int:\n    return a * b\n"
+
+
+def test_an_edit_whose_strings_are_the_same_gets_the_lines_it_points_at_as_a_call(tmp_path: Path) -> None:
+    """failing-test with Qwen2.5-Coder-1.5B: `def add(a: int, b: int) -> int` as both strings, twice;
+    the wrong line is the one below. The refusal spells out the function as a call to correct."""
+    sig = "def add(a: int, b: int) -> int"
+    same: dict[str, Any] = {"name": "Edit", "input": {"file_path": "calc.py", "old_string": sig, "new_string": sig}}
+    head = "def add(a: int, b: int) -> int:\n    return a - b"
+    fixed = {
+        "name": "Edit",
+        "input": {"file_path": "calc.py", "old_string": head, "new_string": head.replace("a - b", "a + b")},
+    }
+    (tmp_path / "calc.py").write_text(CALC)
+    turns = [{"tool_calls": [{"name": "Read", "input": {"file_path": "calc.py"}}]}, {"tool_calls": [same]},
+             {"tool_calls": [fixed]}, {"text": "done"}]  # fmt: skip
+    agent = Agent(Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits"))
+    agent.run("fix add")
+    results = [b for m in agent.messages for b in m.content if isinstance(b, ToolResultBlock)]
+    refused = results[1]
+    assert refused.is_error and refused.content.startswith("old_string and new_string are the same")
+    call = json.loads(refused.content.split("\n", 1)[1])
+    assert call == {"name": "Edit", "arguments": {"file_path": "calc.py", "old_string": head, "new_string": head}}
+    assert "return a + b" in (tmp_path / "calc.py").read_text() and not results[2].is_error
+
+
+def test_the_lines_an_edit_points_at() -> None:
+    from arnes.tools.editmatch import region_of
+
+    assert region_of(CALC, "def add(a: int, b: int) -> int") == "def add(a: int, b: int) -> int:\n    return a - b"
+    assert region_of(CALC, "a - b") == "    return a - b"  # whole lines
+    assert region_of(CALC, "return a") is None  # twice: no one place
+    assert region_of(CALC, "int") is None
+    long = "def f():\n" + "".join(f"    x{i} = {i}\n" for i in range(20))
+    assert region_of(long, "def f():") is None  # too long to copy

@@ -122,7 +122,7 @@ def test_request_defaults_are_a_table_per_model() -> None:
     from arnes.llm.models import defaults_for
 
     assert defaults_for("Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF").max_output_tokens == 2048
-    assert defaults_for("qwen2.5-coder:7b").temperature == 0.2
+    assert defaults_for("qwen2.5-coder:7b").temperature == 0.0
     reasoning = defaults_for("gpt-5-mini")
     assert reasoning.temperature is None and reasoning.max_tokens_key == "max_completion_tokens"
     assert defaults_for("o3").max_tokens_key == "max_completion_tokens"

@@ -247,11 +247,14 @@ def test_the_rename_hint_and_the_shell_listing_read_names_whole_and_not_dot_igno
     from arnes.tools.base import ToolContext
     from arnes.tools.renames import still_named
     from arnes.tools.treewatch import _listed_by_ripgrep
+    from tests.test_tools_files import rename_call
 
     ws = _user_excluded_workspace(tmp_path)
     (ws / "local_settings.py").write_text("calc_total = 1\n")
     (ws / "app.py").write_text("calc_total()\n")
-    assert still_named(ToolContext(ws), "calc_total", "order_total") == " `calc_total` is still in: app.py (line 1)."
+    assert still_named(
+        ToolContext(ws), "calc_total", "order_total"
+    ) == " `calc_total` is still in: app.py (line 1)." + (rename_call("app.py"))
     odd = os.fsdecode(b"legacy\xff.py")
     (ws / odd).write_text("")
     (ws / "x\n.envrc").write_text("")

@@ -150,6 +150,30 @@ to = "write"
 """
 
 
+def test_a_writer_that_runs_a_command_in_bubblewrap_is_credited_with_its_own_files_only(
+    shop: Path, tmp_path: Path
+) -> None:
+    """bubblewrap makes empty mount points in the tree (features.json) that go when its sandbox
+    stops; a node's sandbox stopped only when the team ended, so the writer "wrote" features.json."""
+    from arnes.sandbox.bubblewrap import Bubblewrap
+    from tests.test_sandbox import require
+
+    require(Bubblewrap.unavailable())
+    write_team(shop, "w", '[[nodes]]\nid = "write"\nprompt = "Write the change."\n')
+    turns = [
+        call("Read", file_path="pricing.py"),
+        call("Edit", file_path="pricing.py", old_string="0.10", new_string="0.15"),
+        call("Bash", command="python -m unittest -q"),
+        {"text": "changed the rate"},
+    ]
+    run = run_script_team(shop, tmp_path, "w", turns, "--permission-mode", "acceptEdits", "--sandbox", "bubblewrap",
+                          "--no-self-check")  # fmt: skip
+    assert run.code == 0, run.out + run.err
+    [wrote] = [e for e in team_timeline(shop) if e["event"] == "node_wrote"]
+    assert wrote["files"] == ["pricing.py"]
+    assert not (shop / "features.json").exists()
+
+
 def test_a_read_only_node_changes_nothing_and_a_writer_is_attributed(shop: Path, tmp_path: Path) -> None:
     write_team(shop, "rw", READ_ONLY_TEAM)
     before = (shop / "pricing.py").read_text()

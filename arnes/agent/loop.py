@@ -30,6 +30,7 @@ from arnes.agent.events import (
 )
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
+from arnes.agent.selfcheck import MOST_RUNS, SelfCheck
 from arnes.agent.unfinished import CLAIM, CODE, CODE_CALL, Seen
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
@@ -46,8 +47,8 @@ from arnes.messages import (
 from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
-from arnes.tools.base import ToolError, dropped_note
-from arnes.workflow.verify import feedback
+from arnes.tools.base import Tool, ToolArgs, ToolError, dropped_note
+from arnes.workflow.verify import detect, feedback
 
 MAX_WORKERS = 8
 MAX_CUT = 3  # replies cut at the output cap in a row before the run stops (stop_reason max_tokens)
@@ -77,8 +78,10 @@ class RunResult:
 
 
 class Agent:
-    def __init__(self, session: Session, history: list[Message] | None = None):
+    def __init__(self, session: Session, history: list[Message] | None = None, self_check: bool = True):
+        """`self_check=False`: whoever runs this agent runs the tests after it (a checker, a team node's verify)."""
         self.s = session
+        self.self_check = self_check
         self.messages: list[Message] = list(history or [])
         self.result = RunResult("end_turn")
         self._last_real: int | None = None  # tokens the provider counted for the last request
@@ -89,6 +92,8 @@ class Agent:
         self._cut_text = ""  # prose of cut replies, the start of the answer their continuation ends
         self._pool = ThreadPoolExecutor(max_workers=1)
         self.guard = LoopGuard()
+        self.check = SelfCheck(session.workspace, detect, session.ctx.changes.changed, session.ctx.display)
+        self._checks = 0  # test runs arnes made itself, for their call ids
         self._tally = Appended(0, lambda total, new: total + message_tokens(new))  # the size, kept as it grows
         self._last_error: str | None = None  # the last tool error of the last tool turn, if it had one
         self.hooks = HookPoints(session)
@@ -131,6 +136,7 @@ class Agent:
         r.stop_reason, r.error, r.limit, r.text = "end_turn", None, None, ""
         s.ctx.changes.new_turn()
         self.guard.reset()
+        self.check.reset()
         s.active_skills.clear()  # a skill's allowed-tools last until the user's next message
         self._last_error = None
         self.hooks.stop_blocks, self.hooks.halt = 0, None
@@ -254,6 +260,9 @@ class Agent:
             nudge = (
                 guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write, seen=seen) if specs else None
             )
+            if nudge is None and self._may_test(specs) and (check := self._check_before_end()) is not None:
+                self._append(Message.user(check))
+                return True
             back = self.hooks.stop() if nudge is None else None
             if back is not None:
                 self._append(Message.user(back))
@@ -271,6 +280,7 @@ class Agent:
             return True
         results = self._execute(calls, pool)
         self._last_error = next((res.content for res in reversed(results) if res.is_error), None)
+        self.check.after_tools(calls, results)
         nudge = self.guard.after_tools(calls, results)
         self._append(Message("user", [*results, *([TextBlock(nudge)] if nudge else [])]))
         if nudge:
@@ -280,6 +290,43 @@ class Agent:
             return False
         self.guard.raise_if_stuck()
         return True
+
+    def _check_before_end(self) -> str | None:
+        """Run the project's tests before the answer stands (agent/selfcheck.py): what the model
+        is told when they fail, else None. Only a call the rules allow without asking runs; one
+        that would ask or is denied is left out, unseen, since the model did not make it."""
+        s = self.s
+        said = self.check.still_red()
+        if said is not None:
+            s.bus.emit(Notice("info", "the model's own test run failed; asked it to fix the code"))
+            return said
+        command = self.check.due()
+        if command is None:
+            return None
+        self._checks += 1
+        call = ToolCall(f"arnes_check_{self._checks}", "Bash", {"command": command})
+        try:
+            request = self._request(call)[2]
+        except (ToolError, OSError, ValueError):
+            return None
+        if s.policy is None or s.policy.decide(request).kind != "allow":
+            self.check.runs = MOST_RUNS  # not this message again: the answer stands
+            return None
+        s.bus.emit(Notice("info", f"running the tests before the answer stands: {command}"))
+        s.bus.emit(ToolCallEvent(call.id, call.name, call.input))
+        prepared = self._admit(call)
+        if isinstance(prepared, ToolResultBlock):  # a hook blocked it
+            self.check.runs = MOST_RUNS
+            return None
+        result = self._run_tool(call, prepared)
+        return self.check.ran(result.is_error, result.content)
+
+    def _may_test(self, specs: list[ToolSpec]) -> bool:
+        """Whether to ask the model to run the tests: it can run Bash and arnes will not run them itself."""
+        s, names = self.s, {spec.name for spec in specs}
+        writes = bool(names & {"Write", "Edit"})  # a read-only reviewer changed nothing to test
+        wanted = self.self_check and s.self_check and s.verifier is None and s.mode != "plan"
+        return wanted and writes and "Bash" in names
 
     def _query(self, system: str, specs: list[ToolSpec], fixed: int) -> ModelResponse:
         """Ask the model; a server that finds the request too long gets a compacted one, once."""
@@ -383,11 +430,8 @@ class Agent:
         """Validate the call and pass it through the permission gate."""
         s = self.s
         try:
-            tool, args, dropped = s.tools.parse_call(call.name, call.input)
-            # Each path's real path is resolved once: the decision and the write both use it.
-            targets = tuple(Target(t.path, t.access, resolve_real(t.path)) for t in tool.targets(args, s.ctx))
-            command = tool.command(args)
-            request = ToolRequest(call.name, call.input, targets, tool.read_only, command)
+            tool, args, request, dropped = self._request(call)
+            targets, command = request.targets, request.command
             subject = command or ", ".join(s.ctx.display(t.path) for t in targets) or call.name
             blocked, hook = self.hooks.pre_tool(call)
             if blocked is not None:
@@ -412,6 +456,14 @@ class Agent:
         return _Admitted(
             tool, args, tool.read_only, pins, d.confine, dropped_note(call.name, dropped) if dropped else ""
         )
+
+    def _request(self, call: ToolCall) -> tuple[Tool[Any], ToolArgs, ToolRequest, list[str]]:
+        """The tool, its parsed arguments and the request the policy judges (ToolError: a bad call)."""
+        s = self.s
+        tool, args, dropped = s.tools.parse_call(call.name, call.input)
+        # Each path's real path is resolved once: the decision and the write both use it.
+        targets = tuple(Target(t.path, t.access, resolve_real(t.path)) for t in tool.targets(args, s.ctx))
+        return tool, args, ToolRequest(call.name, call.input, targets, tool.read_only, tool.command(args)), dropped
 
     def _run_tool(self, call: ToolCall, admitted: _Admitted) -> ToolResultBlock:
         started = time.perf_counter()

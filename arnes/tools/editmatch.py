@@ -297,3 +297,33 @@ def _closest(text: str, old: str) -> tuple[int, int, str] | None:
         return None
     chosen = lines[start : start + size]
     return start + 1, start + len(chosen), numbered(chosen, start + 1)
+
+
+_HEAD = re.compile(r"^(\s*)(?:async\s+def|def|class)\s+\w")
+MOST_REGION_LINES = 12
+
+
+def region_of(text: str, old: str) -> str | None:
+    """The whole lines `old` stands on, and a definition's body when it names a `def` line: the
+    part to copy into an Edit whose old_string and new_string came out the same.
+
+    failing-test with Qwen2.5-Coder-1.5B: it sent `def add(a: int, b: int) -> int` as both old_string
+    and new_string, twice; the wrong line (`return a - b`) is the one below it. None when `old`
+    is not in the text once or the part would be long.
+    """
+    if not old.strip() or text.count(old) != 1:
+        return None
+    lines = text.split("\n")
+    first = text[: text.index(old)].count("\n")
+    last = first + old.count("\n") + 1
+    head = _HEAD.match(lines[first])
+    if head is not None and last == first + 1:
+        indent = len(head.group(1))
+        while last < len(lines) and (not lines[last].strip() or len(lines[last]) - len(lines[last].lstrip()) > indent):
+            last += 1
+        while last > first + 1 and not lines[last - 1].strip():
+            last -= 1
+    region = "\n".join(lines[first:last])
+    if last - first > MOST_REGION_LINES or text.count(region) != 1:
+        return None
+    return region

@@ -16,7 +16,7 @@ from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.contentcheck import CODE_NOT_WORDS, EXAMPLES, code_problem, data_problem, not_json_at_all, yaml_as_json
 from arnes.tools.defnames import dropped_names
-from arnes.tools.editmatch import Replacement, replace, without_read_numbers
+from arnes.tools.editmatch import Replacement, region_of, replace, without_read_numbers
 from arnes.tools.filestate import atomic_write, newline_of
 from arnes.tools.nearest import nearest_files
 from arnes.tools.readformat import MAX_LINE_CHARS, numbered
@@ -359,6 +359,19 @@ def appending_edit(before: str, content: str, shown: str, suffix: str) -> str | 
     return json.dumps({"name": "Edit", "arguments": call})
 
 
+def same_hint(text: str, old: str, shown: str) -> str:
+    """For an Edit whose two strings are the same: the lines it points at, as the call to change.
+    Small models copy a concrete call and change the part they mean (agent/unfinished.py)."""
+    region = region_of(text, old)
+    if region is None:
+        return ""
+    call = {"name": "Edit", "arguments": {"file_path": shown, "old_string": region, "new_string": region}}
+    return (
+        " Put the lines to change in old_string, exactly as they are, and the corrected lines in new_string."
+        f" The lines you pointed at, as a call to send with new_string corrected:\n{json.dumps(call)}"
+    )
+
+
 class Edit(BaseTool[EditArgs]):
     name = "Edit"
     description = (
@@ -380,7 +393,8 @@ class Edit(BaseTool[EditArgs]):
         old = args.old_string.replace("\r\n", "\n")
         new = args.new_string.replace("\r\n", "\n")
         if old == new:
-            raise ToolError("old_string and new_string are the same; there is nothing to change.")
+            same = "old_string and new_string are the same; there is nothing to change."
+            raise ToolError(same + same_hint(text, old, shown))
         if not old:  # small models mean "insert": adding at the end loses nothing (docs-section)
             if not text.strip():
                 done = Replacement(new, 1, "the file was empty")

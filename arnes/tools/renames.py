@@ -4,14 +4,18 @@ A small model renaming `calc_total` edits the definition and stops; the uses in 
 the old name and the tests fail on an import. An IDE's rename shows every use; this is the
 short form of that, in the Edit's result: the files and lines that still have the old name as a
 whole word (what Grep would show: .gitignore honoured, no link followed, no hidden file named).
+The Edit for the first of them is spelled out: the 1.5B model, told only where the name still
+stood, printed the renamed function in the chat and stopped; it copies a concrete call well.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
 
+from arnes.host.nofollow import read_regular
 from arnes.tools.base import ToolContext
 from arnes.tools.ripgrep import NO_IGNORE_DOT, printable, ripgrep
 from arnes.tools.toolerror import ToolError
@@ -53,4 +57,18 @@ def still_named(ctx: ToolContext, old: str, new: str) -> str:
     shown = sorted(lines)[:MOST_FILES]
     where = ", ".join(f"{p} (line{'s' if len(lines[p]) > 1 else ''} {', '.join(lines[p][:6])})" for p in shown)
     more = f" and {len(lines) - MOST_FILES} more files" if len(lines) > MOST_FILES else ""
-    return f" `{old}` is still in: {where}{more}."
+    return f" `{old}` is still in: {where}{more}.{_next_edit(ctx, shown[0], old, new)}"
+
+
+def _next_edit(ctx: ToolContext, path: str, old: str, new: str) -> str:
+    """The Edit that renames every use in `path`, when a plain replace_all does just that: each
+    place `old` stands in the file is the whole word (no `calc_totals` to break)."""
+    try:
+        text = read_regular(Path(ctx.workspace) / path, limit=1_000_000)[0].decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    whole = re.findall(rf"(?<![A-Za-z0-9_]){re.escape(old)}(?![A-Za-z0-9_])", text)
+    if not whole or len(whole) != text.count(old):
+        return ""
+    call = {"file_path": path, "old_string": old, "new_string": new, "replace_all": True}
+    return f" To rename it there too, send:\n{json.dumps({'name': 'Edit', 'arguments': call})}"

@@ -44,7 +44,7 @@ class CheckerRun:
 
 def maker_checker(session: Session, task: str, verifier: Verifier | None, rounds: int = 3) -> CheckerRun:
     outcome = CheckerRun()
-    maker = Agent(session)
+    maker = Agent(session, self_check=verifier is None)  # the verifier runs the tests after each round
     maker.start()
     try:
         message = task

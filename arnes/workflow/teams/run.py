@@ -220,7 +220,12 @@ class TeamRunner:
                 refusals.append((event.name, event.output.splitlines()[0]))
 
         session.bus.subscribe(collect)
-        result = Agent(session).run(prompt)
+        try:
+            result = Agent(session, self_check=node.verify is None).run(prompt)  # a verify runs the tests itself
+        finally:
+            # The node's sandbox stops with it: the mount points bubblewrap made in the tree
+            # (an empty features.json) go before the tree is compared, not when the team ends.
+            base.close()
         for tool, reason in refusals:
             self.timeline.record(
                 "node_denied", f"{node.id}: {tool} refused ({reason})", "yellow", node=node.id, tool=tool, reason=reason

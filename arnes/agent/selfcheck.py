@@ -1,0 +1,123 @@
+"""Before the model says done after a change: the project's tests, and what they say back.
+
+Measured with Qwen2.5-Coder-1.5B on the built-in evals: it "fixed" paging.py to
+`start = number * size + 1`, wrote a fizzbuzz that never returns "FizzBuzz", and said it was
+done each time. Every one of those workspaces has tests the model never ran. Asked to run them,
+with the call spelled out, it printed the command in a code block or said "I ran the tests and
+they passed". A careful developer runs the tests before saying done. So when a turn would end
+with files changed since the tests last ran, arnes runs the project's test command itself, as a
+Bash call through the same permission gate, hooks and sandbox as the model's. Green: the answer
+stands and no model call is spent. Red: the failure goes back to the model, a few times per user
+message at most. A model that ran the tests itself, saw them fail and stopped gets one word.
+
+Only a command from the fixed list of `workflow.verify.detect` is run, never one a repository's
+settings name. A verify command (`--verify`) or a caller that runs the tests itself (a checker, a
+team node's verify) turns this off, and so does `--no-self-check`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arnes.host.nofollow import read_regular
+from arnes.messages import ToolCall, ToolResultBlock
+
+MOST_RUNS = 3  # per user message: the first check and two fixes
+
+FAILED = (
+    "[arnes] You changed {files}, and the project's tests fail now (arnes ran `{command}`):\n{output}\n"
+    "Fix the code (not the tests). arnes runs the tests again when you are done."
+)
+STILL_RED = (
+    "[arnes] The tests failed when you last ran them, and no file has changed since, so the task is not "
+    "done. Read the failure above, fix the code (not the tests), then run the tests again. If they "
+    "cannot pass, say why."
+)
+_TEST_WORD = re.compile(r"\b(?:test|tests|pytest|unittest|tox|nox)\b|test_\w*|\w*_test\b")
+
+
+def runs_tests(command: str) -> bool:
+    """Whether a shell command looks like a test run (`python -m pytest`, `npm test`, `go test`)."""
+    return _TEST_WORD.search(command) is not None
+
+
+@dataclass
+class SelfCheck:
+    """What the session's tests last saw, and how often this user message ran them."""
+
+    workspace: Path
+    detect: Callable[[Path], str | None]
+    changed: Callable[[], list[Path]]  # the files the session changed, by their real paths
+    display: Callable[[Path], str]
+    runs: int = 0
+    _command: str | None = field(default=None, init=False)
+    _detected: bool = field(default=False, init=False)
+    _start: str = field(default="", init=False)  # the files when this agent started: not its changes
+    _tested: str | None = field(default=None, init=False)  # ...when the tests last ran
+    _red: bool = field(default=False, init=False)  # how the model's own last test run ended
+
+    def __post_init__(self) -> None:
+        self._start = self._fingerprint(self.changed())
+
+    def reset(self) -> None:
+        """A new message from the user: checking again is fair."""
+        self.runs = 0
+
+    def command(self) -> str | None:
+        if not self._detected:  # probing is not free (it may start a Python): once a session
+            self._command, self._detected = self.detect(self.workspace), True
+        return self._command
+
+    def after_tools(self, calls: list[ToolCall], results: list[ToolResultBlock]) -> None:
+        """Note a test run of the model's own: what it saw, and whether it passed."""
+        for call, result in zip(calls, results, strict=False):
+            command = call.input.get("command") if call.name == "Bash" else None
+            if isinstance(command, str) and runs_tests(command) and not call.input.get("run_in_background"):
+                self._tested, self._red = self._fingerprint(self.changed()), result.is_error
+
+    def due(self) -> str | None:
+        """The test command to run before this turn ends, or None: nothing this agent changed is
+        untested (a sub-agent is not asked about its parent's changes), or no command fits."""
+        if self.runs >= MOST_RUNS:
+            return None
+        now = self._fingerprint(self.changed())
+        if now in (self._start, self._tested) or self.command() is None:
+            return None
+        return self.command()
+
+    def ran(self, red: bool, output: str) -> str | None:
+        """After arnes ran the tests: what to tell the model, or None when they passed."""
+        changed = self.changed()
+        self.runs += 1
+        self._tested, self._red = self._fingerprint(changed), False
+        if not red:
+            return None
+        files = ", ".join(self.display(p) for p in changed[:4])
+        return FAILED.format(files=files, command=self.command(), output=output.strip())
+
+    def still_red(self) -> str | None:
+        """For a turn ending right after the model's own red test run, with a change of its own."""
+        if not self._red or self.runs >= MOST_RUNS:
+            return None
+        now = self._fingerprint(self.changed())
+        if now != self._tested or now == self._start:
+            return None
+        self.runs, self._red = self.runs + 1, False  # said once: then the answer stands
+        return STILL_RED
+
+    @staticmethod
+    def _fingerprint(changed: list[Path]) -> str:
+        if not changed:
+            return ""
+        digest = hashlib.sha256()
+        for path in sorted(changed):
+            digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
+            try:
+                digest.update(hashlib.sha256(read_regular(path)[0]).digest())  # no link, no FIFO
+            except OSError:
+                digest.update(b"gone")
+        return digest.hexdigest()

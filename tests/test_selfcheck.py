@@ -1,0 +1,203 @@
+"""Before the model's answer stands after a change: arnes runs the project's tests.
+
+off-by-one with Qwen2.5-Coder-1.5B: it changed paging.py to `start = number * size + 1` and said it
+was done; the tests beside it, never run, would have shown the change was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from arnes.agent.selfcheck import FAILED, MOST_RUNS, STILL_RED, SelfCheck, runs_tests
+from arnes.agent.trace import read_trace
+from arnes.messages import ToolCall, ToolResultBlock
+from tests.conftest import run_arnes
+from tests.fakes.llm_server import FakeLLMServer
+
+PAGING = (
+    "def page(items: list[int], number: int, size: int) -> list[int]:\n"
+    '    """Page `number` (1-based) of `items`, `size` items a page."""\n'
+    "    start = (number - 1) * size + 1\n"
+    "    return items[start : start + size]\n"
+)
+TEST_PAGING = (
+    "import unittest\n\nfrom paging import page\n\n\nclass PageTest(unittest.TestCase):\n"
+    "    def test_pages(self) -> None:\n"
+    "        items = list(range(10))\n"
+    "        self.assertEqual(page(items, 1, 4), [0, 1, 2, 3])\n"
+    "        self.assertEqual(page(items, 3, 4), [8, 9])\n"
+)
+
+
+def paging(tmp_path: Path, with_tests: bool = True) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir(parents=True)
+    (ws / "paging.py").write_text(PAGING)
+    if with_tests:
+        (ws / "test_paging.py").write_text(TEST_PAGING)
+    return ws
+
+
+def edit(old: str, new: str) -> dict[str, Any]:
+    return {"name": "Edit", "input": {"file_path": "paging.py", "old_string": old, "new_string": new}}
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"name": "Bash", "input": {"command": command}}
+
+
+def user_texts(trace: Path) -> list[str]:
+    return [
+        b.get("text", "")
+        for e in read_trace(trace)
+        if e["event"] == "message" and e["role"] == "user"
+        for b in e["content"]
+        if b.get("type") == "text"
+    ]
+
+
+def test_a_wrong_fix_is_tested_by_arnes_and_the_failure_goes_back_end_to_end(tmp_path: Path) -> None:
+    """The real command against a server printing its calls as text, as llama.cpp with the 1.5B model does."""
+    ws, trace = paging(tmp_path), tmp_path / "t.jsonl"
+    turns = [
+        {"tool_calls": [edit("start = (number - 1) * size + 1", "start = number * size + 1")]},
+        {"text": "I changed the line in paging.py to start = number * size + 1."},
+        {"tool_calls": [edit("start = number * size + 1", "start = (number - 1) * size")]},
+        {"text": "Fixed."},
+    ]
+    with FakeLLMServer(turns, text_tool_calls=True) as server:
+        run = run_arnes(
+            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b",
+            "-w", str(ws), "--permission-mode", "acceptEdits", "--trace", str(trace), "--output-format", "json",
+            "`page(items, number, size)` in paging.py skips the first item of every page. Fix it.",
+        )  # fmt: skip
+        asked = len(server.requests)
+    assert run.code == 0, run.err
+    out = json.loads(run.out)
+    assert out["result"] == "Fixed." and asked == 4  # the green run after the fix costs no model call
+    assert out["tool_calls"] == 2 and out["denials"] == []  # the model's calls; arnes's own are not counted
+    assert "start = (number - 1) * size\n" in (ws / "paging.py").read_text()
+    events = read_trace(trace)
+    checks = [e for e in events if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")]
+    assert [(c["name"], c["input"]) for c in checks] == [("Bash", {"command": "python -m unittest -q"})] * 2
+    results = {e["id"]: e["is_error"] for e in events if e["event"] == "tool_result"}
+    assert [results[c["id"]] for c in checks] == [True, False]  # red after the wrong fix, green after the right one
+    [failed] = [t for t in user_texts(trace) if t.startswith("[arnes] You changed paging.py, and the project's tests")]
+    assert "AssertionError" in failed and "arnes ran `python -m unittest -q`" in failed
+    notices = [e["message"] for e in events if e["event"] == "notice"]
+    assert notices.count("running the tests before the answer stands: python -m unittest -q") == 2
+
+
+def test_the_check_shows_on_screen_and_a_green_one_costs_no_model_call(tmp_path: Path) -> None:
+    ws = paging(tmp_path)
+    turns = [{"tool_calls": [edit("size + 1", "size")]}, {"text": "Fixed."}]
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": turns}))
+    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--permission-mode", "acceptEdits",
+                    "fix paging")  # fmt: skip
+    assert run.code == 0, run.err
+    assert "running the tests before the answer stands: python -m unittest -q" in run.out
+    assert "> Bash python -m unittest -q" in run.out and "[end_turn] 2 turns" in run.out
+
+
+def test_a_red_run_of_the_models_own_left_red_gets_one_more_word(tmp_path: Path) -> None:
+    ws, trace = paging(tmp_path), tmp_path / "t.jsonl"
+    turns = [
+        {"tool_calls": [edit("start = (number - 1) * size + 1", "start = number * size + 1")]},
+        {"tool_calls": [bash("python -m unittest -q")]},
+        {"text": "Done."},
+        {"text": "Done, really."},
+    ]
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": turns}))
+    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--permission-mode", "acceptEdits",
+                    "--trace", str(trace), "fix paging")  # fmt: skip
+    assert run.code == 0, run.err
+    said = user_texts(trace)
+    assert said.count(STILL_RED) == 1 and "Done, really." in run.out  # said once, then the answer stands
+    assert not [e for e in read_trace(trace) if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")]
+
+
+def test_no_check_without_tests_with_a_verify_command_opted_out_or_when_it_would_ask(tmp_path: Path) -> None:
+    turns = [{"tool_calls": [edit("size + 1", "size")]}, {"text": "Fixed."}]
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": turns}))
+    cases = [
+        (False, ["--permission-mode", "acceptEdits"]),
+        (True, ["--permission-mode", "acceptEdits", "--verify", "python -m unittest -q"]),
+        (True, ["--permission-mode", "acceptEdits", "--no-self-check"]),
+        (True, ["--permission-mode", "acceptEdits", "--deny", "Bash(python:*)"]),
+        (True, ["--permission-mode", "acceptEdits", "--sandbox", "off"]),  # unconfined, Bash would ask
+    ]
+    for n, (with_tests, extra) in enumerate(cases):
+        ws = paging(tmp_path / str(n), with_tests)
+        trace = tmp_path / f"{n}.jsonl"
+        run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                        "--output-format", "json", *extra, "fix paging")  # fmt: skip
+        assert run.code == 0, (extra, run.err)
+        assert "(number - 1) * size\n" in (ws / "paging.py").read_text()
+        events = read_trace(trace)
+        assert not [e for e in events if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")], extra
+        assert json.loads(run.out)["denials"] == [], extra  # a check left out is not a denial
+
+
+def _check(tmp_path: Path, command: str | None = "python -m unittest -q") -> tuple[SelfCheck, list[Path]]:
+    changed: list[Path] = []
+    check = SelfCheck(tmp_path, lambda ws: command, lambda: list(changed), lambda p: p.name)
+    return check, changed
+
+
+def _ran(check: SelfCheck, command: str, red: bool) -> None:
+    check.after_tools([ToolCall("1", "Bash", {"command": command})], [ToolResultBlock("1", "out", red)])
+
+
+def test_a_check_is_due_for_what_changed_since_the_tests_last_ran(tmp_path: Path) -> None:
+    check, changed = _check(tmp_path)
+    assert check.due() is None  # nothing changed
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    changed.append(f)
+    assert check.due() == "python -m unittest -q"
+    _ran(check, "ls -la", red=False)  # not a test run
+    assert check.due() is not None
+    _ran(check, "python -m unittest -q", red=False)
+    assert check.due() is None and check.still_red() is None  # the model's own green run
+    f.write_text("x = 2\n")
+    assert check.ran(True, "  FAIL: x\n") == FAILED.format(
+        files="a.py", command="python -m unittest -q", output="FAIL: x"
+    )
+    assert check.due() is None  # nothing changed since arnes ran them
+    f.write_text("x = 3\n")
+    assert check.ran(False, "OK") is None
+    f.write_text("x = 4\n")
+    assert check.ran(True, "FAIL") is not None and check.runs == MOST_RUNS
+    f.write_text("x = 5\n")
+    assert check.due() is None  # three runs per user message at most
+    check.reset()
+    assert check.due() is not None
+    _ran(check, "pytest -x tests/", red=True)
+    assert check.due() is None and check.still_red() == STILL_RED
+    assert check.still_red() is None  # said once
+
+
+def test_an_agent_is_not_checked_for_changes_made_before_it_started_or_without_a_test_command(tmp_path: Path) -> None:
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    changed = [f]
+    child = SelfCheck(tmp_path, lambda ws: "pytest -q", lambda: list(changed), lambda p: p.name)
+    assert child.due() is None  # the parent's change
+    f.write_text("x = 2\n")
+    assert child.due() == "pytest -q"  # its own
+    none, more = _check(tmp_path, command=None)
+    more.append(f)
+    assert none.due() is None
+
+
+def test_what_counts_as_a_test_run() -> None:
+    for command in ("python -m pytest -q", "pytest", "npm test", "cargo test", "go test ./...", "make test",
+                    "python -m unittest -q", "python test_paging.py", "tox -e py311"):  # fmt: skip
+        assert runs_tests(command), command
+    for command in ("ls", "cat latest.txt", "git status", "python app.py --contest"):
+        assert not runs_tests(command), command
