@@ -90,6 +90,45 @@ def test_a_wrong_fix_is_tested_by_arnes_and_the_failure_goes_back_end_to_end(tmp
     assert notices.count("running the tests before the answer stands: python -m unittest -q") == 2
 
 
+def test_a_fix_printed_as_numbered_code_after_a_red_check_is_spelled_out_as_its_edit(tmp_path: Path) -> None:
+    """off-by-one with the 1.5B model: told its fix failed, it printed the whole file as Read numbers
+    it, line 3 changed, and the run ended with the tests red."""
+    ws, trace = paging(tmp_path), tmp_path / "t.jsonl"
+    printed = (
+        "```\n"
+        + "\n".join(f"{n}\t{line}" for n, line in enumerate(PAGING.replace("+ 1\n", "\n").splitlines(), start=1))
+        + "\n```"
+    )
+    fix = edit("    start = number * size", "    start = (number - 1) * size")
+    turns = [
+        {"tool_calls": [edit("start = (number - 1) * size + 1", "start = number * size + 1")]},
+        {"text": "Done."},
+        {"text": printed.replace("(number - 1) * size", "number * size")},  # still wrong: spelled out, made, red
+        {"tool_calls": [edit("    start = number * size + 1", "    start = number * size")]},  # the copied call
+        {"text": "Done again."},
+        {"text": printed},  # the right one
+        {"tool_calls": [fix]},
+        {"text": "Fixed."},
+    ]
+    with FakeLLMServer(turns, text_tool_calls=True) as server:
+        run = run_arnes(
+            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b",
+            "-w", str(ws), "--permission-mode", "acceptEdits", "--trace", str(trace), "--output-format", "json",
+            "fix paging",
+        )  # fmt: skip
+    assert run.code == 0, run.err
+    said = user_texts(trace)
+    spelled = [t for t in said if t.startswith("[arnes] No file was changed: your reply only shows code.")]
+    assert len(spelled) == 2
+    calls = [json.loads(t.split("\n", 1)[1])["arguments"] for t in spelled]
+    assert [(c["old_string"], c["new_string"]) for c in calls] == [
+        ("    start = number * size + 1", "    start = number * size"),
+        ("    start = number * size", "    start = (number - 1) * size"),
+    ]
+    assert json.loads(run.out)["result"] == "Fixed."
+    assert "start = (number - 1) * size\n" in (ws / "paging.py").read_text()
+
+
 def test_the_check_shows_on_screen_and_a_green_one_costs_no_model_call(tmp_path: Path) -> None:
     ws = paging(tmp_path)
     turns = [{"tool_calls": [edit("size + 1", "size")]}, {"text": "Fixed."}]

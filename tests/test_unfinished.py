@@ -129,6 +129,29 @@ def test_code_in_chat_that_changes_a_read_file_a_little_is_answered_with_the_edi
     assert one is not None and json.loads(one)["arguments"]["old_string"] == "DISCOUNT_RATE = 0.10"
 
 
+def test_the_same_code_sent_again_after_its_call_was_spelled_out_is_made_through_the_gate(tmp_path: Path) -> None:
+    """failing-test with the 1.5B model, greedy: `return a + b` printed in the chat, the Edit
+    spelled out, and the very same reply again, twice; the run ended with calc.py unchanged."""
+    (tmp_path / "calc.py").write_text(CALC)
+    chat = "Here's the corrected version:\n```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```"
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "calc.py"}}]}
+    agent, result = _run(tmp_path, [read, {"text": chat}, {"text": chat}, {"text": "Fixed."}])
+    said = _nudges(agent.messages)
+    assert said[-1].startswith("[arnes] You sent the same reply again, so arnes sent the call for you; it was made:")
+    assert "Edited calc.py" in said[-1] and result.text == "Fixed."
+    assert (tmp_path / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    # Shown once, then something else: nothing is made.
+    (tmp_path / "calc.py").write_text(CALC)
+    agent, _ = _run(tmp_path, [read, {"text": chat}, {"text": "No change is needed."}, {"text": "ok"}])
+    assert (tmp_path / "calc.py").read_text() == CALC
+    # In plan mode the gate refuses it as it would the model's own Edit.
+    plan = Session(
+        workspace=tmp_path, provider=ScriptProvider.from_turns([read, {"text": chat}, {"text": chat}]), mode="plan"
+    )
+    Agent(plan).run("task")
+    assert (tmp_path / "calc.py").read_text() == CALC
+
+
 def test_parroting_the_last_nudge_is_an_echo(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     read = {"tool_calls": [{"name": "Read", "input": {"file_path": "a.py"}}]}

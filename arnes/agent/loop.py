@@ -7,6 +7,7 @@ exceptions; a tool's failure, a bad argument or a denial goes back to the model 
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from arnes.agent.events import (
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
 from arnes.agent.selfcheck import MOST_RUNS, SelfCheck
-from arnes.agent.unfinished import CLAIM, CODE, CODE_CALL, Seen
+from arnes.agent.unfinished import CLAIM, CODE, CODE_CALL, SPELLED, Seen, spelled_call
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
     Appended,
@@ -94,6 +95,8 @@ class Agent:
         self.guard = LoopGuard()
         self.check = SelfCheck(session.workspace, detect, session.ctx.changes.changed, session.ctx.display)
         self._checks = 0  # test runs arnes made itself, for their call ids
+        self._red_check = False  # the last message was arnes's red test run: code in the reply is a fix
+        self._offered: str | None = None  # the call the last nudge spelled out from the model's own reply
         self._tally = Appended(0, lambda total, new: total + message_tokens(new))  # the size, kept as it grows
         self._last_error: str | None = None  # the last tool error of the last tool turn, if it had one
         self.hooks = HookPoints(session)
@@ -137,6 +140,7 @@ class Agent:
         s.ctx.changes.new_turn()
         self.guard.reset()
         self.check.reset()
+        self._red_check = False
         s.active_skills.clear()  # a skill's allowed-tools last until the user's next message
         self._last_error = None
         self.hooks.stop_blocks, self.hooks.halt = 0, None
@@ -254,14 +258,20 @@ class Agent:
             return self._cut_reply(calls, text, pool)
         text, self._cut, self._cut_text = self._cut_text + text, 0, ""
         if not calls:
-            wrote = bool(s.ctx.changes.turns and s.ctx.changes.turns[-1])
+            wrote = bool(s.ctx.changes.turns and s.ctx.changes.turns[-1]) and not self._red_check
             can_write = s.mode != "plan" and any(spec.name in ("Write", "Edit") for spec in specs)
             guard, seen = self.guard.after_text, Seen(s.ctx)
+            if self._offered is not None and spelled_call(text, seen) == self._offered:
+                self._append(Message.user(self._make_offered(self._offered)))
+                self._offered = None
+                return True
+            self._offered = None
             nudge = (
                 guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write, seen=seen) if specs else None
             )
             if nudge is None and self._may_test(specs) and (check := self._check_before_end()) is not None:
                 self._append(Message.user(check))
+                self._red_check, self._last_error = True, check  # parroting it back is an echo too
                 return True
             back = self.hooks.stop() if nudge is None else None
             if back is not None:
@@ -277,7 +287,10 @@ class Agent:
             # ask for a sentence in the model's own words.
             if nudge.startswith((CODE, CODE_CALL, CLAIM)):
                 self._last_error = nudge
+            if nudge.startswith(SPELLED):
+                self._offered = nudge.split("\n", 1)[1]
             return True
+        self._red_check, self._offered = False, None
         results = self._execute(calls, pool)
         self._last_error = next((res.content for res in reversed(results) if res.is_error), None)
         self.check.after_tools(calls, results)
@@ -290,6 +303,26 @@ class Agent:
             return False
         self.guard.raise_if_stuck()
         return True
+
+    def _make_offered(self, spelled: str) -> str:
+        """The model sent the same code (or words) again after arnes spelled out the call that
+        makes it: that call is made, through the gate like any other, and its result told.
+
+        failing-test with the 1.5B model, greedy: it printed `return a + b` for calc.py's
+        `return a - b`, was shown the Edit, and printed the same reply again, twice. Applying
+        the code a model writes in the chat is how aider's edit formats work; here it takes the
+        same reply twice, so code shown once to explain something is never applied.
+        """
+        s = self.s
+        data = json.loads(spelled)
+        self._checks += 1
+        call = ToolCall(f"arnes_apply_{self._checks}", data["name"], data["arguments"])
+        s.bus.emit(Notice("info", f"the model sent the same code again; making its {call.name} for it"))
+        s.bus.emit(ToolCallEvent(call.id, call.name, call.input))
+        prepared = self._admit(call)
+        result = prepared if isinstance(prepared, ToolResultBlock) else self._run_tool(call, prepared)
+        how = "was not made" if result.is_error else "was made"
+        return f"[arnes] You sent the same reply again, so arnes sent the call for you; it {how}:\n{result.content}"
 
     def _check_before_end(self) -> str | None:
         """Run the project's tests before the answer stands (agent/selfcheck.py): what the model

@@ -8,7 +8,7 @@ they passed". A careful developer runs the tests before saying done. So when a t
 with files changed since the tests last ran, arnes runs the project's test command itself, as a
 Bash call through the same permission gate, hooks and sandbox as the model's. Green: the answer
 stands and no model call is spent. Red: the failure goes back to the model, a few times per user
-message at most. A model that ran the tests itself, saw them fail and stopped gets one word.
+message at most; a turn that then ends with nothing changed gets one more word.
 
 Only a command from the fixed list of `workflow.verify.detect` is run, never one a repository's
 settings name. A verify command (`--verify`) or a caller that runs the tests itself (a checker, a
@@ -33,9 +33,8 @@ FAILED = (
     "Fix the code (not the tests). arnes runs the tests again when you are done."
 )
 STILL_RED = (
-    "[arnes] The tests failed when you last ran them, and no file has changed since, so the task is not "
-    "done. Read the failure above, fix the code (not the tests), then run the tests again. If they "
-    "cannot pass, say why."
+    "[arnes] The tests failed when they last ran, and no file has changed since, so the task is not "
+    "done. Read the failure above and fix the code (not the tests) with Edit. If they cannot pass, say why."
 )
 _TEST_WORD = re.compile(r"\b(?:test|tests|pytest|unittest|tox|nox)\b|test_\w*|\w*_test\b")
 
@@ -58,7 +57,7 @@ class SelfCheck:
     _detected: bool = field(default=False, init=False)
     _start: str = field(default="", init=False)  # the files when this agent started: not its changes
     _tested: str | None = field(default=None, init=False)  # ...when the tests last ran
-    _red: bool = field(default=False, init=False)  # how the model's own last test run ended
+    _red: bool = field(default=False, init=False)  # whether the last test run failed
 
     def __post_init__(self) -> None:
         self._start = self._fingerprint(self.changed())
@@ -93,14 +92,15 @@ class SelfCheck:
         """After arnes ran the tests: what to tell the model, or None when they passed."""
         changed = self.changed()
         self.runs += 1
-        self._tested, self._red = self._fingerprint(changed), False
+        self._tested, self._red = self._fingerprint(changed), red
         if not red:
             return None
         files = ", ".join(self.display(p) for p in changed[:4])
         return FAILED.format(files=files, command=self.command(), output=output.strip())
 
     def still_red(self) -> str | None:
-        """For a turn ending right after the model's own red test run, with a change of its own."""
+        """For a turn ending with the tests red since they last ran (by the model or by arnes),
+        and a change of this agent's own: one more word, then the answer stands."""
         if not self._red or self.runs >= MOST_RUNS:
             return None
         now = self._fingerprint(self.changed())

@@ -140,6 +140,21 @@ def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, 
     return None
 
 
+SPELLED = (CODE_CALL, DESCRIBED)  # the nudges that end with a call arnes derived from the reply
+
+
+def spelled_call(text: str, seen: Seen) -> str | None:
+    """The call a CODE_CALL or DESCRIBED nudge would spell out for this reply, if any."""
+    stripped = text.strip()
+    if _FENCED.search(stripped):
+        call = edit_for(stripped, seen.files())
+        held = seen.held() if call is None else None
+        call = call or (write_for(stripped, held) if held else None)
+        if call:
+            return call
+    return described_edit(stripped, seen.files())
+
+
 def _echoes(text: str, error: str) -> bool:
     """Whether the reply is (mostly) the error's own words: a piece of it, or a short reply whose
     words nearly all come from it ("To make the change, call Edit again, based on this content.")."""
@@ -175,6 +190,7 @@ def edit_for(text: str, files: Mapping[str, str]) -> str | None:
     best: tuple[float, str] | None = None
     for block in _BLOCK.findall(text):
         lines = [line.rstrip() for line in block.split("\n") if not _NUMBER_ONLY.match(line)]
+        lines = _unnumbered(lines)
         while lines and not lines[-1].strip():
             lines.pop()
         while lines and not lines[0].strip():
@@ -188,6 +204,22 @@ def edit_for(text: str, files: Mapping[str, str]) -> str | None:
                 call = {"name": "Edit", "arguments": {"file_path": path, "old_string": old, "new_string": new}}
                 best = (found[0], json.dumps(call))
     return best[1] if best else None
+
+
+_NUMBERED = re.compile(r"^\s*(\d+)\t(.*)$")
+
+
+def _unnumbered(lines: list[str]) -> list[str]:
+    """Lines printed as Read shows them (`3\t    start = ...`), counting up by one: without the
+    numbers. off-by-one with the 1.5B model: told its fix failed the tests, it printed the whole
+    file that way, line 3 changed. Anything else comes back as it was."""
+    found = [_NUMBERED.match(line) for line in lines if line.strip()]
+    if not found or any(m is None for m in found):
+        return lines
+    numbers = [int(m.group(1)) for m in found if m is not None]
+    if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+        return lines
+    return [m.group(2).rstrip() if (m := _NUMBERED.match(line)) else line for line in lines]
 
 
 def write_for(text: str, path: str) -> str | None:
