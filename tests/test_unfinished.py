@@ -152,6 +152,29 @@ def test_the_same_code_sent_again_after_its_call_was_spelled_out_is_made_through
     assert (tmp_path / "calc.py").read_text() == CALC
 
 
+def test_a_reply_that_only_shows_a_grep_hit_gets_that_line_as_an_edit_to_correct(tmp_path: Path) -> None:
+    """grep-bug with the 1.5B model: it found `TAX_RATE = 0.12`, printed the hit in a code block,
+    was told to call Edit and said "No changes needed."."""
+    (tmp_path / "billing").mkdir()
+    (tmp_path / "billing" / "rates.py").write_text("SHIPPING_FLAT = 4.95\nTAX_RATE = 0.12\n")
+    grep = {"tool_calls": [{"name": "Grep", "input": {"pattern": "TAX", "output_mode": "content", "-n": True}}]}
+    fixed = {"file_path": "billing/rates.py", "old_string": "TAX_RATE = 0.12", "new_string": "TAX_RATE = 0.21"}
+    turns = [
+        grep,
+        {"text": "```\nbilling/rates.py:2:TAX_RATE = 0.12\n```"},
+        {"tool_calls": [{"name": "Edit", "input": fixed}]},
+    ]
+    agent, _ = _run(tmp_path, [*turns, {"text": "Fixed."}])
+    shown = {"file_path": "billing/rates.py", "old_string": "TAX_RATE = 0.12", "new_string": "TAX_RATE = 0.12"}
+    pointed = u.POINTED.format(line=2, path="billing/rates.py") + json.dumps({"name": "Edit", "arguments": shown})
+    assert pointed in _nudges(agent.messages)
+    assert "TAX_RATE = 0.21" in (tmp_path / "billing" / "rates.py").read_text()
+    seen = u.Seen(agent.s.ctx)
+    assert u.pointed_edit("```\nbilling/rates.py:1:TAX_RATE = 0.12\n```", seen) is None  # not what line 1 says
+    assert u.pointed_edit("```\nbilling/rates.py:2:TAX_RATE = 0.12\nprint(1)\n```", seen) is None  # not only hits
+    assert u.pointed_edit("```\n../outside.py:1:x\n```", seen) is None
+
+
 def test_parroting_the_last_nudge_is_an_echo(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     read = {"tool_calls": [{"name": "Read", "input": {"file_path": "a.py"}}]}

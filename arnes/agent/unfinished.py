@@ -54,6 +54,10 @@ UNTOUCHED = (
 )
 # A workspace path in a reply: `shop/cart.py`, cart.py (a name with an extension, no spaces).
 _PATHLIKE = re.compile(r"(?<![\w./-])((?:[\w-]+/)*[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/-])")
+POINTED = (
+    "[arnes] No file was changed: your reply only shows line {line} of {path} as it is now. To change it, "
+    "send this call with new_string corrected:\n"
+)
 DESCRIBED = (
     "[arnes] No file was changed: your reply describes a change, and only a tool call makes one. To make "
     "that change, send exactly this tool call:\n"
@@ -100,6 +104,18 @@ class Seen:
                 out.append(name)
         return out
 
+    def line(self, name: str, number: int) -> str | None:
+        """Line `number` of a workspace file the model may read, or None."""
+        root = resolve_real(self.ctx.workspace)
+        real = resolve_real(root / name)
+        if not is_inside(root, real) or self.ctx.hidden("Read", real):
+            return None
+        try:
+            lines = read_regular(real, limit=1_000_000)[0].decode("utf-8").split("\n")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return lines[number - 1].rstrip("\r") if 0 < number <= len(lines) else None
+
     def held(self) -> str | None:
         path = self.ctx.files.held_write()
         return self.ctx.display(path) if path is not None else None
@@ -124,6 +140,9 @@ def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, 
         call = call or (write_for(stripped, held) if held else None)
         if call:
             return CODE_CALL + call
+        pointed = pointed_edit(stripped, seen) if seen is not None else None
+        if pointed is not None:
+            return pointed
     if last_error and _echoes(stripped, last_error):
         return ECHO
     if code:
@@ -220,6 +239,27 @@ def _unnumbered(lines: list[str]) -> list[str]:
     if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
         return lines
     return [m.group(2).rstrip() if (m := _NUMBERED.match(line)) else line for line in lines]
+
+
+_HIT = re.compile(r"^((?:[\w.-]+/)*[\w.-]+\.\w+):(\d+):(.*)$")
+
+
+def pointed_edit(text: str, seen: Seen) -> str | None:
+    """The nudge for a reply that only shows a line as Grep found it (`billing/rates.py:2:TAX_RATE
+    = 0.12`): that line as an Edit to correct. grep-bug with the 1.5B model printed exactly that,
+    was told to call Edit, and said "No changes needed."; it copies a call and changes a part well."""
+    blocks = _BLOCK.findall(text)
+    lines = [line.strip() for block in blocks for line in block.split("\n") if line.strip()]
+    hits = [_HIT.match(line) for line in lines]
+    first = hits[0] if hits else None
+    if len(blocks) != 1 or first is None or len(hits) > 3 or any(h is None for h in hits):
+        return None
+    path, number = first.group(1), int(first.group(2))
+    line = seen.line(path, number)
+    if line is None or line.strip() != first.group(3).strip() or not line.strip():
+        return None
+    call = {"file_path": path, "old_string": line.strip(), "new_string": line.strip()}
+    return POINTED.format(line=number, path=path) + json.dumps({"name": "Edit", "arguments": call})
 
 
 def write_for(text: str, path: str) -> str | None:
