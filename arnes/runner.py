@@ -177,7 +177,11 @@ def build_session(
         context_window=window,
         context_source=window_source,
         id=session_id or new_session_id(),
-        self_check=not getattr(args, "no_self_check", False),
+    )
+    # The project's tests run on arnes's own initiative only where they cannot reach the host:
+    # in bubblewrap, or in a folder the user trusts (as the ladder, handoff and team commands).
+    session.self_check = not getattr(args, "no_self_check", False) and (
+        session.sandbox.name == "bubblewrap" or cfg.trusted
     )
 
     def retrying(provider: Provider) -> Provider:

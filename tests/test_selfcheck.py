@@ -168,7 +168,9 @@ def test_no_check_without_tests_with_a_verify_command_opted_out_or_when_it_would
         (True, ["--permission-mode", "acceptEdits", "--verify", "python -m unittest -q"]),
         (True, ["--permission-mode", "acceptEdits", "--no-self-check"]),
         (True, ["--permission-mode", "acceptEdits", "--deny", "Bash(python:*)"]),
-        (True, ["--permission-mode", "acceptEdits", "--sandbox", "off"]),  # unconfined, Bash would ask
+        (True, ["--permission-mode", "acceptEdits", "--sandbox", "off", "--trust"]),  # trusted, but Bash would ask
+        (True, ["--permission-mode", "bypass", "--sandbox", "off"]),  # would run unconfined in an untrusted folder
+        (True, ["--permission-mode", "bypass", "--sandbox", "landlock"]),  # no bubblewrap, not trusted
     ]
     for n, (with_tests, extra) in enumerate(cases):
         ws = paging(tmp_path / str(n), with_tests)
@@ -180,6 +182,23 @@ def test_no_check_without_tests_with_a_verify_command_opted_out_or_when_it_would
         events = read_trace(trace)
         assert not [e for e in events if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")], extra
         assert json.loads(run.out)["denials"] == [], extra  # a check left out is not a denial
+
+
+def test_a_trusted_folder_is_checked_outside_bubblewrap_and_documentation_alone_never(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"tool_calls": [edit("size + 1", "size")]}, {"text": "Fixed."}]}))
+    ws, trace = paging(tmp_path / "t"), tmp_path / "t.jsonl"
+    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                    "--permission-mode", "bypass", "--sandbox", "off", "--trust", "fix paging")  # fmt: skip
+    assert run.code == 0, run.err
+    assert [e for e in read_trace(trace) if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")]
+    docs = {"name": "Write", "input": {"file_path": "NOTES.md", "content": "# notes\n"}}
+    script.write_text(json.dumps({"turns": [{"tool_calls": [docs]}, {"text": "Written."}]}))
+    ws, trace = paging(tmp_path / "d"), tmp_path / "d.jsonl"
+    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                    "--permission-mode", "acceptEdits", "write notes")  # fmt: skip
+    assert run.code == 0 and (ws / "NOTES.md").exists(), run.err
+    assert not [e for e in read_trace(trace) if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")]
 
 
 def _check(tmp_path: Path, command: str | None = "python -m unittest -q") -> tuple[SelfCheck, list[Path]]:

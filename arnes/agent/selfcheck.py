@@ -11,8 +11,10 @@ stands and no model call is spent. Red: the failure goes back to the model, a fe
 message at most; a turn that then ends with nothing changed gets one more word.
 
 Only a command from the fixed list of `workflow.verify.detect` is run, never one a repository's
-settings name. A verify command (`--verify`) or a caller that runs the tests itself (a checker, a
-team node's verify) turns this off, and so does `--no-self-check`.
+settings name, and only in bubblewrap or a trusted folder (runner.py): the tests are the
+repository's code, run without the model asking. A change to documentation alone runs nothing.
+A verify command (`--verify`) or a caller that runs the tests itself (a checker, a team node's
+verify) turns this off, and so does `--no-self-check`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from arnes.host.nofollow import read_regular
 from arnes.messages import ToolCall, ToolResultBlock
 
 MOST_RUNS = 3  # per user message: the first check and two fixes
+DOCS = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc"})
 
 FAILED = (
     "[arnes] You changed {files}, and the project's tests fail now (arnes ran `{command}`):\n{output}\n"
@@ -80,10 +83,14 @@ class SelfCheck:
 
     def due(self) -> str | None:
         """The test command to run before this turn ends, or None: nothing this agent changed is
-        untested (a sub-agent is not asked about its parent's changes), or no command fits."""
+        untested (a sub-agent is not asked about its parent's changes), only documentation
+        changed (a typo fixed in the README does not start a ten-minute suite), or no command fits."""
         if self.runs >= MOST_RUNS:
             return None
-        now = self._fingerprint(self.changed())
+        changed = self.changed()
+        if all(p.suffix.lower() in DOCS for p in changed):
+            return None
+        now = self._fingerprint(changed)
         if now in (self._start, self._tested) or self.command() is None:
             return None
         return self.command()
