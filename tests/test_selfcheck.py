@@ -58,8 +58,19 @@ def user_texts(trace: Path) -> list[str]:
     ]
 
 
+def as_llama(ws: Path, trace: Path, turns: list[dict[str, Any]]) -> tuple[Any, int]:
+    """The real command against a server printing its calls as text, as llama.cpp with the 1.5B model
+    does; the run and how many requests the server got."""
+    with FakeLLMServer(turns, text_tool_calls=True) as server:
+        run = run_arnes(
+            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b",
+            "-w", str(ws), "--permission-mode", "acceptEdits", "--trace", str(trace), "--output-format", "json",
+            "`page(items, number, size)` in paging.py skips the first item of every page. Fix it.",
+        )  # fmt: skip
+        return run, len(server.requests)
+
+
 def test_a_wrong_fix_is_tested_by_arnes_and_the_failure_goes_back_end_to_end(tmp_path: Path) -> None:
-    """The real command against a server printing its calls as text, as llama.cpp with the 1.5B model does."""
     ws, trace = paging(tmp_path), tmp_path / "t.jsonl"
     turns = [
         {"tool_calls": [edit("start = (number - 1) * size + 1", "start = number * size + 1")]},
@@ -67,13 +78,7 @@ def test_a_wrong_fix_is_tested_by_arnes_and_the_failure_goes_back_end_to_end(tmp
         {"tool_calls": [edit("start = number * size + 1", "start = (number - 1) * size")]},
         {"text": "Fixed."},
     ]
-    with FakeLLMServer(turns, text_tool_calls=True) as server:
-        run = run_arnes(
-            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b",
-            "-w", str(ws), "--permission-mode", "acceptEdits", "--trace", str(trace), "--output-format", "json",
-            "`page(items, number, size)` in paging.py skips the first item of every page. Fix it.",
-        )  # fmt: skip
-        asked = len(server.requests)
+    run, asked = as_llama(ws, trace, turns)
     assert run.code == 0, run.err
     out = json.loads(run.out)
     assert out["result"] == "Fixed." and asked == 4  # the green run after the fix costs no model call
@@ -110,12 +115,7 @@ def test_a_fix_printed_as_numbered_code_after_a_red_check_is_spelled_out_as_its_
         {"tool_calls": [fix]},
         {"text": "Fixed."},
     ]
-    with FakeLLMServer(turns, text_tool_calls=True) as server:
-        run = run_arnes(
-            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b",
-            "-w", str(ws), "--permission-mode", "acceptEdits", "--trace", str(trace), "--output-format", "json",
-            "fix paging",
-        )  # fmt: skip
+    run, _ = as_llama(ws, trace, turns)
     assert run.code == 0, run.err
     said = user_texts(trace)
     spelled = [t for t in said if t.startswith("[arnes] No file was changed: your reply only shows code.")]
