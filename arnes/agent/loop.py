@@ -322,6 +322,7 @@ class Agent:
         prepared = self._admit(call)
         result = prepared if isinstance(prepared, ToolResultBlock) else self._run_tool(call, prepared)
         how = "was not made" if result.is_error else "was made"
+        self._red_check = self._red_check and result.is_error  # a change made: code shown next is no fix
         return f"[arnes] You sent the same reply again, so arnes sent the call for you; it {how}:\n{result.content}"
 
     def _check_before_end(self) -> str | None:

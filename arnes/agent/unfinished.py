@@ -365,7 +365,7 @@ def read_files(ctx: ToolContext, most: int = 20, cap: int = 100_000) -> dict[str
         if not is_inside(root, real) or ctx.hidden("Read", real):
             continue
         try:
-            data = read_regular(real)[0]
+            data = read_regular(real, limit=cap + 1)[0]
         except OSError:
             continue
         if len(data) <= cap and b"\0" not in data[:8192]:

@@ -77,10 +77,13 @@ def read_checked(
         raise ToolError(f"{shown} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
 
 
-def _bytes(real: Path) -> bytes | None:
+DIFF_MOST = 4 << 20  # bytes: a bigger file changed in the session is named, not diffed
+
+
+def _bytes(real: Path, limit: int | None = None) -> bytes | None:
     """The bytes of the file at a real path, read through no link; None when it is not a file."""
     try:
-        return read_regular(real)[0]
+        return read_regular(real, limit)[0]
     except OSError:
         return None
 
@@ -164,7 +167,10 @@ def session_diffs(ctx: ToolContext) -> list[tuple[str, str]]:
             continue
         before = ctx.changes.originals[path]
         old = before.decode("utf-8", "replace") if before is not None else ""
-        after = _bytes(path)
+        after = _bytes(path, DIFF_MOST + 1)  # a command may have grown it to GiBs since
+        if after is not None and len(after) > DIFF_MOST:
+            out.append((shown, f"({shown} is now over {DIFF_MOST:,} bytes: too large to show as a diff)\n"))
+            continue
         new = after.decode("utf-8", "replace") if after is not None else ""
         out.append((shown, unified_diff(old, new, shown)))
     return out
