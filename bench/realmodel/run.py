@@ -631,7 +631,7 @@ def render(data: dict[str, Any]) -> str:
                 f"| {ag['agent']} | **{s['passed']}/{s['runs']}** | {s['turns']:.1f} | {s['tokens']:,.0f} | "
                 f"{s['seconds']:.0f} s | {ag['wall']:.0f} s |"
             )
-        tasks = [r["task"] for r in e["agents"][0]["runs"]] if e["agents"] else []
+        tasks = list(dict.fromkeys(r["task"] for r in e["agents"][0]["runs"])) if e["agents"] else []  # once each
         lines += [
             "",
             "| task | " + " | ".join(ag["agent"] for ag in e["agents"]) + " |",
