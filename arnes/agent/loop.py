@@ -356,7 +356,8 @@ class Agent:
         return self.check.ran(result.is_error, result.content)
 
     def _may_test(self, specs: list[ToolSpec]) -> bool:
-        """Whether to ask the model to run the tests: it can run Bash and arnes will not run them itself."""
+        """Whether arnes runs the tests before an answer stands: this agent can write and run Bash, and
+        nobody runs them after it (a --verify command, a checker, a team node's verify)."""
         s, names = self.s, {spec.name for spec in specs}
         writes = bool(names & {"Write", "Edit"})  # a read-only reviewer changed nothing to test
         wanted = self.self_check and s.self_check and s.verifier is None and s.mode != "plan"
