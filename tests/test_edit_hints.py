@@ -64,10 +64,11 @@ def test_the_same_edit_again_gets_a_pointed_message_when_its_change_is_ambiguous
 
 
 def test_an_edit_naming_code_that_does_not_exist_yet_is_told_how_to_add_it(tmp_path: Path) -> None:
-    """add-function: old_string `slugify(text)` names the function to be added; the answer says how
-    to append (the last line as old_string) instead of "Read it again"."""
+    """add-function: old_string names code to be added; the answer says how to append (the last
+    line as old_string) instead of "Read it again". (A call of a missing function gets the Edit
+    that adds its definition: the next test.)"""
     with pytest.raises(ToolError) as err:
-        replace(TEXT_PY, "slugify(text)", "slugify(text).lower()", False, "text.py")
+        replace(TEXT_PY, "SLUG_SEPARATOR = '-'", "SLUG_SEPARATOR = '_'", False, "text.py")
     message = str(err.value)
     assert "To add new code, put the file's last line in old_string ('    return text.title()')" in message
     assert "Read text.py again" not in message
@@ -332,3 +333,32 @@ def test_the_lines_an_edit_points_at() -> None:
     assert region_of(CALC, "int") is None
     long = "def f():\n" + "".join(f"    x{i} = {i}\n" for i in range(20))
     assert region_of(long, "def f():") is None  # too long to copy
+
+
+TEXT = 'def title_case(text: str) -> str:\n    return " ".join(word.capitalize() for word in text.split())\n'
+
+
+def test_an_edit_of_a_function_the_file_lacks_gets_the_edit_that_adds_its_definition(tmp_path: Path) -> None:
+    """add-function with Qwen2.5-Coder-1.5B: old_string `slugify(text)` for a text.py without it,
+    then three replies of prose about copying the last line, and the run ended."""
+    with pytest.raises(ToolError) as err:
+        replace(TEXT, "slugify(text)", "slugify(text).lower()", False, "text.py")
+    head, _, call = str(err.value).partition("\n")
+    assert head.startswith("old_string not found in text.py. `slugify` is not in text.py yet.")
+    stub = {"file_path": "text.py", "old_string": "", "new_string": "def slugify(text):\n    ..."}
+    assert json.loads(call) == {"name": "Edit", "arguments": stub}
+    (tmp_path / "text.py").write_text(TEXT)
+    body = "def slugify(text):\n    return '-'.join(text.lower().split())"
+    read = {"name": "Read", "input": {"file_path": "text.py"}}
+    turns = [
+        {"tool_calls": [read]},
+        {"tool_calls": [{"name": "Edit", "input": {**stub, "new_string": body}}]},
+        {"text": "done"},
+    ]
+    agent = Agent(Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits"))
+    agent.run("add slugify")
+    assert (tmp_path / "text.py").read_text() == TEXT + "\n\n" + body + "\n"  # added at the end, as the hint says
+    for old, shown in (("title_case(text)", "text.py"), ("slugify(text)", "notes.md"), ("x = slugify(", "text.py")):
+        with pytest.raises(ToolError) as other:
+            replace(TEXT, old, "y", False, shown)
+        assert "is not in" not in str(other.value), old

@@ -9,6 +9,7 @@ so the next try can copy it. A repair never picks between two candidates.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass
 
@@ -249,6 +250,8 @@ def _not_found(text: str, old: str, shown: str, new: str) -> str:
     if _has_prefixes(old):
         message += " It looks like old_string contains line-number prefixes from Read; remove them."
         old = _strip_prefixes(old)
+    if added := _new_function(text, old, shown):
+        return message + added
     closest = _closest(text, old)
     if closest:
         first, last, snippet = closest
@@ -266,6 +269,25 @@ def _not_found(text: str, old: str, shown: str, new: str) -> str:
     else:
         message += f" {shown} is empty: Write its whole content instead."
     return message
+
+
+_CALLED = re.compile(r"\s*([A-Za-z_]\w*)\s*\(\s*((?:[A-Za-z_]\w*\s*,\s*)*[A-Za-z_]\w*)?\s*\)")
+
+
+def _new_function(text: str, old: str, shown: str) -> str:
+    """For an old_string that calls a function the Python file does not have yet: the Edit that adds
+    its definition, body to write. add-function with the 1.5B model: old_string `slugify(text)` for a
+    text.py without it, then only prose about copying the last line, three times."""
+    called = _CALLED.match(old)
+    if called is None or not shown.endswith(".py") or re.search(rf"\b{called.group(1)}\b", text):
+        return ""
+    params = ", ".join(p.strip() for p in (called.group(2) or "").split(",") if p.strip())
+    stub = f"def {called.group(1)}({params}):\n    ..."
+    call = {"name": "Edit", "arguments": {"file_path": shown, "old_string": "", "new_string": stub}}
+    return (
+        f" `{called.group(1)}` is not in {shown} yet. To add it, send this call with its body written in place "
+        f"of `...` (an empty old_string adds new_string at the end of the file):\n{json.dumps(call)}"
+    )
 
 
 def _last_line(text: str) -> str:
