@@ -175,6 +175,18 @@ def test_a_reply_that_only_shows_a_grep_hit_gets_that_line_as_an_edit_to_correct
     assert u.pointed_edit("```\n../outside.py:1:x\n```", seen) is None
 
 
+def test_code_that_a_file_holds_as_it_is_is_told_so(tmp_path: Path) -> None:
+    """fizzbuzz with the 1.5B model: told its code failed the tests, it printed the same code again;
+    "no file was changed" then made it answer "No file was changed."."""
+    (tmp_path / "calc.py").write_text(CALC)
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "calc.py"}}]}
+    same = "```\n1\tdef add(a: int, b: int) -> int:\n2\t    return a - b\n```"
+    agent, _ = _run(tmp_path, [read, {"text": same}, {"text": "It subtracts; that is the bug, but I will leave it."}])
+    assert _nudges(agent.messages)[-1] == u.AS_IS.format(path="calc.py")
+    assert u.shown_as_is("```\nreturn a - b\n```", {"calc.py": CALC}) is None  # one line is no evidence
+    assert u.shown_as_is("```\ndef add(a, b):\n    return a + b\n```", {"calc.py": CALC}) is None
+
+
 def test_parroting_the_last_nudge_is_an_echo(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     read = {"tool_calls": [{"name": "Read", "input": {"file_path": "a.py"}}]}

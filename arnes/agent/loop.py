@@ -32,7 +32,7 @@ from arnes.agent.events import (
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
 from arnes.agent.selfcheck import MOST_RUNS, SelfCheck
-from arnes.agent.unfinished import CLAIM, CODE, CODE_CALL, SPELLED, Seen, spelled_call
+from arnes.agent.unfinished import AS_IS, CLAIM, CODE, CODE_CALL, SPELLED, Seen, spelled_call
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
     Appended,
@@ -285,7 +285,7 @@ class Agent:
             self._append(Message.user(nudge))
             # Parroting these back ("The user's files are as they were.") is an echo too; the others
             # ask for a sentence in the model's own words.
-            if nudge.startswith((CODE, CODE_CALL, CLAIM)):
+            if nudge.startswith((CODE, CODE_CALL, CLAIM, AS_IS.partition("{")[0])):
                 self._last_error = nudge
             if nudge.startswith(SPELLED):
                 self._offered = nudge.split("\n", 1)[1]

@@ -58,6 +58,11 @@ POINTED = (
     "[arnes] No file was changed: your reply only shows line {line} of {path} as it is now. To change it, "
     "send this call with new_string corrected:\n"
 )
+AS_IS = (
+    "[arnes] That code is what {path} holds now, so your reply changed nothing. If the last message says "
+    "something fails, the code shown is the part to change: find the case it gets wrong, then send an Edit "
+    "that fixes it. If nothing needs to change, say why in one sentence."
+)
 DESCRIBED = (
     "[arnes] No file was changed: your reply describes a change, and only a tool call makes one. To make "
     "that change, send exactly this tool call:\n"
@@ -143,6 +148,9 @@ def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, 
         pointed = pointed_edit(stripped, seen) if seen is not None else None
         if pointed is not None:
             return pointed
+        held_now = shown_as_is(stripped, seen.files()) if seen is not None else None
+        if held_now is not None:
+            return AS_IS.format(path=held_now)
     if last_error and _echoes(stripped, last_error):
         return ECHO
     if code:
@@ -223,6 +231,21 @@ def edit_for(text: str, files: Mapping[str, str]) -> str | None:
                 call = {"name": "Edit", "arguments": {"file_path": path, "old_string": old, "new_string": new}}
                 best = (found[0], json.dumps(call))
     return best[1] if best else None
+
+
+def shown_as_is(text: str, files: Mapping[str, str]) -> str | None:
+    """The file whose current text holds the reply's code block line for line (at least two lines),
+    or None. fizzbuzz with the 1.5B model: told its code failed the tests, it printed the same code
+    again, and "no file was changed" made it answer "No file was changed."."""
+    for block in _BLOCK.findall(text):
+        lines = _unnumbered([line.rstrip() for line in block.split("\n")])
+        code = "\n".join(lines).strip("\n")
+        if code.count("\n") < 1:
+            continue
+        for path, content in files.items():
+            if code in "\n".join(line.rstrip() for line in content.split("\n")):
+                return path
+    return None
 
 
 _NUMBERED = re.compile(r"^\s*(\d+)\t(.*)$")
