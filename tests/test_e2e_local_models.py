@@ -125,6 +125,12 @@ def test_replies_cut_again_and_again_stop_with_max_tokens_exit_3(tmp_path: Path)
     assert run.code == 3
     assert "[max_tokens]" in run.out and "--max-output-tokens" in run.out
     assert events(trace, "session_end")[0]["stop_reason"] == "max_tokens"
+    assert len(server.requests) == 2  # the same cut text twice is a loop: no third 2,048 tokens
+    assert "began with the same text again" in run.out
+    turns = [{"text": f"Part {n} of a long answer", "finish": "length"} for n in range(5)]
+    with FakeLLMServer(turns) as server:  # each continuation new: the cap of four stands
+        run = run_arnes(*llama(server), "-w", str(tmp_path), "--trace", str(tmp_path / "u.jsonl"), "explain")
+    assert run.code == 3 and len(server.requests) == 4 and "4 times in a row" in run.out
 
 
 def test_the_servers_context_refusal_compacts_and_retries_once(tmp_path: Path) -> None:

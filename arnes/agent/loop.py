@@ -91,6 +91,7 @@ class Agent:
         self._current_call: str | None = None
         self._cut = 0  # replies cut at the output cap in a row
         self._cut_text = ""  # prose of cut replies, the start of the answer their continuation ends
+        self._cut_chunk = ""  # the last cut reply's prose alone, to tell a loop from a continuation
         self._pool = ThreadPoolExecutor(max_workers=1)
         self.guard = LoopGuard()
         self.check = SelfCheck(session.workspace, detect, session.ctx.changes.changed, session.ctx.display)
@@ -383,10 +384,19 @@ class Agent:
         """A reply cut by the output cap is never the end: its whole calls run, the rest is asked again."""
         r = self.result
         self._cut += 1
-        if self._cut > MAX_CUT:
+        # off-by-one with the 1.5B model: asked to continue, it wrote the same 2,048 tokens from the
+        # start again, about three minutes each on a CPU; the same text twice is a loop, not progress.
+        again = not calls and self._cut > 1 and text == self._cut_chunk
+        self._cut_chunk = "" if calls else text
+        if self._cut > MAX_CUT or again:
             r.stop_reason, r.text, self._cut_text = "max_tokens", self._cut_text + text, ""
+            why = (
+                "and its continuation began with the same text again (a loop)"
+                if again
+                else f"{MAX_CUT + 1} times in a row"
+            )
             r.error = (
-                f"the model's reply was cut off at the output limit {MAX_CUT + 1} times in a row: "
+                f"the model's reply was cut off at the output limit {why}: "
                 "raise --max-output-tokens (model.max_output_tokens) or ask for smaller steps"
             )
             self._answer_pending("Not run: the reply was cut off at the output limit.")
