@@ -144,7 +144,9 @@ class Session:
     shared: Shared | None = None
     owns_jobs: bool = True
     verifier: Verifier | None = None
-    self_check: bool = True  # run the project's tests before an answer stands (agent/selfcheck.py)
+    # Run the project's tests before an answer stands (agent/selfcheck.py); off where whoever runs
+    # the agent runs them after it (--verify is the session's verifier; a checker, a team node's verify).
+    self_check: bool = True
     model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
     mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
     hooks: HookRunner | None = None  # the settings' hooks (set by the runner; sub-agents share them)

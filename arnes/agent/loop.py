@@ -79,10 +79,8 @@ class RunResult:
 
 
 class Agent:
-    def __init__(self, session: Session, history: list[Message] | None = None, self_check: bool = True):
-        """`self_check=False`: whoever runs this agent runs the tests after it (a checker, a team node's verify)."""
+    def __init__(self, session: Session, history: list[Message] | None = None):
         self.s = session
-        self.self_check = self_check
         self.messages: list[Message] = list(history or [])
         self.result = RunResult("end_turn")
         self._last_real: int | None = None  # tokens the provider counted for the last request
@@ -270,7 +268,7 @@ class Agent:
             nudge = (
                 guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write, seen=seen) if specs else None
             )
-            if nudge is None and self._may_test(specs) and (check := self._check_before_end()) is not None:
+            if nudge is None and self._may_test(specs, can_write) and (check := self._check_before_end()) is not None:
                 self._append(Message.user(check))
                 self._red_check, self._last_error = True, check  # parroting it back is an echo too
                 return True
@@ -356,13 +354,12 @@ class Agent:
         result = self._run_tool(call, prepared)
         return self.check.ran(result.is_error, result.content)
 
-    def _may_test(self, specs: list[ToolSpec]) -> bool:
-        """Whether arnes runs the tests before an answer stands: this agent can write and run Bash, and
-        nobody runs them after it (a --verify command, a checker, a team node's verify)."""
-        s, names = self.s, {spec.name for spec in specs}
-        writes = bool(names & {"Write", "Edit"})  # a read-only reviewer changed nothing to test
-        wanted = self.self_check and s.self_check and s.verifier is None and s.mode != "plan"
-        return wanted and writes and "Bash" in names
+    def _may_test(self, specs: list[ToolSpec], can_write: bool) -> bool:
+        """Whether arnes runs the tests before an answer stands: this agent can write (a read-only
+        reviewer changed nothing to test) and run Bash, and nobody runs them after it (a --verify
+        command, a checker, a team node's verify)."""
+        s = self.s
+        return can_write and s.self_check and s.verifier is None and any(spec.name == "Bash" for spec in specs)
 
     def _query(self, system: str, specs: list[ToolSpec], fixed: int) -> ModelResponse:
         """Ask the model; a server that finds the request too long gets a compacted one, once."""

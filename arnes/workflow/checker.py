@@ -44,7 +44,8 @@ class CheckerRun:
 
 def maker_checker(session: Session, task: str, verifier: Verifier | None, rounds: int = 3) -> CheckerRun:
     outcome = CheckerRun()
-    maker = Agent(session, self_check=verifier is None)  # the verifier runs the tests after each round
+    session.self_check = session.self_check and verifier is None  # the verifier runs the tests after each round
+    maker = Agent(session)
     maker.start()
     try:
         message = task

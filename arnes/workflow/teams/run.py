@@ -221,7 +221,8 @@ class TeamRunner:
 
         session.bus.subscribe(collect)
         try:
-            result = Agent(session, self_check=node.verify is None).run(prompt)  # a verify runs the tests itself
+            session.self_check = session.self_check and node.verify is None  # a verify runs the tests itself
+            result = Agent(session).run(prompt)
         finally:
             # The node's sandbox stops with it: the mount points bubblewrap made in the tree
             # (an empty features.json) go before the tree is compared, not when the team ends.
