@@ -53,6 +53,12 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--script", help="JSON script for --provider script")
     p.add_argument("--max-output-tokens", type=int, metavar="N", help="cap on one reply's tokens (default per model)")
     p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (per model: 0.2, Qwen2.5 0)")
+    p.add_argument(
+        "--steering", choices=["off", "small", "tests"], help="model-adaptation pieces (default per model profile)"
+    )
+    p.add_argument(
+        "--edit-format", choices=["tools", "whole", "search-replace"], help="how the model hands over file changes"
+    )
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="wait for a reply's first byte (default 600)")
     p.add_argument("--permission-mode", choices=["default", "acceptEdits", "plan", "bypass"])
     p.add_argument("--allow", action="append", default=[], metavar="RULE")

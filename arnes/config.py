@@ -39,6 +39,12 @@ class ModelSettings(Strict):
     read_timeout: float | None = Field(None, gt=0, description="Seconds to wait between two chunks of a reply (300).")
     stream: bool | None = Field(None, description="Stream the answer (default true); false for servers that cannot.")
     script: str | None = Field(None, description="The scripted model's turns (provider script).")
+    steering: Literal["off", "small", "tests"] | None = Field(
+        None, description="Which model-adaptation pieces run (default: the model's profile; off for frontier models)."
+    )
+    edit_format: Literal["tools", "whole", "search-replace"] | None = Field(
+        None, description="How the model hands over file changes (default: the model's profile)."
+    )
 
 
 class PermissionSettings(Strict):
@@ -113,6 +119,8 @@ class EffectiveConfig:
     context_source: str = "settings"  # where context_window came from: settings | flag
     max_output_tokens: int | None = None
     temperature: float | None = None
+    steering: str | None = None
+    edit_format: str | None = None
     timeout: float | None = None
     read_timeout: float | None = None
     stream: bool = True
@@ -222,6 +230,8 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         cfg.context_window = m.context_window or cfg.context_window
         cfg.max_output_tokens = m.max_output_tokens or cfg.max_output_tokens
         cfg.temperature = m.temperature if m.temperature is not None else cfg.temperature
+        cfg.steering = m.steering or cfg.steering
+        cfg.edit_format = m.edit_format or cfg.edit_format
         cfg.timeout = m.timeout or cfg.timeout
         cfg.read_timeout = m.read_timeout or cfg.read_timeout
         if m.stream is not None:

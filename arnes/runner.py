@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from arnes.agent.budget import Budget
 from arnes.agent.events import Notice, Retry
@@ -22,6 +22,7 @@ from arnes.llm.base import PROFILES, Provider, ProviderSettings
 from arnes.llm.factory import make_provider
 from arnes.llm.models import defaults_for
 from arnes.llm.pricing import Price, price_for
+from arnes.llm.profiles import EditFormat, profile_for
 from arnes.llm.retry import RetryingProvider
 from arnes.llm.window import probe_window
 from arnes.messages import Message
@@ -73,6 +74,8 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
         raise ConfigError(f"--temperature must be between 0 and 2, not {temperature}")
     cfg.temperature = temperature if temperature is not None else cfg.temperature
     cfg.timeout = getattr(args, "timeout", None) or cfg.timeout
+    cfg.steering = getattr(args, "steering", None) or cfg.steering
+    cfg.edit_format = getattr(args, "edit_format", None) or cfg.edit_format
     cfg.mode = args.permission_mode or cfg.mode
     cfg.sandbox = args.sandbox or cfg.sandbox
     cfg.max_turns = args.max_turns or cfg.max_turns
@@ -162,9 +165,13 @@ def build_session(
             )
         if price is not None:
             prices[model] = price
+    profile = profile_for(main_model, cfg.steering, cast(EditFormat | None, cfg.edit_format))
     session = Session(
         workspace=workspace,
         provider=main,
+        steering_set=profile.steering,
+        edit_format=profile.edit_format,
+        hidden_tools=profile.hidden_tools,
         mode=cfg.mode,
         rules=cfg.rules,
         sandbox_mode=cfg.sandbox,
@@ -425,6 +432,7 @@ def _summary(session: Session, result: RunResult, changed: list[Path], trace: Pa
         "limit": result.limit,
         "turns": result.turns,
         "tool_calls": result.tool_calls,
+        "arnes_calls": result.arnes_calls,
         "input_tokens": result.input_tokens,
         "output_tokens": result.output_tokens,
         "cost": round(session.budget.cost, 6),

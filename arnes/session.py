@@ -10,12 +10,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from arnes.adapt.build import build_steering
+from arnes.adapt.piece import Env
 from arnes.agent.budget import Budget
 from arnes.agent.context import SUMMARY_PROMPT
 from arnes.agent.events import Event, EventBus, Nested, Notice
 from arnes.agent.listing import visible_files
 from arnes.agent.named import named_files
 from arnes.agent.prompt import session_context, system_prompt
+from arnes.agent.steering import Steering
 from arnes.extensions.skill_scope import ActiveSkills
 from arnes.extensions.skills import SkillCatalog, SkillLoader
 from arnes.host.files import HostFiles
@@ -42,7 +45,7 @@ from arnes.tools.processes import BackgroundJobs
 from arnes.tools.search import Glob, Grep
 from arnes.tools.skill import Skill
 from arnes.tools.treewatch import TreeWatch
-from arnes.workflow.verify import Verifier
+from arnes.workflow.verify import Verifier, detect
 
 if TYPE_CHECKING:
     from arnes.extensions.agents import AgentMode, Catalog
@@ -147,6 +150,11 @@ class Session:
     # Run the project's tests before an answer stands (agent/selfcheck.py); off where whoever runs
     # the agent runs them after it (--verify is the session's verifier; a checker, a team node's verify).
     self_check: bool = True
+    # The model-adaptation layer (DESIGN §15): the profile's steering set and edit format.
+    steering_set: str = "off"
+    edit_format: str = "tools"
+    hidden_tools: tuple[str, ...] = ()  # tools the profile does not offer (a small model's distractions)
+    steering: Steering = field(init=False)
     model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
     mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
     hooks: HookRunner | None = None  # the settings' hooks (set by the runner; sub-agents share them)
@@ -210,6 +218,12 @@ class Session:
         small = self.context_window <= SMALL_WINDOW
         if (self.depth >= self.max_depth or small) and "Delegate" in self.tools.names():
             self.tools = ToolRegistry(t for t in self.tools if t.name != "Delegate")
+        # In an edit format the reply is how files change: the model is not offered two ways.
+        hidden = set(self.hidden_tools) | ({"Write", "Edit"} if self.edit_format != "tools" else set())
+        if hidden & set(self.tools.names()):
+            self.tools = ToolRegistry(t for t in self.tools if t.name not in hidden)
+        env = Env(self.ctx, self.edit_format, lambda: self.self_check, detect, self.task_files)
+        self.steering = build_steering(self.steering_set, env)
 
     @property
     def output_cap(self) -> int:
@@ -283,6 +297,9 @@ class Session:
             trace_path=self.trace_path,
             skill_catalog=self.skill_catalog,
             self_check=self.self_check,
+            steering_set=self.steering_set,
+            edit_format=self.edit_format if not read_only else "tools",
+            hidden_tools=self.hidden_tools,
         )
         if shared is not self.shared:
             child._own_boxes.append(shared.sandbox)  # the read-only sandbox made for it
@@ -331,7 +348,8 @@ class Session:
 
     def system_prompt(self) -> str:
         """Fixed across sessions and workspaces, so a server can cache it (see agent/prompt.py)."""
-        return system_prompt(read_only="Write" not in self.tools.names())
+        writes = "Write" in self.tools.names() or self.edit_format != "tools"
+        return system_prompt(read_only=not writes) + (f"\n\n{note}" if (note := self.steering.system_note()) else "")
 
     def context(self) -> str:
         """The per-run part: the workspace and its AGENTS.md, for the head of the first message."""

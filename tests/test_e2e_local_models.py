@@ -32,7 +32,17 @@ TOO_LONG = {
 
 
 def llama(server: FakeLLMServer, *more: str) -> list[str]:
-    return ["--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b", *more]
+    return [
+        "--provider",
+        "openai",
+        "--base-url",
+        server.url + "/v1",
+        "--model",
+        "qwen2.5-coder-1.5b",
+        "--edit-format",
+        "tools",
+        *more,
+    ]
 
 
 def write_call(path: str, content: str) -> str:
@@ -178,7 +188,7 @@ def test_ollama_native_chat_holds_num_ctx_fixed_for_the_session(tmp_path: Path) 
     ]
     with FakeLLMServer(turns, show=show, text_tool_calls=False) as server:
         run = run_arnes(
-            "--provider", "ollama", "--base-url", server.url + "/v1", "-w", str(tmp_path),
+            "--provider", "ollama", "--base-url", server.url + "/v1", "-w", str(tmp_path), "--edit-format", "tools",
             "--permission-mode", "acceptEdits", "create hello.txt",
         )  # fmt: skip
         bodies = [(path, body) for path, body in server.requests]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from arnes.agent.guard import ANNOUNCE_NUDGE, announces
+from arnes.adapt.announce import ANNOUNCE_NUDGE, announces
 from arnes.agent.loop import Agent
 from arnes.llm.script import ScriptProvider
 from arnes.messages import Message, TextBlock
@@ -21,6 +21,7 @@ def call(name: str, **inp: Any) -> dict[str, Any]:
 
 
 def run(tmp_path: Path, turns: list[dict[str, Any]], **kw: Any) -> tuple[Agent, Any]:
+    kw.setdefault("steering_set", "small")
     session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits", **kw)
     agent = Agent(session)
     return agent, agent.run("task")
@@ -55,10 +56,9 @@ def test_alternating_repeats_are_a_loop_too_and_polling_is_not(tmp_path: Path) -
     (tmp_path / "a.txt").write_text("x\n")
     a = {"tool_calls": [call("Read", file_path="a.txt")]}
     b = {"tool_calls": [call("Edit", file_path="a.txt", old_string="nothere", new_string="y")]}
-    # The second identical Edit is answered differently ("the same Edit as the one refused
-    # above"), so the repeat is counted from the third: nudged at turn 6, stuck at turn 7.
+    # Every repeat gets the same answer: nudged at turn 4 (the second pair), stuck at turn 5.
     _, result = run(tmp_path, [a, b] * 4)
-    assert result.stop_reason == "stuck" and result.turns == 7
+    assert result.stop_reason == "stuck" and result.turns == 5
     poll = {"tool_calls": [call("BashOutput", id="bash_9")]}
     _, polled = run(tmp_path, [poll] * 6)
     assert polled.stop_reason == "end_turn"

@@ -39,7 +39,7 @@ def test_the_named_file_is_shown_and_its_first_edit_needs_no_read(tmp_path: Path
     edit = {"file_path": "paging.py", "old_string": "* size + 1", "new_string": "* size"}
     turns = [{"tool_calls": [{"name": "Edit", "input": edit}]}, {"text": "Fixed."}]
     with FakeLLMServer(turns) as server:
-        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "-w", str(tmp_path),
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--steering", "small", "-w", str(tmp_path),
                         "--permission-mode", "acceptEdits", "--output-format", "json",
                         "page() in paging.py skips the first item. Fix it.", env=KEYS)  # fmt: skip
         bodies = [body for _, body in server.requests]
@@ -68,7 +68,7 @@ def test_what_a_read_would_not_show_is_not_shown(tmp_path: Path) -> None:
     (ws / ".arnes" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read(secret.txt)"]}}))
     task = "Look at ignored.txt, secret.txt, big.py and link.txt."
     with FakeLLMServer([{"text": "ok"}]) as server:
-        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "-w", str(ws), "--trust", task,
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--steering", "small", "-w", str(ws), "--trust", task,
                         env=KEYS)  # fmt: skip
         first = first_user_message(server.requests[0][1])
     assert run.code == 0, run.err
@@ -81,7 +81,7 @@ def test_a_file_already_seen_is_not_shown_again_for_a_later_task(tmp_path: Path)
     """The REPL's second task names the file again: its content is in the conversation already."""
     (tmp_path / "paging.py").write_text(PAGING)
     provider = ScriptProvider.from_turns([{"text": "one"}, {"text": "two"}])
-    agent = Agent(Session(workspace=tmp_path, provider=provider))
+    agent = Agent(Session(workspace=tmp_path, provider=provider, steering_set="small"))
     agent.start()
     try:
         agent.turn("explain paging.py")
@@ -104,7 +104,7 @@ def test_a_read_hook_keeps_the_files_it_guards_out_of_the_named_files(tmp_path: 
     (ws / "config" / "prod.cfg").write_text("api_key = HOOK_CANARY\n")
     read = {"name": "Read", "input": {"file_path": "config/prod.cfg"}}
     with FakeLLMServer([{"tool_calls": [read]}, {"text": "ok"}]) as server:
-        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "-w", str(ws),
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--steering", "small", "-w", str(ws),
                         "Compare config/prod.cfg with the defaults.", env=KEYS)  # fmt: skip
         bodies = [json.dumps(body) for _, body in server.requests]
     assert run.code == 0, run.err

@@ -247,7 +247,10 @@ def test_the_rename_hint_and_the_shell_listing_read_names_whole_and_not_dot_igno
     from arnes.tools.base import ToolContext
     from arnes.tools.renames import still_named
     from arnes.tools.treewatch import _listed_by_ripgrep
-    from tests.test_tools_files import rename_call
+
+    def rename_call(path: str) -> str:
+        call = {"file_path": path, "old_string": "calc_total", "new_string": "order_total", "replace_all": True}
+        return " To rename it there too, send:\n" + json.dumps({"name": "Edit", "arguments": call})
 
     ws = _user_excluded_workspace(tmp_path)
     (ws / "local_settings.py").write_text("calc_total = 1\n")

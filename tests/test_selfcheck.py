@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from arnes.agent.selfcheck import FAILED, MOST_RUNS, STILL_RED, SelfCheck, runs_tests
+from arnes.adapt.selfcheck import FAILED, MOST_RUNS, STILL_RED, SelfCheck, runs_tests
 from arnes.agent.trace import read_trace
 from arnes.messages import ToolCall, ToolResultBlock
 from tests.conftest import run_arnes
@@ -63,7 +63,7 @@ def as_llama(ws: Path, trace: Path, turns: list[dict[str, Any]]) -> tuple[Any, i
     does; the run and how many requests the server got."""
     with FakeLLMServer(turns, text_tool_calls=True) as server:
         run = run_arnes(
-            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b",
+            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b", "--edit-format", "tools",
             "-w", str(ws), "--permission-mode", "acceptEdits", "--trace", str(trace), "--output-format", "json",
             "`page(items, number, size)` in paging.py skips the first item of every page. Fix it.",
         )  # fmt: skip
@@ -85,7 +85,7 @@ def test_a_wrong_fix_is_tested_by_arnes_and_the_failure_goes_back_end_to_end(tmp
     assert out["tool_calls"] == 2 and out["denials"] == []  # the model's calls; arnes's own are not counted
     assert "start = (number - 1) * size\n" in (ws / "paging.py").read_text()
     events = read_trace(trace)
-    checks = [e for e in events if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")]
+    checks = [e for e in events if e["event"] == "tool_call" and e.get("by") == "arnes" and e["name"] == "Bash"]
     assert [(c["name"], c["input"]) for c in checks] == [("Bash", {"command": "python -m unittest -q"})] * 2
     results = {e["id"]: e["is_error"] for e in events if e["event"] == "tool_result"}
     assert [results[c["id"]] for c in checks] == [True, False]  # red after the wrong fix, green after the right one
@@ -134,11 +134,11 @@ def test_the_check_shows_on_screen_and_a_green_one_costs_no_model_call(tmp_path:
     turns = [{"tool_calls": [edit("size + 1", "size")]}, {"text": "Fixed."}]
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": turns}))
-    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--permission-mode", "acceptEdits",
-                    "fix paging")  # fmt: skip
+    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--permission-mode", "acceptEdits",
+                    "fix paging.py")  # fmt: skip
     assert run.code == 0, run.err
     assert "running the tests before the answer stands: python -m unittest -q" in run.out
-    assert "> Bash python -m unittest -q" in run.out and "[end_turn] 2 turns" in run.out
+    assert "> (arnes) Bash python -m unittest -q" in run.out and "[end_turn] 2 turns" in run.out
 
 
 def test_a_red_run_of_the_models_own_left_red_gets_one_more_word(tmp_path: Path) -> None:
@@ -151,12 +151,14 @@ def test_a_red_run_of_the_models_own_left_red_gets_one_more_word(tmp_path: Path)
     ]
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": turns}))
-    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--permission-mode", "acceptEdits",
-                    "--trace", str(trace), "fix paging")  # fmt: skip
+    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--permission-mode", "acceptEdits",
+                    "--trace", str(trace), "fix paging.py")  # fmt: skip
     assert run.code == 0, run.err
     said = user_texts(trace)
     assert said.count(STILL_RED) == 1 and "Done, really." in run.out  # said once, then the answer stands
-    assert not [e for e in read_trace(trace) if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")]
+    assert not [
+        e for e in read_trace(trace) if e["event"] == "tool_call" and e.get("by") == "arnes" and e["name"] == "Bash"
+    ]
 
 
 def test_no_check_without_tests_with_a_verify_command_opted_out_or_when_it_would_ask(tmp_path: Path) -> None:
@@ -175,12 +177,14 @@ def test_no_check_without_tests_with_a_verify_command_opted_out_or_when_it_would
     for n, (with_tests, extra) in enumerate(cases):
         ws = paging(tmp_path / str(n), with_tests)
         trace = tmp_path / f"{n}.jsonl"
-        run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
-                        "--output-format", "json", *extra, "fix paging")  # fmt: skip
+        run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                        "--output-format", "json", *extra, "fix paging.py")  # fmt: skip
         assert run.code == 0, (extra, run.err)
         assert "(number - 1) * size\n" in (ws / "paging.py").read_text()
         events = read_trace(trace)
-        assert not [e for e in events if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")], extra
+        assert not [
+            e for e in events if e["event"] == "tool_call" and e.get("by") == "arnes" and e["name"] == "Bash"
+        ], extra
         assert json.loads(run.out)["denials"] == [], extra  # a check left out is not a denial
 
 
@@ -188,17 +192,21 @@ def test_a_trusted_folder_is_checked_outside_bubblewrap_and_documentation_alone_
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": [{"tool_calls": [edit("size + 1", "size")]}, {"text": "Fixed."}]}))
     ws, trace = paging(tmp_path / "t"), tmp_path / "t.jsonl"
-    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
-                    "--permission-mode", "bypass", "--sandbox", "off", "--trust", "fix paging")  # fmt: skip
+    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                    "--permission-mode", "bypass", "--sandbox", "off", "--trust", "fix paging.py")  # fmt: skip
     assert run.code == 0, run.err
-    assert [e for e in read_trace(trace) if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")]
+    assert [
+        e for e in read_trace(trace) if e["event"] == "tool_call" and e.get("by") == "arnes" and e["name"] == "Bash"
+    ]
     docs = {"name": "Write", "input": {"file_path": "NOTES.md", "content": "# notes\n"}}
     script.write_text(json.dumps({"turns": [{"tool_calls": [docs]}, {"text": "Written."}]}))
     ws, trace = paging(tmp_path / "d"), tmp_path / "d.jsonl"
-    run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--trace", str(trace),
                     "--permission-mode", "acceptEdits", "write notes")  # fmt: skip
     assert run.code == 0 and (ws / "NOTES.md").exists(), run.err
-    assert not [e for e in read_trace(trace) if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")]
+    assert not [
+        e for e in read_trace(trace) if e["event"] == "tool_call" and e.get("by") == "arnes" and e["name"] == "Bash"
+    ]
 
 
 def _check(tmp_path: Path, command: str | None = "python -m unittest -q") -> tuple[SelfCheck, list[Path]]:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from arnes.tools import filestate
 from arnes.tools.base import ToolArgs, ToolContext, ToolError, ToolRegistry
 from arnes.tools.docs import ReadDoc
-from arnes.tools.files import DEFAULT_READ_LINES, SMALL_FILE_LINES, Edit, Read, Write
+from arnes.tools.files import DEFAULT_READ_LINES, Edit, Read, Write
 from arnes.tools.readformat import MAX_LINE_CHARS
 from arnes.tools.search import Glob, Grep
 
@@ -74,9 +74,9 @@ def test_read_last_line_without_newline(ctx: ToolContext) -> None:
 
 
 def test_read_offset_and_limit_with_more_lines_note(ctx: ToolContext) -> None:
-    (ctx.workspace / "a.txt").write_text("".join(f"line{i}\n" for i in range(1, SMALL_FILE_LINES + 11)))
+    (ctx.workspace / "a.txt").write_text("".join(f"line{i}\n" for i in range(1, 211)))
     out = read(ctx, "a.txt", offset=3, limit=2)
-    rest = SMALL_FILE_LINES + 6
+    rest = 206
     assert out == f"     3\tline3\n     4\tline4\n... ({rest} more lines; call Read with offset=5 to continue)"
 
 
@@ -87,15 +87,12 @@ def test_read_offset_to_the_end_has_no_note(ctx: ToolContext) -> None:
     assert "more lines" not in read(ctx, "a.txt", offset=8, limit=30)
 
 
-def test_a_tiny_limit_on_a_small_file_shows_all_of_it_and_says_so(ctx: ToolContext) -> None:
-    """Qwen2.5-Coder-1.5B read calc.py with offset 1 limit 1, then made up the rest (failing-test)."""
+def test_read_keeps_its_offset_and_limit_for_every_model(ctx: ToolContext) -> None:
+    """Read returns the lines asked for: widening a tiny limit is a piece of the small profile only."""
     (ctx.workspace / "calc.py").write_text("".join(f"x{i} = {i}\n" for i in range(1, 7)))
-    out = read(ctx, "calc.py", offset=1, limit=1)
-    assert out.startswith("[arnes: calc.py is short (6 lines), so all of it is shown, not offset/limit]\n")
-    assert "     6\tx6 = 6" in out and "more lines" not in out
     assert (
-        read(ctx, "calc.py", offset=2, limit=30)
-        == "     2\tx2 = 2\n     3\tx3 = 3\n     4\tx4 = 4\n     5\tx5 = 5\n     6\tx6 = 6"
+        read(ctx, "calc.py", offset=1, limit=1)
+        == "     1\tx1 = 1\n... (5 more lines; call Read with offset=2 to continue)"
     )
 
 
@@ -462,37 +459,33 @@ def test_write_preview_is_a_diff(ctx: ToolContext) -> None:
 # --------------------------------------------------------------------------------------------- Edit
 
 
-def test_an_edit_of_an_unread_file_with_no_clear_place_is_refused_and_the_refusal_shows_it(ctx: ToolContext) -> None:
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("total = compute(y)", "total = compute(z)"),  # nothing like it
+        ("x = 1", "x = 2"),  # exact: still refused, the file was never read
+        ("x  =  1", "x = 2"),  # loose whitespace: still refused
+    ],
+)
+def test_an_edit_of_an_unread_file_is_refused_and_the_refusal_shows_it(ctx: ToolContext, old: str, new: str) -> None:
     path = ctx.workspace / "a.py"
     path.write_text("x = 1\n")
     with pytest.raises(ToolError, match=r"^a\.py has not been read yet, so this Edit was not made\.") as err:
-        edit(ctx, "a.py", "total = compute(y)", "total = compute(z)")  # nothing like it: a guess
+        edit(ctx, "a.py", old, new)
     assert str(err.value).endswith("call Edit again, based on this content.\n     1\tx = 1")
     assert path.read_text() == "x = 1\n"
-    assert edit(ctx, "a.py", "x = 1", "x = 2") == "Edited a.py: replaced 1 occurrence."
+    assert edit(ctx, "a.py", "x = 1", "x = 2") == "Edited a.py: replaced 1 occurrence."  # the refusal showed it
     assert path.read_text() == "x = 2\n"
 
 
-def test_an_exact_edit_of_an_unread_file_is_made_and_shows_the_file(ctx: ToolContext) -> None:
-    """rename with Qwen2.5-Coder-1.5B: its one right call, refused for the missing Read, was never sent again."""
-    path = ctx.workspace / "totals.py"
-    path.write_text("def calc_total(prices):\n    return round(sum(prices), 2)\n")
-    done = edit(ctx, "totals.py", "calc_total", "order_total")
-    assert done == (
-        "Edited totals.py: replaced 1 occurrence. It had not been read; its content now (it counts as read):\n"
-        "     1\tdef order_total(prices):\n     2\t    return round(sum(prices), 2)"
-    )
-    assert edit(ctx, "totals.py", "2)", "3)") == "Edited totals.py: replaced 1 occurrence."  # counts as read
-
-
-def test_the_one_change_an_edit_of_an_unread_file_asks_for_is_made_where_it_clearly_belongs(ctx: ToolContext) -> None:
-    """discount with Qwen2.5-Coder-1.5B: refused for the missing Read, it only narrated after."""
+def test_an_edit_whose_old_string_is_not_there_changes_nothing_and_shows_the_closest_lines(ctx: ToolContext) -> None:
     path = ctx.workspace / "pricing.py"
-    path.write_text("# discount (10 %)\n\nDISCOUNT_RATE = 0.10\nTHRESHOLD = 100.0\n")
-    done = edit(ctx, "pricing.py", "discount = 0.10", "discount = 0.15")
-    assert done.startswith("Edited pricing.py: replaced 1 occurrence (old_string is not in the file, so the change")
-    assert "It had not been read; its content now (it counts as read):\n     1\t# discount (10 %)" in done
-    assert path.read_text() == "# discount (10 %)\n\nDISCOUNT_RATE = 0.15\nTHRESHOLD = 100.0\n"
+    path.write_text("# rate (10 %)\n\nRATE = 0.10\nTHRESHOLD = 100.0\n")
+    read(ctx, "pricing.py")
+    for _ in range(2):  # sent again, it is still not guessed at
+        with pytest.raises(ToolError, match="old_string not found in pricing.py. The closest match is at lines 3-3"):
+            edit(ctx, "pricing.py", "rate = 0.10", "rate = 0.15")
+    assert path.read_text() == "# rate (10 %)\n\nRATE = 0.10\nTHRESHOLD = 100.0\n"
 
 
 def test_an_unread_file_changed_since_a_read_or_hidden_is_still_refused(ctx: ToolContext) -> None:
@@ -643,11 +636,14 @@ def test_edit_same_strings_refused(ctx: ToolContext) -> None:
         edit(ctx, "a.py", "x = 1", "x = 1")
 
 
-def test_edit_with_an_empty_old_string_adds_at_the_end_and_loses_nothing(ctx: ToolContext) -> None:
+def test_edit_with_an_empty_old_string_creates_a_new_file_and_is_refused_on_a_file_with_text(ctx: ToolContext) -> None:
+    assert edit(ctx, "new.py", "", "y = 2\n").startswith("Created new.py")
+    assert (ctx.workspace / "new.py").read_text() == "y = 2\n"
     (ctx.workspace / "a.py").write_text("x = 1\n")
     read(ctx, "a.py")
-    assert edit(ctx, "a.py", "", "y = 2\n").startswith("Added new_string at the end of a.py")
-    assert (ctx.workspace / "a.py").read_text() == "x = 1\n\n\ny = 2\n"
+    with pytest.raises(ToolError, match="old_string is empty, but a.py is not"):
+        edit(ctx, "a.py", "", "y = 2\n")
+    assert (ctx.workspace / "a.py").read_text() == "x = 1\n"
 
 
 def test_edit_keeps_the_mode(ctx: ToolContext) -> None:
@@ -931,62 +927,12 @@ def test_write_of_a_copied_read_result_drops_the_line_numbers_and_says_so(ctx: T
         assert (ctx.workspace / "data.tsv").read_text() == data
 
 
-def rename_call(path: str) -> str:
-    call = {"file_path": path, "old_string": "calc_total", "new_string": "order_total", "replace_all": True}
-    return " To rename it there too, send:\n" + json.dumps({"name": "Edit", "arguments": call})
-
-
-def test_a_rename_says_where_the_old_name_still_stands(ctx: ToolContext) -> None:
-    """rename with Qwen2.5-Coder-1.5B: it edited the definition and stopped; the uses kept the old name."""
-    (ctx.workspace / "shop").mkdir()
-    (ctx.workspace / "shop" / "totals.py").write_text("def calc_total(prices):\n    return sum(prices)\n")
-    (ctx.workspace / "shop" / "cart.py").write_text("from shop.totals import calc_total\n\nx = calc_total([1])\n")
-    (ctx.workspace / "notes.txt").write_text("recalc_totals is another name\n")  # not the whole word
-    (ctx.workspace / ".env").write_text("calc_total=1\n")
-    ctx.hidden = lambda tool, path: path.name == ".env"  # as a Read deny rule hides it
-    read(ctx, "shop/totals.py")
-    done = edit(ctx, "shop/totals.py", "calc_total", "order_total")
-    assert (
-        done
-        == "Edited shop/totals.py: replaced 1 occurrence. `calc_total` is still in: shop/cart.py (lines 1, 3)."
-        + (rename_call("shop/cart.py"))
-    )  # the call for the next file is spelled out: the 1.5B model stopped when told only where
-    read(ctx, "shop/cart.py")
-    assert (
-        edit(ctx, "shop/cart.py", "calc_total", "order_total", True) == "Edited shop/cart.py: replaced 2 occurrences."
-    )
-    assert edit(ctx, "shop/cart.py", "x = ", "y = ") == "Edited shop/cart.py: replaced 1 occurrence."  # not a rename
-
-
-def test_a_rename_spells_out_no_replace_all_that_would_break_a_longer_name(ctx: ToolContext) -> None:
-    (ctx.workspace / "a.py").write_text("def calc_total():\n    pass\n")
-    (ctx.workspace / "b.py").write_text("from a import calc_total\ncalc_totals = [calc_total()]\n")
-    read(ctx, "a.py")
-    done = edit(ctx, "a.py", "calc_total", "order_total")
-    assert done == "Edited a.py: replaced 1 occurrence. `calc_total` is still in: b.py (lines 1, 2)."
-
-
-FIZZ = "def fizzbuzz(n: int) -> str:\n    raise NotImplementedError\n"
-PROSE = "return 'Fizz' for multiples of 3, 'Buzz' for multiples of 5, 'FizzBuzz' for both."
-
-
-def test_an_edit_that_breaks_python_is_refused_with_the_line_and_its_repeat_goes_through(ctx: ToolContext) -> None:
-    """fizzbuzz with Qwen2.5-Coder-1.5B: new_string was the task's own words after `return`."""
-    path = ctx.workspace / "fizzbuzz.py"
-    path.write_text(FIZZ)
-    read(ctx, "fizzbuzz.py")
-    with pytest.raises(ToolError) as err:
-        edit(ctx, "fizzbuzz.py", "raise NotImplementedError", PROSE)
-    assert str(err.value).startswith(
-        "This Edit was not made: fizzbuzz.py would not be valid Python (invalid syntax at line 2: `return 'Fizz' for"
-    )
-    assert path.read_text() == FIZZ
-    assert edit(ctx, "fizzbuzz.py", "raise NotImplementedError", PROSE).startswith("Edited")  # asked twice: made
-    assert PROSE in path.read_text()
-    (ctx.workspace / "other.py").write_text(FIZZ)
-    read(ctx, "other.py")
-    code = "return 'Fizz' if n % 3 == 0 else str(n)"
-    assert edit(ctx, "other.py", "raise NotImplementedError", code).startswith("Edited other.py")
+def test_an_edit_that_breaks_python_is_made_as_sent(ctx: ToolContext) -> None:
+    """Edit replaces exactly old_string for every model; judging the result is the content-check piece's."""
+    (ctx.workspace / "m.py").write_text("def f(n):\n    raise NotImplementedError\n")
+    read(ctx, "m.py")
+    assert edit(ctx, "m.py", "raise NotImplementedError", "return 'a' for b").startswith("Edited m.py")
+    assert "return 'a' for b" in (ctx.workspace / "m.py").read_text()
 
 
 def test_a_file_that_did_not_parse_before_and_other_kinds_are_not_judged(ctx: ToolContext) -> None:
@@ -996,24 +942,3 @@ def test_a_file_that_did_not_parse_before_and_other_kinds_are_not_judged(ctx: To
     read(ctx, "notes.txt")
     assert edit(ctx, "new_syntax.py", "def f(:", "def f(: return (").startswith("Edited")
     assert edit(ctx, "notes.txt", "x", "return 'Fizz' for multiples").startswith("Edited")
-
-
-def test_a_write_of_words_as_python_is_refused_once(ctx: ToolContext) -> None:
-    with pytest.raises(
-        ToolError, match=r"^This Write was not made: new\.py would not be valid Python \(invalid syntax"
-    ):
-        write(ctx, "new.py", f"def f():\n    {PROSE}\n")
-    assert not (ctx.workspace / "new.py").exists()
-    assert write(ctx, "new.py", f"def f():\n    {PROSE}\n").startswith("Created new.py")
-
-
-def test_a_rename_hint_keeps_a_file_name_with_colons_whole_and_hidden(ctx: ToolContext) -> None:
-    (ctx.workspace / "a.py").write_text("def calc_total():\n    pass\n")
-    (ctx.workspace / "secret:1:x.py").write_text("calc_total()\n")
-    (ctx.workspace / "use:2.py").write_text("\n\ncalc_total()\n")
-    ctx.hidden = lambda tool, path: path.name.startswith("secret")
-    read(ctx, "a.py")
-    done = edit(ctx, "a.py", "calc_total", "order_total")
-    assert done == "Edited a.py: replaced 1 occurrence. `calc_total` is still in: use:2.py (line 3)." + (
-        rename_call("use:2.py")
-    )

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from arnes.agent import unfinished as u
+from arnes.adapt import unfinished as u
 from arnes.agent.loop import Agent
 from arnes.llm.script import ScriptProvider
 from arnes.messages import Message, TextBlock
@@ -24,7 +24,9 @@ def _nudges(messages: list[Message]) -> list[str]:
 
 
 def _run(tmp_path: Path, turns: list[dict[str, Any]]) -> tuple[Agent, Any]:
-    session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits")
+    session = Session(
+        workspace=tmp_path, provider=ScriptProvider.from_turns(turns), mode="acceptEdits", steering_set="small"
+    )
     agent = Agent(session)
     return agent, agent.run("task")
 
@@ -72,10 +74,12 @@ def test_the_command_does_not_end_on_an_empty_first_reply(tmp_path: Path) -> Non
         str(ws),
         "--permission-mode",
         "acceptEdits",
+        "--steering",
+        "small",
         "make hi.txt",
     )
     assert done.code == 0, done.err
-    assert (ws / "hi.txt").read_text() == "hi" and "did not finish the task" in done.out
+    assert (ws / "hi.txt").read_text() == "hi" and "~ steered (nudge, nudge): [arnes] Your reply was empty." in done.out
 
 
 def test_code_in_the_answer_of_a_plan_mode_run_is_the_answer(tmp_path: Path) -> None:
@@ -162,6 +166,7 @@ def test_a_reply_that_only_shows_a_grep_hit_gets_that_line_as_an_edit_to_correct
     turns = [
         grep,
         {"text": "```\nbilling/rates.py:2:TAX_RATE = 0.12\n```"},
+        {"tool_calls": [{"name": "Edit", "input": fixed}]},  # refused: not read; the refusal shows the file
         {"tool_calls": [{"name": "Edit", "input": fixed}]},
     ]
     agent, _ = _run(tmp_path, [*turns, {"text": "Fixed."}])
@@ -276,7 +281,9 @@ def test_a_claimed_change_to_a_file_the_session_did_not_change_is_nudged(tmp_pat
     rename = {"file_path": "shop/totals.py", "old_string": "calc_total", "new_string": "order_total"}
     claim = "I changed the function `calc_total` to `order_total` in `shop/totals.py` and also in `shop/cart.py`."
     fix = {"file_path": "shop/cart.py", "old_string": "calc_total", "new_string": "order_total"}
-    turns = [{"tool_calls": [{"name": "Edit", "input": rename}]}, {"text": claim},
+    read = {"name": "Read", "input": {"file_path": "shop/totals.py"}}
+    turns = [{"tool_calls": [read]}, {"tool_calls": [{"name": "Edit", "input": rename}]}, {"text": claim},
+             {"tool_calls": [{"name": "Edit", "input": fix}]},  # refused: not read yet; the refusal shows it
              {"tool_calls": [{"name": "Edit", "input": fix}]}, {"text": claim}]  # fmt: skip
     agent, result = _run(tmp_path, turns)
     assert _nudges(agent.messages)[-1] == u.UNTOUCHED.format(files="shop/cart.py")

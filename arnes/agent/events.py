@@ -80,6 +80,19 @@ class ToolCallEvent(Event):
     id: str
     name: str
     input: dict[str, Any]
+    by: str = "model"  # "arnes": a call the model-adaptation layer made for the model (DESIGN §15)
+
+
+@dataclass(frozen=True)
+class Steered(Event):
+    """One intervention of the model-adaptation layer: which piece, what the model sent, what ran."""
+
+    event: ClassVar[str] = "steered"
+    piece: str
+    moment: str  # reply | call | result
+    action: str  # nudge | rewrite | act | refuse
+    sent: str  # what the model sent (cut short)
+    ran: str  # what arnes did instead: the message, the calls made, the call as rewritten
 
 
 @dataclass(frozen=True)

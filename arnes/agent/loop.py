@@ -24,6 +24,7 @@ from arnes.agent.events import (
     PermissionEvent,
     SessionEnd,
     SessionStart,
+    Steered,
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
@@ -31,8 +32,8 @@ from arnes.agent.events import (
 )
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
-from arnes.agent.selfcheck import MOST_RUNS, SelfCheck
-from arnes.agent.unfinished import AS_IS, CLAIM, CODE, CODE_CALL, SPELLED, Seen, spelled_call
+from arnes.agent.madecalls import off_limits
+from arnes.agent.steering import Act, Nudge, Refuse, Reply, Rewrite
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
     Appended,
@@ -49,7 +50,7 @@ from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
 from arnes.tools.base import Tool, ToolArgs, ToolError, dropped_note
-from arnes.workflow.verify import detect, feedback
+from arnes.workflow.verify import feedback
 
 MAX_WORKERS = 8
 MAX_CUT = 3  # replies cut at the output cap in a row before the run stops (stop_reason max_tokens)
@@ -65,7 +66,8 @@ class RunResult:
     stop_reason: str  # end_turn | max_turns | budget | stuck | interrupted | error
     text: str = ""
     turns: int = 0
-    tool_calls: int = 0
+    tool_calls: int = 0  # the model's own
+    arnes_calls: int = 0  # made for the model by the adaptation layer (DESIGN §15), counted apart
     input_tokens: int = 0
     output_tokens: int = 0
     denials: list[dict[str, str]] = field(default_factory=list)
@@ -92,10 +94,9 @@ class Agent:
         self._cut_chunk = ""  # the last cut reply's prose alone, to tell a loop from a continuation
         self._pool = ThreadPoolExecutor(max_workers=1)
         self.guard = LoopGuard()
-        self.check = SelfCheck(session.workspace, detect, session.ctx.changes.changed, session.ctx.display)
-        self._checks = 0  # test runs arnes made itself, for their call ids
-        self._red_check = False  # the last message was arnes's red test run: code in the reply is a fix
-        self._offered: str | None = None  # the call the last nudge spelled out from the model's own reply
+        self.steer = session.steering  # the model-adaptation layer, known only by its protocol
+        self._made = 0  # calls arnes made for the model, for their ids
+        self._task = ""  # the user's message, for what arnes may never change for the model
         self._tally = Appended(0, lambda total, new: total + message_tokens(new))  # the size, kept as it grows
         self._last_error: str | None = None  # the last tool error of the last tool turn, if it had one
         self.hooks = HookPoints(session)
@@ -138,8 +139,8 @@ class Agent:
         r.stop_reason, r.error, r.limit, r.text = "end_turn", None, None, ""
         s.ctx.changes.new_turn()
         self.guard.reset()
-        self.check.reset()
-        self._red_check = False
+        self.steer.new_turn(task)
+        self._task = task
         s.active_skills.clear()  # a skill's allowed-tools last until the user's next message
         self._last_error = None
         self.hooks.stop_blocks, self.hooks.halt = 0, None
@@ -147,7 +148,7 @@ class Agent:
         if blocked is not None:  # not sent: the model never sees it
             r.stop_reason, r.error = "error", f"a UserPromptSubmit hook blocked the prompt: {blocked}"
             return r
-        named = s.task_files(task)  # the files the task names, shown with it (agent/named.py)
+        named = self.steer.task_note(task)
         said: list[Block] = [
             *([TextBlock(named)] if named else []),
             TextBlock(task),
@@ -257,42 +258,9 @@ class Agent:
             return self._cut_reply(calls, text, pool)
         text, self._cut, self._cut_text = self._cut_text + text, 0, ""
         if not calls:
-            wrote = bool(s.ctx.changes.turns and s.ctx.changes.turns[-1]) and not self._red_check
-            can_write = s.mode != "plan" and any(spec.name in ("Write", "Edit") for spec in specs)
-            guard, seen = self.guard.after_text, Seen(s.ctx)
-            if self._offered is not None and spelled_call(text, seen) == self._offered:
-                self._append(Message.user(self._make_offered(self._offered)))
-                self._offered = None
-                return True
-            self._offered = None
-            nudge = (
-                guard(text, last_error=self._last_error, wrote=wrote, can_write=can_write, seen=seen) if specs else None
-            )
-            if nudge is None and self._may_test(specs, can_write) and (check := self._check_before_end()) is not None:
-                self._append(Message.user(check))
-                self._red_check, self._last_error = True, check  # parroting it back is an echo too
-                return True
-            back = self.hooks.stop() if nudge is None else None
-            if back is not None:
-                self._append(Message.user(back))
-                return True
-            if nudge is None:
-                r.text = text
-                r.stop_reason = "end_turn"
-                return False
-            s.bus.emit(Notice("info", "the model's reply did not finish the task; asked it to go on"))
-            self._append(Message.user(nudge))
-            # Parroting these back ("The user's files are as they were.") is an echo too; the others
-            # ask for a sentence in the model's own words.
-            if nudge.startswith((CODE, CODE_CALL, CLAIM, AS_IS.partition("{")[0])):
-                self._last_error = nudge
-            if nudge.startswith(SPELLED):
-                self._offered = nudge.split("\n", 1)[1]
-            return True
-        self._red_check, self._offered = False, None
+            return self._on_reply(text, specs)
         results = self._execute(calls, pool)
         self._last_error = next((res.content for res in reversed(results) if res.is_error), None)
-        self.check.after_tools(calls, results)
         nudge = self.guard.after_tools(calls, results)
         self._append(Message("user", [*results, *([TextBlock(nudge)] if nudge else [])]))
         if nudge:
@@ -303,63 +271,66 @@ class Agent:
         self.guard.raise_if_stuck()
         return True
 
-    def _make_offered(self, spelled: str) -> str:
-        """The model sent the same code (or words) again after arnes spelled out the call that
-        makes it: that call is made, through the gate like any other, and its result told.
+    def _on_reply(self, text: str, specs: list[ToolSpec]) -> bool:
+        """A reply with no call: the adaptation layer decides whether it stands (False: the turn ends)."""
+        s, r = self.s, self.result
+        names = {spec.name for spec in specs}
+        reply = Reply(
+            text,
+            wrote=bool(s.ctx.changes.turns and s.ctx.changes.turns[-1]),
+            can_write=s.mode != "plan" and (bool(names & {"Write", "Edit"}) or s.edit_format != "tools"),
+            can_run="Bash" in names,
+            last_error=self._last_error,
+            verified_later=s.verifier is not None,
+        )
+        decision = self.steer.on_reply(reply)
+        while isinstance(decision, Act):
+            results = [self._make(call, decision) for call in decision.calls]
+            self._steered(decision, "reply", "act", "; ".join(_said(c) for c in decision.calls))
+            decision = self.steer.on_acted(decision, results, reply)
+        if isinstance(decision, Nudge):
+            self._steered(decision, "reply", "nudge", decision.text)
+            self._append(Message.user(decision.text))
+            return True
+        back = self.hooks.stop()
+        if back is not None:
+            self._append(Message.user(back))
+            return True
+        r.text = text
+        r.stop_reason = "end_turn"
+        return False
 
-        failing-test with the 1.5B model, greedy: it printed `return a + b` for calc.py's
-        `return a - b`, was shown the Edit, and printed the same reply again, twice. Applying
-        the code a model writes in the chat is how aider's edit formats work; here it takes the
-        same reply twice, so code shown once to explain something is never applied.
-        """
-        s = self.s
-        data = json.loads(spelled)
-        self._checks += 1
-        call = ToolCall(f"arnes_apply_{self._checks}", data["name"], data["arguments"])
-        s.bus.emit(Notice("info", f"the model sent the same code again; making its {call.name} for it"))
-        s.bus.emit(ToolCallEvent(call.id, call.name, call.input))
-        prepared = self._admit(call)
-        result = prepared if isinstance(prepared, ToolResultBlock) else self._run_tool(call, prepared)
-        how = "was not made" if result.is_error else "was made"
-        self._red_check = self._red_check and result.is_error  # a change made: code shown next is no fix
-        return f"[arnes] You sent the same reply again, so arnes sent the call for you; it {how}:\n{result.content}"
+    def _steered(self, decision: Nudge | Act | Rewrite | Refuse, moment: str, action: str, ran: str) -> None:
+        sent = getattr(decision, "sent", "")
+        if isinstance(decision, Rewrite | Refuse):
+            sent = sent or action
+        self.s.bus.emit(Steered(decision.piece, moment, action, _cut(sent), _cut(ran)))
+        if isinstance(decision, Act) and decision.say:
+            self.s.bus.emit(Notice("info", decision.say))
 
-    def _check_before_end(self) -> str | None:
-        """Run the project's tests before the answer stands (agent/selfcheck.py): what the model
-        is told when they fail, else None. Only a call the rules allow without asking runs; one
-        that would ask or is denied is left out, unseen, since the model did not make it."""
+    def _make(self, call: ToolCall, act: Act) -> ToolResultBlock | None:
+        """A call arnes makes for the model: through the hooks and the gate like the model's own,
+        never to a test file or a file the user's message says to leave alone. None: a quiet call
+        the rules would not allow without asking, or a hook blocked; it is left out, unseen."""
         s = self.s
-        said = self.check.still_red()
-        if said is not None:
-            s.bus.emit(Notice("info", "the model's own test run failed; asked it to fix the code"))
-            return said
-        command = self.check.due()
-        if command is None:
-            return None
-        self._checks += 1
-        call = ToolCall(f"arnes_check_{self._checks}", "Bash", {"command": command})
+        self._made += 1
+        call = ToolCall(f"arnes_{act.piece}_{self._made}", call.name, call.input)
         try:
             request = self._request(call)[2]
-        except (ToolError, OSError, ValueError):
+        except (ToolError, OSError, ValueError) as exc:
+            return None if act.quiet else ToolResultBlock(call.id, f"{call.name} was not made: {exc}", True)
+        if act.quiet and (s.policy is None or s.policy.decide(request).kind != "allow"):
             return None
-        if s.policy is None or s.policy.decide(request).kind != "allow":
-            self.check.runs = MOST_RUNS  # not this message again: the answer stands
-            return None
-        s.bus.emit(Notice("info", f"running the tests before the answer stands: {command}"))
-        s.bus.emit(ToolCallEvent(call.id, call.name, call.input))
+        if not request.read_only:
+            barred = off_limits(self._task, [t.path for t in request.targets], s.workspace)
+            if barred is not None:
+                return ToolResultBlock(call.id, f"arnes did not make this {call.name} for you: {barred}", True)
+        self.result.arnes_calls += 1
+        s.bus.emit(ToolCallEvent(call.id, call.name, call.input, by="arnes"))
         prepared = self._admit(call)
-        if isinstance(prepared, ToolResultBlock):  # a hook blocked it
-            self.check.runs = MOST_RUNS
-            return None
-        result = self._run_tool(call, prepared)
-        return self.check.ran(result.is_error, result.content)
-
-    def _may_test(self, specs: list[ToolSpec], can_write: bool) -> bool:
-        """Whether arnes runs the tests before an answer stands: this agent can write (a read-only
-        reviewer changed nothing to test) and run Bash, and nobody runs them after it (a --verify
-        command, a checker, a team node's verify)."""
-        s = self.s
-        return can_write and s.self_check and s.verifier is None and any(spec.name == "Bash" for spec in specs)
+        if isinstance(prepared, ToolResultBlock):
+            return None if act.quiet else prepared
+        return self._run_tool(call, prepared)
 
     def _query(self, system: str, specs: list[ToolSpec], fixed: int) -> ModelResponse:
         """Ask the model; a server that finds the request too long gets a compacted one, once."""
@@ -456,6 +427,14 @@ class Agent:
         for call in calls:
             self.result.tool_calls += 1
             self.s.bus.emit(ToolCallEvent(call.id, call.name, call.input))
+            decision = self.steer.before_call(call)
+            if isinstance(decision, Refuse):
+                self._steered(decision, "call", "refuse", decision.text)
+                pending.append(self._finish(call, decision.text, True, 0))
+                continue
+            if isinstance(decision, Rewrite):
+                self._steered(decision, "call", "rewrite", f"{decision.why}: {_said(decision.call)}")
+                call = ToolCall(call.id, decision.call.name, decision.call.input)
             prepared = self._admit(call)
             if isinstance(prepared, ToolResultBlock):
                 pending.append(prepared)
@@ -533,6 +512,10 @@ class Agent:
             cut = len(output) - cap
             output = output[:cap] + f"\n... [{cut} characters cut; ask for less, e.g. Read with offset/limit]"
         output = self.hooks.post_tool(call, output, is_error)
+        note = self.steer.after_result(call, ToolResultBlock(call.id, output, is_error))
+        if isinstance(note, Nudge):
+            self._steered(note, "result", "nudge", note.text)
+            output += "\n" + note.text
         return self._finish(call, output, is_error, ms)
 
     def _finish(self, call: ToolCall, output: str, is_error: bool, ms: int) -> ToolResultBlock:
@@ -576,3 +559,11 @@ class _Admitted:
     pins: dict[Path, Path] = field(default_factory=dict)
     confine: bool = False
     note: str = ""  # said after the result: the unknown keys dropped from the call
+
+
+def _said(call: ToolCall) -> str:
+    return f"{call.name} {json.dumps(call.input, ensure_ascii=False)}"
+
+
+def _cut(text: str, most: int = 2000) -> str:
+    return text if len(text) <= most else text[:most] + f" ... [{len(text) - most} characters more]"

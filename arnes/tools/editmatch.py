@@ -9,7 +9,6 @@ so the next try can copy it. A repair never picks between two candidates.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from dataclasses import dataclass
 
@@ -28,24 +27,15 @@ class Replacement:
     note: str = ""  # how old_string was found, when not exactly
 
 
-def replace(text: str, old: str, new: str, replace_all: bool, shown: str, *, again: bool = False) -> Replacement:
-    """The text with old_string replaced, or a ToolError that tells the model what to copy.
+def replace(text: str, old: str, new: str, replace_all: bool, shown: str) -> Replacement:
+    """The text with exactly old_string replaced, or a ToolError that tells the model what to copy.
 
-    `again`: the model sends the very Edit it was already told about (the file was shown to it).
-    Asking a third time helps nobody, so the change it means is carried over to the closest line
-    when that is unambiguous (see `carry_over`), and the result says exactly what was done.
+    The only repairs are the two that keep the meaning, and the result names them: Read's
+    line-number prefixes removed, and a unique match that differs only in whitespace.
     """
-    if old and old in new and new in text:
-        # docs-section with the 1.5B model: the appending Edit sent twice added the section twice.
-        raise ToolError(
-            f"new_string is in {shown} already: this Edit was made before, and making it again would add its "
-            "new text a second time. Go on with the next step of the task, or say you are done."
-        )
     count = text.count(old)
     if count == 1 or (count > 1 and replace_all):
         return Replacement(text.replace(old, new) if replace_all else text.replace(old, new, 1), count)
-    if count > 1 and again and (renamed := _rename_all(text, old, new)) is not None:
-        return renamed
     if count > 1:
         raise ToolError(
             f"old_string matches {count} times in {shown} ({_where_found(text, old)}). If every one should "
@@ -68,72 +58,7 @@ def replace(text: str, old: str, new: str, replace_all: bool, shown: str, *, aga
     found = _loose(text, old, new)
     if found is not None:
         return found
-    if again and (carried := carry_over(text, old, new)) is not None:
-        return carried
     raise ToolError(_not_found(text, wanted, shown, given))
-
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-def _rename_all(text: str, old: str, new: str) -> Replacement | None:
-    """A name changed to a name, asked for again though it matches several times: a rename.
-
-    rename with Qwen2.5-Coder-1.5B: `calc_total` -> `order_total` in a file that imports and
-    calls it, told it matches twice, sent again unchanged, then given up. Every whole-word use
-    changes, and the result says so; anything but one name for another is still no guess.
-    """
-    if not _NAME.match(old) or not _NAME.match(new):
-        return None
-    pattern = re.compile(rf"(?<![\w]){re.escape(old)}(?![\w])")
-    updated, n = pattern.subn(new, text)
-    if n < 2:
-        return None
-    return Replacement(updated, n, f"a rename of one name: all {n} whole-word uses were changed")
-
-
-_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
-
-
-def carry_over(text: str, old: str, new: str) -> Replacement | None:
-    """old_string's one small change (`10` -> `15`) made on the closest line(s), when unambiguous.
-
-    A small model writes `discount = 10` -> `discount = 15` for a file saying
-    `DISCOUNT_RATE = 0.10`, and sends it again after being shown the file. The change it means
-    is the one token run that differs between old_string and new_string; when the region closest
-    to old_string holds that run exactly once, the run is replaced there and nothing else is.
-    Anything less clear (several changes, a pure insertion, the run absent or twice) is no guess.
-    """
-    closest = _closest(text, old)
-    if closest is None:
-        return None
-    first, last, _ = closest
-    before, after = _TOKEN.findall(old), _TOKEN.findall(new)
-    changes = [
-        op for op in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes() if op[0] != "equal"
-    ]
-    if len(changes) != 1 or changes[0][0] != "replace":
-        return None
-    _, i1, i2, j1, j2 = changes[0]
-    gone, put = before[i1:i2], after[j1:j2]
-    if not any(re.search(r"\w", t) for t in gone):
-        return None
-    lines = text.split("\n")
-    region = _TOKEN.findall("\n".join(lines[first - 1 : last]))
-    at = [k for k in range(len(region) - len(gone) + 1) if region[k : k + len(gone)] == gone]
-    if len(at) != 1:
-        return None
-    k = at[0]
-    changed = "".join([*region[:k], *put, *region[k + len(gone) :]])
-    updated = "\n".join([*lines[: first - 1], changed, *lines[last:]])
-    where = f"line {first}" if first == last else f"lines {first}-{last}"
-    said = "".join(gone)
-    made = "".join(put)
-    note = (
-        f"old_string is not in the file, so the change it asks for ({said!r} -> {made!r}) was made on the "
-        f"closest {where}, which now reads: {changed.strip()!r}"
-    )
-    return Replacement(updated, 1, note)
 
 
 def _where_found(text: str, old: str, most: int = 6) -> str:
@@ -242,7 +167,6 @@ def _reindent(line: str, mapping: dict[str, str]) -> str:
 def _not_found(text: str, old: str, shown: str, new: str) -> str:
     message = f"old_string not found in {shown}."
     if len(new.strip()) >= 4 and new in text:  # a longer new_string found by chance is unlikely
-        # rename with the 1.5B model: the same replace_all Edit again, after it had worked.
         return (
             f"{message} new_string is there already: this change has been made (an earlier Edit did it). "
             "Do not repeat it; go on with the next step of the task (other files, or say you are done)."
@@ -250,8 +174,6 @@ def _not_found(text: str, old: str, shown: str, new: str) -> str:
     if _has_prefixes(old):
         message += " It looks like old_string contains line-number prefixes from Read; remove them."
         old = _strip_prefixes(old)
-    if added := _new_function(text, old, shown):
-        return message + added
     closest = _closest(text, old)
     if closest:
         first, last, snippet = closest
@@ -271,25 +193,6 @@ def _not_found(text: str, old: str, shown: str, new: str) -> str:
     return message
 
 
-_CALLED = re.compile(r"\s*([A-Za-z_]\w*)\s*\(\s*((?:[A-Za-z_]\w*\s*,\s*)*[A-Za-z_]\w*)?\s*\)")
-
-
-def _new_function(text: str, old: str, shown: str) -> str:
-    """For an old_string that calls a function the Python file does not have yet: the Edit that adds
-    its definition, body to write. add-function with the 1.5B model: old_string `slugify(text)` for a
-    text.py without it, then only prose about copying the last line, three times."""
-    called = _CALLED.match(old)
-    if called is None or not shown.endswith(".py") or re.search(rf"\b{called.group(1)}\b", text):
-        return ""
-    params = ", ".join(p.strip() for p in (called.group(2) or "").split(",") if p.strip())
-    stub = f"def {called.group(1)}({params}):\n    ..."
-    call = {"name": "Edit", "arguments": {"file_path": shown, "old_string": "", "new_string": stub}}
-    return (
-        f" `{called.group(1)}` is not in {shown} yet. To add it, send this call with its body written in place "
-        f"of `...` (an empty old_string adds new_string at the end of the file):\n{json.dumps(call)}"
-    )
-
-
 def _last_line(text: str) -> str:
     lines = [line for line in text.split("\n") if line.strip()]
     return lines[-1] if lines else ""
@@ -302,7 +205,7 @@ def _closest(text: str, old: str) -> tuple[int, int, str] | None:
     size = len(want)
     if size > 200 or len(lines) > 20_000:
         return None
-    target = "\n".join(w.strip() for w in want).lower()  # `discount = 0.10` is near `DISCOUNT_RATE = 0.10`
+    target = "\n".join(w.strip() for w in want).lower()  # `rate = 0.10` is near `RATE = 0.10`
     best: tuple[float, int] = (0.0, -1)
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(target)
@@ -329,9 +232,8 @@ def region_of(text: str, old: str) -> str | None:
     """The whole lines `old` stands on, and a definition's body when it names a `def` line: the
     part to copy into an Edit whose old_string and new_string came out the same.
 
-    failing-test with Qwen2.5-Coder-1.5B: it sent `def add(a: int, b: int) -> int` as both old_string
-    and new_string, twice; the wrong line (`return a - b`) is the one below it. None when `old`
-    is not in the text once or the part would be long.
+    A model that sends a function's `def` line as both strings usually means a line of its body.
+    None when `old` is not in the text once or the part would be long.
     """
     if not old.strip() or text.count(old) != 1:
         return None

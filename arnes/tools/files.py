@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import re
 from pathlib import Path
 
 from pydantic import Field
@@ -14,17 +13,12 @@ from arnes.host.nofollow import LinkRefused, NotRegularFile, read_regular
 from arnes.permissions.paths import is_inside, resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
-from arnes.tools.contentcheck import CODE_NOT_WORDS, EXAMPLES, code_problem, data_problem, not_json_at_all, yaml_as_json
-from arnes.tools.defnames import dropped_names
 from arnes.tools.editmatch import Replacement, region_of, replace, without_read_numbers
 from arnes.tools.filestate import atomic_write, newline_of
 from arnes.tools.nearest import nearest_files
 from arnes.tools.readformat import MAX_LINE_CHARS, numbered
-from arnes.tools.renames import still_named
 
 DEFAULT_READ_LINES = 2000
-SMALL_FILE_LINES = 200  # a file shorter than this is shown whole when the model asks for a tiny part...
-TINY_LIMIT = 20  # ...of fewer lines than this (a limit of 1 reads as a mistake, not a plan)
 
 
 class ReadArgs(ToolArgs):
@@ -213,13 +207,8 @@ class Read(BaseTool[ReadArgs]):
         if start >= len(lines):
             raise ToolError(f"offset {args.offset} is past the end of {shown}, which has {len(lines)} lines.")
         count = args.limit or DEFAULT_READ_LINES
-        whole = ""
-        if len(lines) < SMALL_FILE_LINES and count < TINY_LIMIT and (start > 0 or count < len(lines)):
-            # A small model asks for `offset 1 limit 1`, then invents the rest: a small file comes whole.
-            start, count = 0, len(lines)
-            whole = f"[arnes: {shown} is short ({len(lines)} lines), so all of it is shown, not offset/limit]\n"
         chosen = lines[start : start + count]
-        body = whole + numbered(chosen, start + 1)
+        body = numbered(chosen, start + 1)
         end = start + len(chosen)
         if end < len(lines):
             body += f"\n... ({len(lines) - end} more lines; call Read with offset={end + 1} to continue)"
@@ -228,12 +217,11 @@ class Read(BaseTool[ReadArgs]):
 
 class Write(BaseTool[WriteArgs]):
     name = "Write"
-    description = "Create a file or replace its whole content (folders are created). Prefer Edit for small changes."
+    description = (
+        "Create a file or replace its whole content (folders are created). Prefer Edit for small changes."
+    )
     args_model = WriteArgs
     read_only = False
-
-    def targets(self, args: WriteArgs, ctx: ToolContext) -> list[Target]:
-        return [Target(ctx.path(args.file_path), "write")]
 
     def _new_text(self, args: WriteArgs, path: Path, real: Path | None = None) -> tuple[str, str]:
         # Bytes, not read_text: its universal newlines would hide the CRLF this keeps.
@@ -244,13 +232,16 @@ class Write(BaseTool[WriteArgs]):
             content = content.replace("\n", "\r\n")
         return before, content
 
+    def targets(self, args: WriteArgs, ctx: ToolContext) -> list[Target]:
+        return [Target(ctx.path(args.file_path), "write")]
+
     def preview(self, args: WriteArgs, ctx: ToolContext) -> str | None:
         path = ctx.path(args.file_path)
         before, after = self._new_text(args, path)
-        appended = _as_append(ctx, path, before, after)  # what run() will write instead: the diff shows it
-        return unified_diff(before, appended or after, ctx.display(path))
+        return unified_diff(before, after, ctx.display(path))
 
     def run(self, args: WriteArgs, ctx: ToolContext) -> str:
+        """Replace the file with `content`: the contract every model trained on Claude Code expects."""
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
         if path.is_dir():
@@ -258,111 +249,12 @@ class Write(BaseTool[WriteArgs]):
         existed = path.exists()
         if existed:
             guard_write(ctx, path, shown, "Write")
-        before, content = self._new_text(args, path, ctx.real_of(path))
-        if existed and ctx.files.was_refused(path, APPENDED + content):
-            return f"No change: this text was already added at the end of {shown}."
-        appended = _as_append(ctx, path, before, content)
-        if appended is not None:
-            ctx.files.warn_once(path, "dropped")
-            write_recorded(ctx, path, appended)
-            ctx.files.note_refused(path, APPENDED + content)
-            ctx.files.hold_write(None)
-            kept = before.count("\n") + (0 if before.endswith("\n") else 1)
-            # No advice here: a small model takes any "if ... Edit ..." as its next step (it deleted
-            # the section it had just added). A model that meant to replace the file sees it was not.
-            return f"Added your text at the end of {shown}, below its {kept} earlier lines, which were kept."
-        gone = dropped_names(before, content, path.suffix) if existed else []
-        if gone and ctx.files.warn_once(path, "dropped"):
-            names = ", ".join(gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
-            ctx.files.hold_write(path)
-            append = appending_edit(before, content, shown, path.suffix)
-            how = (
-                f"To add your new text at the end of the file instead, send exactly this tool call:\n{append}\n"
-                if append
-                else "Use Edit to change part of a file (old_string: the lines to change, new_string: them changed). "
-            )
-            raise ToolError(
-                f"This Write was not made: it would replace all of {shown} and drop {names}, which the file "
-                f"has now. {how}If dropping them is really what the task needs, call this Write again."
-            )
-        broken = data_problem(content, path.suffix)
-        as_json = yaml_as_json(content) if broken and not_json_at_all(content, path.suffix) else None
-        if as_json is not None:
-            if ctx.files.warn_once(path, "yaml:" + content):
-                ctx.files.hold_write(path)
-                raise ToolError(
-                    f"This Write was not made: {shown} would not be valid {broken}; the content is YAML. "
-                    f"As JSON it reads:\n{as_json}Write that as the content."
-                )
-            content, broken = as_json, ""  # sent again word for word: what it meant, in the file's format
-        if broken and (not_json_at_all(content, path.suffix) or ctx.files.warn_once(path, "syntax")):
-            ctx.files.hold_write(path)
-            raise ToolError(
-                f"This Write was not made: {shown} would not be valid {broken}. Write the content again in "
-                f"that format{EXAMPLES.get(path.suffix.lower(), '')}. If the file really should hold "
-                "exactly this text, call this Write again."
-            )
-        code = code_problem(before, content, path.suffix)
-        if code and ctx.files.warn_once(path, "code:" + content):  # the same Write again goes through
-            raise ToolError(f"This Write was not made: {shown} would not be valid {code}. {CODE_NOT_WORDS}")
+        _, content = self._new_text(args, path, ctx.real_of(path))
         write_recorded(ctx, path, content)
-        ctx.files.hold_write(None)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         copied = without_read_numbers(args.content) is not None
         note = " (every line carried Read's line-number prefix; they were removed)" if copied else ""
-        if as_json is not None:
-            note = " (the content was YAML; it was written as the JSON shown before)"
         return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines){note}."
-
-
-APPEND_NOTE = "old_string was empty, so nothing was replaced"
-APPENDED = "appended:"  # the key under which an appended Write is remembered, so its repeat changes nothing
-
-
-def _as_append(ctx: ToolContext, path: Path, before: str, content: str) -> str | None:
-    """The file with `content` added at its end, when a Write would replace it with only new text.
-
-    Small models add a section or a function by Writing the new part alone (docs-section: only
-    `## Usage`, dropping `# app`; add-function: only slugify), and told to Edit instead they
-    gave up. When the Write shares no line with the file and drops most of its names, adding it
-    at the end loses nothing and is what was meant; a rewrite that keeps some of the file's lines
-    is a real rewrite, refused once with the names it drops. Only the first such Write of a file
-    in the session is turned round, and only after the file was read (else the guard shows it).
-    """
-    if not before.strip() or ctx.files.unwritable(path) is not None or not ctx.files.fresh(path, "dropped"):
-        return None
-    if not dropped_names(before, content, path.suffix) or _shares_a_line(before, content):
-        return None
-    gap = "\n\n\n" if path.suffix.lower() in (".py", ".pyi") else "\n\n"
-    newline = "\r\n" if "\r\n" in before else "\n"
-    return before.rstrip("\r\n") + gap.replace("\n", newline) + content.strip("\r\n") + newline
-
-
-def _shares_a_line(before: str, content: str) -> bool:
-    """Whether a line with some substance (four letters or digits) is in both texts."""
-
-    def lines(text: str) -> set[str]:
-        return {line.strip() for line in text.splitlines() if sum(c.isalnum() for c in line) >= 4}
-
-    return bool(lines(before) & lines(content))
-
-
-def appending_edit(before: str, content: str, shown: str, suffix: str) -> str | None:
-    """The Edit that adds a Write's new lines after the file's last line, as a call to copy.
-
-    A small model adding a section or a function Writes the new part alone (docs-section: only
-    `## Usage`, dropping `# app`; add-function: only slugify). Told in words to Edit instead it
-    gave up; a concrete call it can copy keeps the file and adds what it meant to add.
-    """
-    old_lines = set(before.split("\n"))
-    kept = [line for line in content.rstrip("\n").split("\n") if not line.strip() or line not in old_lines]
-    added = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip("\n")
-    tail = next((line for line in reversed(before.split("\n")) if line.strip()), "")
-    if not added.strip() or not tail or before.count(tail) != 1:
-        return None
-    gap = "\n\n\n" if suffix.lower() in (".py", ".pyi") else "\n\n"
-    call = {"file_path": shown, "old_string": tail, "new_string": tail + gap + added}
-    return json.dumps({"name": "Edit", "arguments": call})
 
 
 def same_hint(text: str, old: str, shown: str) -> str:
@@ -390,9 +282,7 @@ class Edit(BaseTool[EditArgs]):
     def targets(self, args: EditArgs, ctx: ToolContext) -> list[Target]:
         return [Target(ctx.path(args.file_path), "write")]
 
-    def _apply(
-        self, args: EditArgs, path: Path, shown: str, real: Path | None = None, again: bool = False
-    ) -> tuple[str, str, Replacement]:
+    def _apply(self, args: EditArgs, path: Path, shown: str, real: Path | None = None) -> tuple[str, str, Replacement]:
         original = read_text(path, shown, real)
         newline = newline_of(original)
         text = original.replace("\r\n", "\n") if newline == "\r\n" else original
@@ -401,52 +291,23 @@ class Edit(BaseTool[EditArgs]):
         if old == new:
             same = "old_string and new_string are the same; there is nothing to change."
             raise ToolError(same + same_hint(text, old, shown))
-        if not old:  # small models mean "insert": adding at the end loses nothing (docs-section)
-            if not text.strip():
-                done = Replacement(new, 1, "the file was empty")
-            else:
-                gap = "\n\n\n" if path.suffix.lower() in (".py", ".pyi") else "\n\n"
-                done = Replacement(text.rstrip("\n") + gap + new.strip("\n") + "\n", 1, APPEND_NOTE)
+        if not old:
+            if text:
+                raise ToolError(
+                    f"old_string is empty, but {shown} is not: give the exact text to replace (add the lines "
+                    "around it to make it unique), or Write the whole file."
+                )
+            done = Replacement(new, 1, "the file was empty")
         else:
-            done = replace(text, old, new, args.replace_all, shown, again=again)
+            done = replace(text, old, new, args.replace_all, shown)
         updated = done.updated.replace("\n", "\r\n") if newline == "\r\n" else done.updated
         return original, updated, done
-
-    def _made_on_unread(self, args: EditArgs, path: Path, shown: str, ctx: ToolContext) -> str | None:
-        """An Edit of a file not read yet that resolves without a guess (old_string found once, or
-        the one small change it asks for has one clear place): made, and the file shown after it,
-        so it now counts as read. None: the guard refuses it and shows the file.
-
-        Read-before-edit keeps a model from editing blind or over a change made since its Read.
-        With no Read there is no "since", and the result shows the whole file, so nothing is
-        blind for long. Refused, small models lost their one right call and never sent it again
-        (rename: `calc_total` -> `order_total`; discount: `discount = 0.10` -> `0.15` for a file
-        saying `DISCOUNT_RATE = 0.10`, then only narrated). A file changed since its Read, an
-        old_string with no clear place, or an edit that breaks Python still goes to the guard.
-        """
-        if ctx.files.unwritable(path) != "unread" or not args.old_string:
-            return None
-        if not is_inside(resolve_real(ctx.workspace), resolve_real(path)) or ctx.hidden("Read", path):
-            return None
-        try:
-            original, after, done = self._apply(args, path, shown, ctx.real_of(path), again=True)
-        except ToolError:
-            return None
-        if done.note == APPEND_NOTE or code_problem(original, after, path.suffix):
-            return None
-        write_recorded(ctx, path, after)
-        ctx.files.note_edit(path, args.old_string, args.new_string)
-        what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
-        note = f" ({done.note}; check the result)" if done.note else ""
-        lines = split_lines(after)
-        body = numbered(lines[:200]) + (f"\n... ({len(lines) - 200} more lines)" if len(lines) > 200 else "")
-        rest = still_named(ctx, args.old_string, args.new_string)
-        head = f"Edited {shown}: replaced {what}{note}. It had not been read; its content now (it counts as read)"
-        return f"{head}:\n{body}" + (f"\n{rest.strip()}" if rest else "")
 
     def preview(self, args: EditArgs, ctx: ToolContext) -> str | None:
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
+        if not path.exists() and not args.old_string:
+            return unified_diff("", args.new_string, shown)
         try:
             before, after, _ = self._apply(args, path, shown)
         except ToolError:
@@ -454,45 +315,21 @@ class Edit(BaseTool[EditArgs]):
         return unified_diff(before, after, shown)
 
     def run(self, args: EditArgs, ctx: ToolContext) -> str:
+        """Replace exactly old_string (every occurrence with replace_all) in a file read before."""
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
+            if not args.old_string:  # Claude Code's Edit creates a file from an empty old_string
+                write_recorded(ctx, path, args.new_string)
+                return f"Created {shown} with new_string (old_string was empty and the file did not exist)."
             # Not "to create a file, use Write": a small model follows that literally and creates
             # the file it guessed. Edit changes what exists; the names that do exist come first.
             hint = nearest_files(ctx, path)
             raise ToolError(f"File does not exist: {shown}.{hint} Edit changes an existing file: give its real path.")
-        call = args.model_dump_json()
-        last = ctx.files.last_edit(path)
-        if last == (args.new_string, args.old_string) and ctx.files.warn_once(path, "undo:" + call):
-            # grep-bug with Qwen2.5-Coder-1.5B: it fixed TAX_RATE (0.12 -> 0.21), Grepped, and put
-            # 0.12 back. Sent again word for word, the undo is made: that is a decision, not a swing.
-            raise ToolError(
-                f"This Edit was not made: it would undo your last change to {shown} ({last[0]!r} -> "
-                f"{last[1]!r}). If that change was right, keep it: go on with the task, or say you are done."
-            )
-        made = self._made_on_unread(args, path, shown, ctx)
-        if made is not None:
-            return made
-        guard_write(ctx, path, shown, "Edit", call)
-        again = ctx.files.was_refused(path, call)
-        try:
-            original, after, done = self._apply(args, path, shown, ctx.real_of(path), again)
-        except ToolError as exc:
-            if not again:
-                ctx.files.note_refused(path, call)
-                raise
-            raise ToolError(
-                f"This is the same Edit as the one refused above, so it changes nothing. old_string must be "
-                f"a part of {shown}'s current content, copied exactly (without the line numbers). {exc}"
-            ) from None
-        code = code_problem(original, after, path.suffix)
-        if code and ctx.files.warn_once(path, "code:" + call):  # the same Edit again goes through
-            raise ToolError(f"This Edit was not made: {shown} would not be valid {code} after it. {CODE_NOT_WORDS}")
+        guard_write(ctx, path, shown, "Edit")
+        _, after, done = self._apply(args, path, shown, ctx.real_of(path))
         write_recorded(ctx, path, after)
-        ctx.files.note_refused(path, "")  # a refusal before this edit says nothing about the next one
         ctx.files.note_edit(path, args.old_string, args.new_string)
-        if done.note == APPEND_NOTE:
-            return f"Added new_string at the end of {shown} ({APPEND_NOTE})."
         what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
         note = f" ({done.note}; check the result)" if done.note else ""
-        return f"Edited {shown}: replaced {what}{note}.{still_named(ctx, args.old_string, args.new_string)}"
+        return f"Edited {shown}: replaced {what}{note}."

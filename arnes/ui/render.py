@@ -27,6 +27,7 @@ from arnes.agent.events import (
     Retry,
     SessionEnd,
     SessionStart,
+    Steered,
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
@@ -51,6 +52,13 @@ def human_seconds(seconds: float) -> str:
         return f"{seconds:.1f}s"
     minutes, rest = divmod(int(seconds), 60)
     return f"{minutes}m{rest:02d}s"
+
+
+def steered_line(event: Steered) -> str:
+    """`steered (self-check, act): ran the tests: python -m pytest -q` — one line per intervention."""
+    ran = one_line(event.ran)
+    ran = ran if len(ran) <= CALL_WIDTH else ran[: CALL_WIDTH - 1] + "…"
+    return f"~ steered ({one_line(event.piece)}, {event.action}): {ran}"
 
 
 def call_line(name: str, args: dict[str, Any], prefix: str = "> ") -> Text:
@@ -118,7 +126,9 @@ class TerminalRenderer:
             self._meter(event)
         elif isinstance(event, ToolCallEvent):
             self._calls[event.id] = (event.name, event.input)
-            c.print(call_line(event.name, event.input))
+            c.print(call_line(event.name, event.input, "> (arnes) " if event.by == "arnes" else "> "))
+        elif isinstance(event, Steered):
+            c.print(Text(steered_line(event), style="magenta"))
         elif isinstance(event, PermissionEvent):
             if event.decision == "deny":
                 c.print(Text(f"x {one_line(event.name)} denied: {one_line(event.reason)}", style="red"))

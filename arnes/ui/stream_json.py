@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from arnes.agent.events import Event, MessageEvent, ModelRequest, Nested, SessionStart
+from arnes.agent.events import Event, MessageEvent, ModelRequest, Nested, SessionStart, Steered
 
 RESULT_SUBTYPES = {"end_turn": "success", "max_turns": "error_max_turns"}
 
@@ -89,6 +89,16 @@ class StreamJson:
                 self._write_init()
         elif isinstance(event, ModelRequest) and parent is None:
             self._write_init()  # the tools of the first request are known now
+        elif isinstance(event, Steered):
+            self.write(
+                {
+                    "type": "system",
+                    "subtype": "steered",
+                    **event.payload(),
+                    "parent_tool_use_id": parent,
+                    "session_id": self.session_id,
+                }
+            )
         elif isinstance(event, MessageEvent):
             content = [_block(b) for b in event.content]
             if event.role == "user" and not any(b["type"] == "tool_result" for b in content):

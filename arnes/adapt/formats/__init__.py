@@ -1,0 +1,1 @@
+"""Edit formats (DESIGN §15): how a model without reliable tool calls hands over its files."""

@@ -1,0 +1,54 @@
+"""aider's `whole` format: each changed file whole, in a fenced block, its path on the line before.
+
+    mathutil.py
+    ```python
+    def add(a, b):
+        return a + b
+    ```
+
+For models of 14B and below aider measured this format ahead of diffs: a small model copies a
+file more reliably than it writes an exact search string or a JSON call.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)\n", re.MULTILINE)
+_PATH = re.compile(r"^[\w./@+-]*[\w-]\.[A-Za-z0-9]{1,10}$|^[\w./@+-]*(?:Makefile|Dockerfile|LICENSE|README)$")
+
+
+@dataclass(frozen=True)
+class FileBlock:
+    path: str | None  # None: the block names no file
+    content: str
+
+
+def path_of(line: str) -> str | None:
+    """The file path a line names, as models write it: `x.py`, `**x.py**`, `# x.py`, `File: x.py:`."""
+    text = line.strip().strip("*`'\"").strip()
+    text = re.sub(r"^(?:#+\s*|[-*]\s+|(?:file(?:name)?|path)\s*:\s*)", "", text, flags=re.IGNORECASE)
+    text = text.strip().strip("*`'\"").rstrip(":").strip().strip("*`'\"")
+    return text if _PATH.match(text) and "//" not in text and ".." not in text.split("/") else None
+
+
+def blocks(text: str) -> list[FileBlock]:
+    """Every fenced block of a reply, with the path named on the line before it or in its info
+    string (```python x.py), in order. An unclosed last block (a reply cut short) is left out:
+    half a file is not a file."""
+    out: list[FileBlock] = []
+    at = 0
+    while (opening := _FENCE.search(text, at)) is not None:
+        fence = opening.group("fence")
+        closing = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE)
+        end = closing.search(text, opening.end())
+        if end is None:
+            break
+        body = text[opening.end() : end.start()]
+        info = opening.group("info").strip().split()
+        named = next((p for word in info if (p := path_of(word)) is not None), None)
+        before = text[: opening.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        out.append(FileBlock(named or path_of(before), body))
+        at = end.end()
+    return out

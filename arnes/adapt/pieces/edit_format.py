@@ -1,0 +1,157 @@
+"""Files taken from a reply in the profile's edit format, applied through the gate as Writes or Edits.
+
+For a model whose native tool calls are unreliable this is a declared protocol (the system prompt
+states it), not the recovery of a mistake: the model is told to answer this way, and does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from arnes.adapt.formats.search_replace import changes
+from arnes.adapt.formats.whole import blocks
+from arnes.adapt.piece import ACCEPT, Env, Piece
+from arnes.agent.steering import Act, Moment, Nudge, Reply, ReplyDecision
+from arnes.host.nofollow import read_regular
+from arnes.messages import ToolCall, ToolResultBlock
+
+_TOP_NAME = re.compile(r"^(?:def|class)\s+(\w+)", re.MULTILINE)
+
+WHOLE_PROMPT = """\
+# How to change files
+To create or change a file, reply with the file's path alone on a line, then the WHOLE new content \
+of the file in a fenced code block. arnes writes every such file for you. For example:
+
+mathutil.py
+```python
+def add(a, b):
+    return a + b
+```
+
+Always give the complete file: every line of it, never `...` or "rest unchanged". Give only files \
+that change. Never change test files."""
+
+SEARCH_REPLACE_PROMPT = """\
+# How to change files
+To change a file, reply with its path alone on a line, then a fenced block holding one or more \
+SEARCH/REPLACE blocks. The SEARCH part must be copied exactly from the file; arnes makes each change. \
+For example:
+
+mathutil.py
+```python
+<<<<<<< SEARCH
+    return a - b
+=======
+    return a + b
+>>>>>>> REPLACE
+```
+
+An empty SEARCH part creates a new file holding the REPLACE part. Never change test files."""
+
+APPLIED_BAD = (
+    "[arnes] Not every file of your reply could be applied:\n{results}\n"
+    "Send the files that were not applied again, in the same format."
+)
+NO_PATH = (
+    "[arnes] Your reply holds code, but no block names its file, so nothing was changed. Put the file's "
+    "path alone on the line before the opening ``` and send the whole file again."
+)
+
+
+def _focus(env: Env, reply_text: str, code: str) -> str | None:
+    """The one file a nameless block belongs to: the only non-test file the session has seen whose
+    definitions the block repeats (a usage example in the chat repeats none)."""
+    candidates = [p for p in env.ctx.files.seen() if p.suffix == ".py" and not p.name.startswith("test")]
+    candidates = [p for p in candidates if not p.stem.endswith("_test")]
+    hits = []
+    for path in candidates:
+        try:  # through no link, never more than a source file's size
+            text = read_regular(path, limit=1_000_000)[0].decode("utf-8", "replace")
+        except OSError:
+            continue
+        names = set(_TOP_NAME.findall(text))
+        if names and any(f"def {n}" in code or f"class {n}" in code for n in names):
+            hits.append(path)
+    return env.ctx.display(hits[0]) if len(hits) == 1 else None
+
+
+class WholeFiles(Piece):
+    """`whole`: each fenced block under a path is that file's new content, written with Write."""
+
+    name: ClassVar[str] = "whole"
+    moments: ClassVar[frozenset[Moment]] = frozenset({"reply"})
+
+    def __init__(self, env: Env):
+        self.env = env
+
+    def on_reply(self, reply: Reply) -> ReplyDecision:
+        if not reply.can_write or reply.applied:
+            return ACCEPT
+        found = blocks(reply.text)
+        if not found:
+            return ACCEPT
+        calls: dict[str, ToolCall] = {}
+        for block in found:
+            path = block.path or _focus(self.env, reply.text, block.content)
+            if path is not None and block.content.strip():
+                calls[path] = ToolCall(path, "Write", {"file_path": path, "content": block.content})
+        if not calls:
+            named = any(b.path for b in found)
+            return ACCEPT if named or not _looks_like_code(found[0].content) else Nudge(self.name, NO_PATH)
+        files = ", ".join(calls)
+        return Act(
+            self.name, tuple(calls.values()), sent=_head(reply.text), say=f"writing the files of the reply: {files}"
+        )
+
+    def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
+        return _report(self.name, act, results)
+
+
+class SearchReplace(Piece):
+    """`search-replace`: each SEARCH/REPLACE block is an Edit of the file named above it."""
+
+    name: ClassVar[str] = "search-replace"
+    moments: ClassVar[frozenset[Moment]] = frozenset({"reply"})
+
+    def __init__(self, env: Env):
+        self.env = env
+
+    def on_reply(self, reply: Reply) -> ReplyDecision:
+        if not reply.can_write or reply.applied:
+            return ACCEPT
+        calls = [
+            ToolCall(str(i), "Edit", {"file_path": c.path, "old_string": c.search, "new_string": c.replace})
+            for i, c in enumerate(changes(reply.text))
+            if c.path is not None
+        ]
+        if not calls:
+            return ACCEPT
+        files = ", ".join(dict.fromkeys(str(c.input["file_path"]) for c in calls))
+        return Act(self.name, tuple(calls), sent=_head(reply.text), say=f"making the changes of the reply: {files}")
+
+    def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
+        return _report(self.name, act, results)
+
+
+def _report(piece: str, act: Act, results: list[ToolResultBlock | None]) -> ReplyDecision:
+    """All applied: the reply stands (the pieces after this one, the tests among them, go on).
+    Any not applied: the model hears which, and why."""
+    bad = [r for r in results if r is None or r.is_error]
+    if not bad:
+        return ACCEPT
+    lines = []
+    for call, result in zip(act.calls, results, strict=True):
+        path = call.input.get("file_path")
+        said = "applied" if result is not None and not result.is_error else "NOT applied"
+        why = f": {result.content}" if result is not None and result.is_error else ""
+        lines.append(f"- {path}: {said}{why}")
+    return Nudge(piece, APPLIED_BAD.format(results="\n".join(lines)))
+
+
+def _looks_like_code(text: str) -> bool:
+    return text.count("\n") >= 2 and any(w in text for w in ("def ", "class ", "function ", "return", "import "))
+
+
+def _head(text: str, most: int = 300) -> str:
+    return text if len(text) <= most else text[:most] + " ..."

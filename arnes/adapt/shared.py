@@ -1,0 +1,11 @@
+"""What the pieces of one session tell each other: one object per session, never global."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class TurnState:
+    red: bool = False  # the last message to the model was arnes's red test run: code next is a fix
+    said: str | None = None  # arnes's last message, which a reply that only parrots it repeats

@@ -1,0 +1,126 @@
+"""The file tools keep their contract for every model, and the `off` profile changes and makes no call.
+
+The real `arnes` command against the fake OpenAI server, answering as a frontier model and as a
+small local one: read-before-edit, Write replaces, Edit replaces exactly old_string.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arnes.agent.trace import read_trace
+from tests.conftest import run_arnes
+from tests.fakes.llm_server import FakeLLMServer
+
+MODULE = "def price(x):\n    return x * 2\n\n\ndef tax(x):\n    return x * 0.2\n"
+REWRITE = "def price(x):\n    return x * 3\n"
+
+# (model, extra flags): a frontier model, a small local one with native calls, and its profile forced off.
+PROFILES = [
+    ("claude-sonnet-4-5", []),
+    ("gpt-5", []),
+    ("qwen2.5-coder-1.5b-instruct", ["--edit-format", "tools"]),
+    ("qwen2.5-coder-1.5b-instruct", ["--steering", "off", "--edit-format", "tools"]),
+]
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    return {"name": name, "input": args}
+
+
+def run(tmp_path: Path, model: str, flags: list[str], turns: list[dict[str, Any]], task: str = "change the price function") -> Any:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    (ws / "util.py").write_text(MODULE)
+    trace = tmp_path / "t.jsonl"
+    with FakeLLMServer([*turns, {"text": "Done."}]) as server:
+        done = run_arnes(
+            "--provider", "openai", "--base-url", server.url + "/v1", "--model", model, *flags,
+            "-w", str(ws), "--permission-mode", "acceptEdits", "--trace", str(trace), "--output-format", "json", task,
+        )  # fmt: skip
+    assert done.code == 0, done.err
+    return ws, read_trace(trace), json.loads(done.out)
+
+
+def results(events: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
+    return [(e["name"], e["is_error"], e["output"]) for e in events if e["event"] == "tool_result"]
+
+
+@pytest.mark.parametrize(("model", "flags"), PROFILES)
+def test_a_write_over_an_unread_file_is_refused_then_replaces_it_whole(tmp_path: Path, model: str, flags: list[str]) -> None:
+    write = call("Write", file_path="util.py", content=REWRITE)
+    ws, events, _ = run(tmp_path, model, flags, [{"tool_calls": [write]}, {"tool_calls": [write]}])
+    first, second = results(events)
+    assert first[1] and first[2].startswith("util.py has not been read yet, so this Write was not made.")
+    assert not second[1] and second[2] == "Overwrote util.py (2 lines)."
+    assert (ws / "util.py").read_text() == REWRITE  # replaced, not appended below the old module
+
+
+@pytest.mark.parametrize(("model", "flags"), PROFILES)
+def test_an_edit_replaces_exactly_old_string_and_nothing_is_guessed(tmp_path: Path, model: str, flags: list[str]) -> None:
+    read = call("Read", file_path="util.py")
+    unread = call("Edit", file_path="util.py", old_string="return x * 2", new_string="return x * 4")
+    guess = call("Edit", file_path="util.py", old_string="rate = 0.2", new_string="rate = 0.3")
+    empty = call("Edit", file_path="util.py", old_string="", new_string="def extra():\n    pass\n")
+    turns = [{"tool_calls": [unread]}, {"tool_calls": [read]}, {"tool_calls": [guess]}, {"tool_calls": [guess]},
+             {"tool_calls": [empty]}, {"tool_calls": [unread]}]  # fmt: skip
+    ws, events, _ = run(tmp_path, model, flags, turns)
+    got = results(events)
+    edits = [r for r in got if r[0] == "Edit"]
+    assert edits[0][1] and "has not been read yet" in edits[0][2]
+    assert edits[1][1] and edits[2][1] and "old_string not found" in edits[2][2]  # asked twice: still no guess
+    assert edits[3][1] and "old_string is empty" in edits[3][2]
+    assert edits[4] == ("Edit", False, "Edited util.py: replaced 1 occurrence.")
+    assert (ws / "util.py").read_text() == MODULE.replace("return x * 2", "return x * 4")
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "gpt-5"])
+def test_with_off_no_call_is_changed_or_made_and_nothing_is_steered(tmp_path: Path, model: str) -> None:
+    """The boundary: a frontier model's replies, calls and results pass untouched."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "test_util.py").write_text("import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n"
+                                     "        self.assertTrue(False)\n")  # fmt: skip
+    read = call("Read", file_path="util.py", offset=1, limit=1)  # the small profile would widen this
+    write = call("Write", file_path="util.py", content="x = {\n")  # broken Python: small would refuse once
+    turns = [
+        {"tool_calls": [read]},
+        {"tool_calls": [write]},
+        {"text": "```python\ndef price(x):\n    return x * 5\n```"},  # code in the chat: small would nudge
+        {"text": "```python\ndef price(x):\n    return x * 5\n```"},
+    ]
+    done_ws, events, out = run(tmp_path, model, ["--sandbox", "off", "--trust"], turns)
+    assert [e for e in events if e["event"] == "steered"] == []
+    assert all(e.get("by", "model") == "model" for e in events if e["event"] == "tool_call")
+    calls = [(e["name"], e["input"]) for e in events if e["event"] == "tool_call"]
+    assert calls == [(c["name"], c["input"]) for c in (read, write)]
+    assert results(events)[0][2].startswith("     1\tdef price(x):\n... (5 more lines")
+    assert (done_ws / "util.py").read_text() == "x = {\n"
+    assert out["tool_calls"] == 2 and out.get("arnes_calls", 0) == 0
+    assert out["result"].startswith("```python")  # the reply stood as the answer
+
+
+def test_the_small_profile_shows_its_interventions_in_trace_and_stream_json(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "util.py").write_text(MODULE)
+    turns = [{"text": ""}, {"tool_calls": [call("Read", file_path="util.py", limit=1)]}, {"text": "Done."}]
+    trace = tmp_path / "t.jsonl"
+    with FakeLLMServer(turns) as server:
+        done = run_arnes(
+            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b",
+            "--edit-format", "tools", "-w", str(ws), "--trace", str(trace), "--output-format", "stream-json", "look",
+        )  # fmt: skip
+    assert done.code == 0, done.err
+    steered = [e for e in read_trace(trace) if e["event"] == "steered"]
+    assert [(e["piece"], e["moment"], e["action"]) for e in steered] == [
+        ("nudge", "reply", "nudge"),
+        ("small-read", "call", "rewrite"),
+    ]
+    lines = [json.loads(line) for line in done.out.splitlines()]
+    system = [(o["piece"], o["action"]) for o in lines if o.get("type") == "system" and o.get("subtype") == "steered"]
+    assert system == [("nudge", "nudge"), ("small-read", "rewrite")]
