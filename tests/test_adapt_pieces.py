@@ -12,10 +12,10 @@ from arnes.adapt.build import build_steering
 from arnes.adapt.formats.search_replace import changes
 from arnes.adapt.formats.whole import FileBlock, blocks, path_of
 from arnes.adapt.piece import Env
+from arnes.adapt.pieces.check_before_done import CheckBeforeDone
 from arnes.adapt.pieces.contract_help import ContentCheck, RenameLeftovers, UndoGuard, WholeSmallFile
 from arnes.adapt.pieces.edit_format import NO_PATH, SearchReplace, WholeFiles
 from arnes.adapt.pieces.nudges import Nudges
-from arnes.adapt.pieces.check_before_done import CheckBeforeDone
 from arnes.adapt.shared import TurnState
 from arnes.agent.madecalls import is_test_file, left_alone, off_limits
 from arnes.agent.steering import Accept, Act, NoSteering, Nudge, Refuse, Reply, Rewrite
@@ -38,7 +38,7 @@ def run(ctx: ToolContext, c: ToolCall) -> ToolResultBlock:
     tool = {"Read": Read(), "Write": Write(), "Edit": Edit()}[c.name]
     try:
         return ToolResultBlock(c.id, tool.run(tool.args_model.model_validate(c.input), ctx), False)
-    except Exception as exc:  # noqa: BLE001 - the result the model would see
+    except Exception as exc:
         return ToolResultBlock(c.id, str(exc), True)
 
 

@@ -32,7 +32,8 @@ def call(name: str, **args: Any) -> dict[str, Any]:
     return {"name": name, "input": args}
 
 
-def run(tmp_path: Path, model: str, flags: list[str], turns: list[dict[str, Any]], task: str = "change the price function") -> Any:
+def run(tmp_path: Path, model: str, flags: list[str], turns: list[dict[str, Any]]) -> Any:
+    task = "change the price function"  # names no file: the small profile would show a named one
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     (ws / "util.py").write_text(MODULE)
@@ -51,7 +52,7 @@ def results(events: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
 
 
 @pytest.mark.parametrize(("model", "flags"), PROFILES)
-def test_a_write_over_an_unread_file_is_refused_then_replaces_it_whole(tmp_path: Path, model: str, flags: list[str]) -> None:
+def test_a_write_over_an_unread_file_is_refused_then_replaces_it_whole(tmp_path: Path, model: str, flags: Any) -> None:
     write = call("Write", file_path="util.py", content=REWRITE)
     ws, events, _ = run(tmp_path, model, flags, [{"tool_calls": [write]}, {"tool_calls": [write]}])
     first, second = results(events)
@@ -61,7 +62,7 @@ def test_a_write_over_an_unread_file_is_refused_then_replaces_it_whole(tmp_path:
 
 
 @pytest.mark.parametrize(("model", "flags"), PROFILES)
-def test_an_edit_replaces_exactly_old_string_and_nothing_is_guessed(tmp_path: Path, model: str, flags: list[str]) -> None:
+def test_an_edit_replaces_exactly_old_string_and_nothing_is_guessed(tmp_path: Path, model: str, flags: Any) -> None:
     read = call("Read", file_path="util.py")
     unread = call("Edit", file_path="util.py", old_string="return x * 2", new_string="return x * 4")
     guess = call("Edit", file_path="util.py", old_string="rate = 0.2", new_string="rate = 0.3")

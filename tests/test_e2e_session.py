@@ -327,7 +327,8 @@ def test_a_sub_agent_starts_from_a_clean_context_with_its_own_turn_limit(shop: P
         {"text": "parent done"},
     ]
     with FakeLLMServer(turns) as server:
-        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--steering", "small", "-w", str(shop),
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--steering", "small", "-w",
+                        str(shop),
                         "--output-format", "json", "x", env=KEYS)  # fmt: skip
         bodies = [body for _, body in server.requests]
     child_first = bodies[2]["messages"]

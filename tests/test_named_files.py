@@ -39,7 +39,8 @@ def test_the_named_file_is_shown_and_its_first_edit_needs_no_read(tmp_path: Path
     edit = {"file_path": "paging.py", "old_string": "* size + 1", "new_string": "* size"}
     turns = [{"tool_calls": [{"name": "Edit", "input": edit}]}, {"text": "Fixed."}]
     with FakeLLMServer(turns) as server:
-        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--steering", "small", "-w", str(tmp_path),
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--steering", "small", "-w",
+                        str(tmp_path),
                         "--permission-mode", "acceptEdits", "--output-format", "json",
                         "page() in paging.py skips the first item. Fix it.", env=KEYS)  # fmt: skip
         bodies = [body for _, body in server.requests]
@@ -68,7 +69,8 @@ def test_what_a_read_would_not_show_is_not_shown(tmp_path: Path) -> None:
     (ws / ".arnes" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read(secret.txt)"]}}))
     task = "Look at ignored.txt, secret.txt, big.py and link.txt."
     with FakeLLMServer([{"text": "ok"}]) as server:
-        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--steering", "small", "-w", str(ws), "--trust", task,
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--steering", "small", "-w",
+                        str(ws), "--trust", task,
                         env=KEYS)  # fmt: skip
         first = first_user_message(server.requests[0][1])
     assert run.code == 0, run.err

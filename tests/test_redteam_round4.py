@@ -56,7 +56,8 @@ def test_a_test_run_arnes_starts_itself_cannot_make_arnes_read_an_unbounded_file
 
     try:
         done = subprocess.run(
-            [ARNES, "-p", "--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+            [ARNES, "-p", "--provider", "script", "--steering", "small", "--script", str(script), "-w",
+            str(ws), "--trace", str(trace),
              "--permission-mode", "acceptEdits", "fix add in calc.py"],
             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240, preexec_fn=cap, check=False,
         )  # fmt: skip
@@ -89,7 +90,8 @@ def test_held_the_self_check_in_bubblewrap_sees_no_home_no_host_tmp_and_no_denie
     ws, script = _repo(tmp_path, body)
     (ws / "secret.txt").write_text("CANARY-RT4-DENIED\n")
     trace = tmp_path / "t.jsonl"
-    done = run_arnes("-p", "--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+    done = run_arnes("-p", "--provider", "script", "--steering", "small", "--script", str(script), "-w",
+                     str(ws), "--trace", str(trace),
                      "--permission-mode", "acceptEdits", "--deny", "Read(secret.txt)", "fix add in calc.py",
                      env={"HOME": str(home)})  # fmt: skip
     assert done.code == 0, done.err
@@ -105,7 +107,8 @@ def test_held_no_self_check_outside_bubblewrap_in_an_untrusted_folder(tmp_path: 
     the repository on arnes's own initiative (the test would write a marker on the host)."""
     marker = tmp_path / "MARKER"
     ws, script = _repo(tmp_path, f"    def test_mark(self):\n        open({str(marker)!r}, 'w').write('x')\n")
-    done = run_arnes("-p", "--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--sandbox", sandbox,
+    done = run_arnes("-p", "--provider", "script", "--steering", "small", "--script", str(script), "-w",
+                     str(ws), "--sandbox", sandbox,
                      "--permission-mode", "bypass", "fix add in calc.py")  # fmt: skip
     if sandbox == "landlock" and "cannot run here" in done.err:
         pytest.skip("landlock cannot run here")
@@ -129,8 +132,10 @@ def test_held_a_python_of_the_workspace_on_path_is_not_run_on_the_host_by_detect
     import os
 
     first = str(ws / "bin") if entry == "absolute" else "bin"
-    done = run_arnes("-p", "--provider", "script", "--steering", "small", "--script", str(script), "-w", ".", "--permission-mode",
-                     "acceptEdits", "fix add in calc.py", cwd=ws, env={"PATH": f"{first}:{os.environ['PATH']}"})  # fmt: skip
+    done = run_arnes("-p", "--provider", "script", "--steering", "small", "--script", str(script), "-w", ".",
+                     "--permission-mode",
+                     "acceptEdits", "fix add in calc.py", cwd=ws,
+                     env={"PATH": f"{first}:{os.environ['PATH']}"})  # fmt: skip
     assert done.code == 0, done.err
     assert "running the tests" in done.out + done.err
     assert not host_marker.exists()

@@ -63,7 +63,8 @@ def as_llama(ws: Path, trace: Path, turns: list[dict[str, Any]]) -> tuple[Any, i
     does; the run and how many requests the server got."""
     with FakeLLMServer(turns, text_tool_calls=True) as server:
         run = run_arnes(
-            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b", "--edit-format", "tools",
+            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b",
+            "--edit-format", "tools",
             "-w", str(ws), "--permission-mode", "acceptEdits", "--trace", str(trace), "--output-format", "json",
             "`page(items, number, size)` in paging.py skips the first item of every page. Fix it.",
         )  # fmt: skip
@@ -134,7 +135,8 @@ def test_the_check_shows_on_screen_and_a_green_one_costs_no_model_call(tmp_path:
     turns = [{"tool_calls": [edit("size + 1", "size")]}, {"text": "Fixed."}]
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": turns}))
-    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--permission-mode", "acceptEdits",
+    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws),
+                    "--permission-mode", "acceptEdits",
                     "fix paging.py")  # fmt: skip
     assert run.code == 0, run.err
     assert "running the tests before the answer stands: python -m unittest -q" in run.out
@@ -151,7 +153,8 @@ def test_a_red_run_of_the_models_own_left_red_gets_one_more_word(tmp_path: Path)
     ]
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": turns}))
-    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--permission-mode", "acceptEdits",
+    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws),
+                    "--permission-mode", "acceptEdits",
                     "--trace", str(trace), "fix paging.py")  # fmt: skip
     assert run.code == 0, run.err
     said = user_texts(trace)
@@ -177,7 +180,8 @@ def test_no_check_without_tests_with_a_verify_command_opted_out_or_when_it_would
     for n, (with_tests, extra) in enumerate(cases):
         ws = paging(tmp_path / str(n), with_tests)
         trace = tmp_path / f"{n}.jsonl"
-        run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+        run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws),
+                        "--trace", str(trace),
                         "--output-format", "json", *extra, "fix paging.py")  # fmt: skip
         assert run.code == 0, (extra, run.err)
         assert "(number - 1) * size\n" in (ws / "paging.py").read_text()
@@ -192,7 +196,8 @@ def test_a_trusted_folder_is_checked_outside_bubblewrap_and_documentation_alone_
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": [{"tool_calls": [edit("size + 1", "size")]}, {"text": "Fixed."}]}))
     ws, trace = paging(tmp_path / "t"), tmp_path / "t.jsonl"
-    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws),
+                    "--trace", str(trace),
                     "--permission-mode", "bypass", "--sandbox", "off", "--trust", "fix paging.py")  # fmt: skip
     assert run.code == 0, run.err
     assert [
@@ -201,7 +206,8 @@ def test_a_trusted_folder_is_checked_outside_bubblewrap_and_documentation_alone_
     docs = {"name": "Write", "input": {"file_path": "NOTES.md", "content": "# notes\n"}}
     script.write_text(json.dumps({"turns": [{"tool_calls": [docs]}, {"text": "Written."}]}))
     ws, trace = paging(tmp_path / "d"), tmp_path / "d.jsonl"
-    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+    run = run_arnes("--provider", "script", "--steering", "small", "--script", str(script), "-w", str(ws),
+                    "--trace", str(trace),
                     "--permission-mode", "acceptEdits", "write notes")  # fmt: skip
     assert run.code == 0 and (ws / "NOTES.md").exists(), run.err
     assert not [

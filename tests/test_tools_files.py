@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Iterator
@@ -483,7 +482,7 @@ def test_an_edit_whose_old_string_is_not_there_changes_nothing_and_shows_the_clo
     path.write_text("# rate (10 %)\n\nRATE = 0.10\nTHRESHOLD = 100.0\n")
     read(ctx, "pricing.py")
     for _ in range(2):  # sent again, it is still not guessed at
-        with pytest.raises(ToolError, match="old_string not found in pricing.py. The closest match is at lines 3-3"):
+        with pytest.raises(ToolError, match=r"old_string not found in pricing\.py\. The closest match is at lines 3-3"):
             edit(ctx, "pricing.py", "rate = 0.10", "rate = 0.15")
     assert path.read_text() == "# rate (10 %)\n\nRATE = 0.10\nTHRESHOLD = 100.0\n"
 
@@ -641,7 +640,7 @@ def test_edit_with_an_empty_old_string_creates_a_new_file_and_is_refused_on_a_fi
     assert (ctx.workspace / "new.py").read_text() == "y = 2\n"
     (ctx.workspace / "a.py").write_text("x = 1\n")
     read(ctx, "a.py")
-    with pytest.raises(ToolError, match="old_string is empty, but a.py is not"):
+    with pytest.raises(ToolError, match=r"old_string is empty, but a\.py is not"):
         edit(ctx, "a.py", "", "y = 2\n")
     assert (ctx.workspace / "a.py").read_text() == "x = 1\n"
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from arnes.adapt.piece import Env, Piece
+from arnes.adapt.pieces.check_before_done import CheckBeforeDone
 from arnes.adapt.pieces.contract_help import ContentCheck, NamedFiles, RenameLeftovers, UndoGuard, WholeSmallFile
 from arnes.adapt.pieces.edit_format import SEARCH_REPLACE_PROMPT, WHOLE_PROMPT, SearchReplace, WholeFiles
 from arnes.adapt.pieces.nudges import Nudges, SameReply
-from arnes.adapt.pieces.check_before_done import CheckBeforeDone
 from arnes.adapt.pipeline import Pipeline
 from arnes.adapt.shared import TurnState
 from arnes.agent.steering import NoSteering, Steering

@@ -217,9 +217,7 @@ class Read(BaseTool[ReadArgs]):
 
 class Write(BaseTool[WriteArgs]):
     name = "Write"
-    description = (
-        "Create a file or replace its whole content (folders are created). Prefer Edit for small changes."
-    )
+    description = "Create a file or replace its whole content (folders are created). Prefer Edit for small changes."
     args_model = WriteArgs
     read_only = False
 
