@@ -33,7 +33,7 @@ from arnes.tools.files import session_diffs
 from arnes.tools.treewatch import Report
 from arnes.ui.render import TerminalRenderer
 from arnes.ui.safe import visible
-from arnes.workflow.verify import Verifier, detect
+from arnes.workflow.verify import Verifier
 from arnes.workspace_trust import trusted_config, warn_withheld_keys
 
 if TYPE_CHECKING:
@@ -183,6 +183,7 @@ def build_session(
     session.self_check = not getattr(args, "no_self_check", False) and (
         session.sandbox.name == "bubblewrap" or cfg.trusted
     )
+    session.test_command, session.test_timeout = cfg.configured_tests(), cfg.verify_timeout
 
     def retrying(provider: Provider) -> Provider:
         return RetryingProvider(provider, on_retry=lambda n, delay, err: session.bus.emit(Retry(n, delay, err)))
@@ -266,7 +267,8 @@ def make_verifier(session: Session, command: str | None, rounds: int, cfg: Effec
     `--verify auto` where nothing fits (a docs-only folder, a new project without tests) runs
     without verification and says so: failing the run over a missing test suite turned good
     work into an error (docs-section, config-file with the 1.5B model)."""
-    chosen = command or cfg.verify_command or detect(session.workspace)
+    found = None if command else cfg.test_command(session.workspace)
+    chosen = command or (found.command if found else None)
     if not chosen:
         print(
             "arnes: --verify auto: no verify command fits this workspace (none of pytest, npm test, cargo test, "

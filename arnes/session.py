@@ -19,6 +19,7 @@ from arnes.agent.prompt import session_context, system_prompt
 from arnes.extensions.skill_scope import ActiveSkills
 from arnes.extensions.skills import SkillCatalog, SkillLoader
 from arnes.host.files import HostFiles
+from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.llm.base import Provider
 from arnes.messages import Message, ToolSpec
 from arnes.permissions.approvers import Approver, NoTerminalApprover
@@ -147,6 +148,10 @@ class Session:
     # Run the project's tests before an answer stands (agent/selfcheck.py); off where whoever runs
     # the agent runs them after it (--verify is the session's verifier; a checker, a team node's verify).
     self_check: bool = True
+    # The self-check's command when the settings name one (verify.command: the user's, or a trusted
+    # folder's); None: detected from the project's files. Its run may take `test_timeout` seconds.
+    test_command: TestCommand | None = None
+    test_timeout: float = TEST_TIMEOUT
     model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
     mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
     hooks: HookRunner | None = None  # the settings' hooks (set by the runner; sub-agents share them)
@@ -216,6 +221,11 @@ class Session:
         """The most characters one tool result may take: a quarter of the window, at most 30k."""
         return max(2000, min(30_000, self.context_window))
 
+    def tests(self, workspace: Path) -> str | None:
+        """The command the self-check runs here: the settings' own, else the one the files suggest."""
+        found = self.test_command or detect(workspace)
+        return found.command if found else None
+
     def provider_for(self, role: Role) -> Provider:
         return self.roles.get(role, self.provider)
 
@@ -283,6 +293,8 @@ class Session:
             trace_path=self.trace_path,
             skill_catalog=self.skill_catalog,
             self_check=self.self_check,
+            test_command=self.test_command,
+            test_timeout=self.test_timeout,
         )
         if shared is not self.shared:
             child._own_boxes.append(shared.sandbox)  # the read-only sandbox made for it

@@ -86,7 +86,8 @@ def test_a_wrong_fix_is_tested_by_arnes_and_the_failure_goes_back_end_to_end(tmp
     assert "start = (number - 1) * size\n" in (ws / "paging.py").read_text()
     events = read_trace(trace)
     checks = [e for e in events if e["event"] == "tool_call" and e["id"].startswith("arnes_check_")]
-    assert [(c["name"], c["input"]) for c in checks] == [("Bash", {"command": "python -m unittest -q"})] * 2
+    ran = {"command": "python -m unittest -q", "timeout": 300_000}  # verify.timeout's default, in ms
+    assert [(c["name"], c["input"]) for c in checks] == [("Bash", ran)] * 2
     results = {e["id"]: e["is_error"] for e in events if e["event"] == "tool_result"}
     assert [results[c["id"]] for c in checks] == [True, False]  # red after the wrong fix, green after the right one
     [failed] = [t for t in user_texts(trace) if t.startswith("[arnes] You changed paging.py, and the project's tests")]
@@ -223,14 +224,14 @@ def test_a_check_is_due_for_what_changed_since_the_tests_last_ran(tmp_path: Path
     _ran(check, "python -m unittest -q", red=False)
     assert check.due() is None and check.still_red() is None  # the model's own green run
     f.write_text("x = 2\n")
-    assert check.ran(True, "  FAIL: x\n") == FAILED.format(
+    assert check.ran("failed", "  FAIL: x\n") == FAILED.format(
         files="a.py", command="python -m unittest -q", output="FAIL: x"
     )
     assert check.due() is None  # nothing changed since arnes ran them
     f.write_text("x = 3\n")
-    assert check.ran(False, "OK") is None
+    assert check.ran("passed", "OK") is None
     f.write_text("x = 4\n")
-    assert check.ran(True, "FAIL") is not None and check.runs == MOST_RUNS
+    assert check.ran("failed", "FAIL") is not None and check.runs == MOST_RUNS
     f.write_text("x = 5\n")
     assert check.due() is None  # three runs per user message at most
     check.reset()

@@ -31,7 +31,7 @@ from arnes.agent.events import (
 )
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
-from arnes.agent.selfcheck import MOST_RUNS, SelfCheck
+from arnes.agent.selfcheck import MOST_RUNS, NONE_RAN, SelfCheck, result_outcome
 from arnes.agent.unfinished import AS_IS, CLAIM, CODE, CODE_CALL, SPELLED, Seen, spelled_call
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.messages import (
@@ -49,7 +49,7 @@ from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
 from arnes.tools.base import Tool, ToolArgs, ToolError, dropped_note
-from arnes.workflow.verify import detect, feedback
+from arnes.workflow.verify import feedback
 
 MAX_WORKERS = 8
 MAX_CUT = 3  # replies cut at the output cap in a row before the run stops (stop_reason max_tokens)
@@ -92,7 +92,7 @@ class Agent:
         self._cut_chunk = ""  # the last cut reply's prose alone, to tell a loop from a continuation
         self._pool = ThreadPoolExecutor(max_workers=1)
         self.guard = LoopGuard()
-        self.check = SelfCheck(session.workspace, detect, session.ctx.changes.changed, session.ctx.display)
+        self.check = SelfCheck(session.workspace, session.tests, session.ctx.changes.changed, session.ctx.display)
         self._checks = 0  # test runs arnes made itself, for their call ids
         self._red_check = False  # the last message was arnes's red test run: code in the reply is a fix
         self._offered: str | None = None  # the call the last nudge spelled out from the model's own reply
@@ -337,7 +337,8 @@ class Agent:
         if command is None:
             return None
         self._checks += 1
-        call = ToolCall(f"arnes_check_{self._checks}", "Bash", {"command": command})
+        timeout = int(s.test_timeout * 1000)  # verify.timeout, not the Bash tool's default for the model
+        call = ToolCall(f"arnes_check_{self._checks}", "Bash", {"command": command, "timeout": timeout})
         try:
             request = self._request(call)[2]
         except (ToolError, OSError, ValueError):
@@ -352,7 +353,10 @@ class Agent:
             self.check.runs = MOST_RUNS
             return None
         result = self._run_tool(call, prepared)
-        return self.check.ran(result.is_error, result.content)
+        seen = result_outcome(result)
+        if seen == "no_tests":  # neither green nor red: the answer stands, and the user knows it is unchecked
+            s.bus.emit(Notice("warning", NONE_RAN.format(command=command)))
+        return self.check.ran(seen, result.content)
 
     def _may_test(self, specs: list[ToolSpec], can_write: bool) -> bool:
         """Whether arnes runs the tests before an answer stands: this agent can write (a read-only
