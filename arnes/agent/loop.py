@@ -326,8 +326,9 @@ class Agent:
 
     def _check_before_end(self) -> str | None:
         """Run the project's tests before the answer stands (agent/selfcheck.py): what the model
-        is told when they fail, else None. Only a call the rules allow without asking runs; one
-        that would ask or is denied is left out, unseen, since the model did not make it."""
+        is told when they fail, else None (a run of no tests: None, and a notice for the user).
+        Only a call the rules allow without asking runs; one that would ask or is denied is left
+        out, unseen, since the model did not make it."""
         s = self.s
         said = self.check.still_red()
         if said is not None:
