@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from arnes.errors import ConfigError
 from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings
+from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.jsonfile import read_json
 from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, load_mcp_file
 from arnes.permissions.grants import split_grants
@@ -77,7 +78,12 @@ class SandboxSettings(Strict):
 
 
 class VerifySettings(Strict):
-    command: str | None = None
+    command: str | None = Field(
+        None, description="The project's test command: --verify auto, teams, `arnes check`, the self-check."
+    )
+    timeout: float | None = Field(
+        None, ge=1, le=600, description="Seconds the self-check's test run may take (300; the Bash tool's 600 at most)."
+    )
     build: str | None = Field(None, description="The build command `arnes handoff` runs (optional).")
     ladder: dict[Literal["unit", "integration", "e2e"], str] = Field(default_factory=dict)
 
@@ -130,6 +136,8 @@ class EffectiveConfig:
     read_paths: list[Path] = field(default_factory=list)
     env_passthrough: list[str] = field(default_factory=list)
     verify_command: str | None = None
+    verify_command_from: str | None = None  # the settings file that named it
+    verify_timeout: float = TEST_TIMEOUT
     verify_build: str | None = None
     ladder: dict[str, str] = field(default_factory=dict)
     script: str | None = None
@@ -150,6 +158,17 @@ class EffectiveConfig:
     mcp_servers: dict[str, ServerEntry] = field(default_factory=dict)  # by name; later layers win
     hooks: list[HookEntry] = field(default_factory=list)  # every layer's, in order; `runs` says which may
     hooks_fail: FailMode = "closed"
+
+    def configured_tests(self) -> TestCommand | None:
+        """verify.command as the settings name it: the user's always, a project's only once the
+        folder is trusted (load_config drops it before), since arnes runs it without asking."""
+        if not self.verify_command:
+            return None
+        return TestCommand(self.verify_command, f"verify.command in {self.verify_command_from}")
+
+    def test_command(self, workspace: Path) -> TestCommand | None:
+        """The project's test command: the settings' verify.command, else detected from its files."""
+        return self.configured_tests() or detect(workspace)
 
     def repo_chose_url(self, role: RoleName | None = None) -> bool:
         """Whether the base URL in use came from a project file rather than from the user."""
@@ -270,7 +289,9 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             )
         else:
             cfg.hooks_fail = settings.hooks_fail or cfg.hooks_fail
-        cfg.verify_command = settings.verify.command or cfg.verify_command
+        if settings.verify.command:
+            cfg.verify_command, cfg.verify_command_from = settings.verify.command, str(path)
+        cfg.verify_timeout = settings.verify.timeout or cfg.verify_timeout
         cfg.verify_build = settings.verify.build or cfg.verify_build
         cfg.ladder.update({str(k): v for k, v in settings.verify.ladder.items()})
     mcp_file = workspace / MCP_FILE

@@ -23,6 +23,7 @@ from arnes.llm.factory import make_provider
 from arnes.llm.models import defaults_for
 from arnes.llm.pricing import Price, price_for
 from arnes.llm.profiles import EditFormat, profile_for
+from arnes.llm.recovering import RecoveringProvider
 from arnes.llm.retry import RetryingProvider
 from arnes.llm.window import probe_window
 from arnes.messages import Message
@@ -34,7 +35,7 @@ from arnes.tools.files import session_diffs
 from arnes.tools.treewatch import Report
 from arnes.ui.render import TerminalRenderer
 from arnes.ui.safe import visible
-from arnes.workflow.verify import Verifier, detect
+from arnes.workflow.verify import Verifier
 from arnes.workspace_trust import trusted_config, warn_withheld_keys
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ def _settings(
     base_url = chosen.base_url or (cfg.base_url if name == cfg.provider else None)
     repo_url = cfg.repo_chose_url(role) if chosen.base_url else base_url is not None and cfg.repo_chose_url()
     defaults = defaults_for(model)
+    steers = profile_for(model, cfg.steering, cast(EditFormat | None, cfg.edit_format)).steering != "off"
     temperature = next((t for t in (chosen.temperature, cfg.temperature) if t is not None), defaults.temperature)
     return ProviderSettings(
         provider=name,
@@ -110,6 +112,7 @@ def _settings(
         timeout=chosen.timeout or cfg.timeout or DEFAULT_TIMEOUT,
         read_timeout=chosen.read_timeout or cfg.read_timeout or DEFAULT_READ_TIMEOUT,
         context_window=window,
+        text_calls=steers,
     )
 
 
@@ -117,7 +120,10 @@ def _provider(
     chosen: ModelSettings, cfg: EffectiveConfig, stream: bool, window: int | None, role: RoleName | None = None
 ) -> tuple[Provider, str, str]:
     settings = _settings(chosen, cfg, stream, window, role)
-    return make_provider(settings), settings.provider, settings.model
+    provider = make_provider(settings)
+    if settings.text_calls:  # the profile steers: calls printed as text are read as calls
+        provider = RecoveringProvider(provider, settings.max_output_tokens)
+    return provider, settings.provider, settings.model
 
 
 def resolve_window(cfg: EffectiveConfig, settings: ProviderSettings) -> tuple[int, str]:
@@ -172,6 +178,8 @@ def build_session(
         steering_set=profile.steering,
         edit_format=profile.edit_format,
         hidden_tools=profile.hidden_tools,
+        test_command=cfg.configured_tests(),
+        test_timeout=cfg.verify_timeout,
         mode=cfg.mode,
         rules=cfg.rules,
         sandbox_mode=cfg.sandbox,
@@ -272,8 +280,9 @@ def make_verifier(session: Session, command: str | None, rounds: int, cfg: Effec
 
     `--verify auto` where nothing fits (a docs-only folder, a new project without tests) runs
     without verification and says so: failing the run over a missing test suite turned good
-    work into an error (docs-section, config-file with the 1.5B model)."""
-    chosen = command or cfg.verify_command or detect(session.workspace)
+    work into an error (seen with a 1.5B model)."""
+    found = None if command else cfg.test_command(session.workspace)
+    chosen = command or (found.command if found else None)
     if not chosen:
         print(
             "arnes: --verify auto: no verify command fits this workspace (none of pytest, npm test, cargo test, "

@@ -22,6 +22,7 @@ from arnes.agent.steering import Steering
 from arnes.extensions.skill_scope import ActiveSkills
 from arnes.extensions.skills import SkillCatalog, SkillLoader
 from arnes.host.files import HostFiles
+from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.llm.base import Provider
 from arnes.messages import Message, ToolSpec
 from arnes.permissions.approvers import Approver, NoTerminalApprover
@@ -45,7 +46,7 @@ from arnes.tools.processes import BackgroundJobs
 from arnes.tools.search import Glob, Grep
 from arnes.tools.skill import Skill
 from arnes.tools.treewatch import TreeWatch
-from arnes.workflow.verify import Verifier, detect
+from arnes.workflow.verify import Verifier
 
 if TYPE_CHECKING:
     from arnes.extensions.agents import AgentMode, Catalog
@@ -155,6 +156,10 @@ class Session:
     edit_format: str = "tools"
     hidden_tools: tuple[str, ...] = ()  # tools the profile does not offer (a small model's distractions)
     steering: Steering = field(init=False)
+    # The self-check's command when the settings name one (verify.command: the user's, or a trusted
+    # folder's); None: detected from the project's files. Its run may take `test_timeout` seconds.
+    test_command: TestCommand | None = None
+    test_timeout: float = TEST_TIMEOUT
     model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
     mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
     hooks: HookRunner | None = None  # the settings' hooks (set by the runner; sub-agents share them)
@@ -222,13 +227,18 @@ class Session:
         hidden = set(self.hidden_tools) | ({"Write", "Edit"} if self.edit_format != "tools" else set())
         if hidden & set(self.tools.names()):
             self.tools = ToolRegistry(t for t in self.tools if t.name not in hidden)
-        env = Env(self.ctx, self.edit_format, lambda: self.self_check, detect, self.task_files)
+        env = Env(self.ctx, self.edit_format, lambda: self.self_check, self.tests, self.task_files, self.test_timeout)
         self.steering = build_steering(self.steering_set, env)
 
     @property
     def output_cap(self) -> int:
         """The most characters one tool result may take: a quarter of the window, at most 30k."""
         return max(2000, min(30_000, self.context_window))
+
+    def tests(self, workspace: Path) -> str | None:
+        """The command the self-check runs here: the settings' own, else the one the files suggest."""
+        found = self.test_command or detect(workspace)
+        return found.command if found else None
 
     def provider_for(self, role: Role) -> Provider:
         return self.roles.get(role, self.provider)
@@ -300,6 +310,8 @@ class Session:
             steering_set=self.steering_set,
             edit_format=self.edit_format if not read_only else "tools",
             hidden_tools=self.hidden_tools,
+            test_command=self.test_command,
+            test_timeout=self.test_timeout,
         )
         if shared is not self.shared:
             child._own_boxes.append(shared.sandbox)  # the read-only sandbox made for it

@@ -287,9 +287,8 @@ def test_self_check_acts_quietly_and_reads_red_green_and_not_allowed(ctx: ToolCo
     ctx.changes.before_write(ctx.workspace / "m.py", None)
     piece.check.changed = lambda: [ctx.workspace / "m.py"]
     decision = piece.on_reply(reply("done", wrote=True))
-    assert (
-        isinstance(decision, Act) and decision.quiet and decision.calls[0].input == {"command": "python -m unittest -q"}
-    )
+    assert isinstance(decision, Act) and decision.quiet
+    assert decision.calls[0].input == {"command": "python -m unittest -q", "timeout": 300_000}
     red = piece.on_acted(decision, [ToolResultBlock("t", "FAILED (failures=1)", True)], reply("done"))
     assert isinstance(red, Nudge) and "the project's tests fail now" in red.text
     assert piece.on_reply(reply("done", can_run=False)) == Accept()

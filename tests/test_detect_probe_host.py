@@ -1,4 +1,4 @@
-"""Red team round 2 (high; fixed in workflow/verify.py `_has_pytest`): finding the test command
+"""Red team round 2 (high; fixed in `_has_pytest`, now host/testcmd.py): finding the test command
 ran the repository's code on the host.
 
 workflow/verify.py `detect()` decides between pytest and unittest by running, on the host and
@@ -91,12 +91,14 @@ def test_a_workspace_interpreter_is_looked_at_never_run(tmp_path: Path, monkeypa
     env["PATH"] = f"{venv_bin}:{env['PATH']}"
     run_arnes("init", "-w", str(ws), env=env)
     assert not marker.exists(), "arnes init ran the workspace's own interpreter on the host"
-    from arnes.workflow.verify import detect
+    from arnes.host.testcmd import detect
 
     monkeypatch.setenv("PATH", env["PATH"])
-    assert detect(ws) == "python -m unittest discover -q -s tests"  # no pytest in that venv
+    found = detect(ws)
+    assert found is not None and found.command == "python -m unittest discover -q -s tests"  # no pytest there
     site_packages = ws / ".venv" / "lib" / "python3.99" / "site-packages" / "pytest"
     site_packages.mkdir(parents=True)
     (site_packages / "__init__.py").write_text("")
-    assert detect(ws) == "python -m pytest -q"
+    found = detect(ws)
+    assert found is not None and found.command == "python -m pytest -q"
     assert not marker.exists()

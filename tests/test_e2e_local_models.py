@@ -203,7 +203,7 @@ def test_ollama_native_chat_holds_num_ctx_fixed_for_the_session(tmp_path: Path) 
 
 
 def test_a_reply_that_runs_on_after_its_call_is_cut_at_the_call(tmp_path: Path) -> None:
-    """failing-test with Qwen2.5-Coder-1.5B: a Read call, then 2,048 tokens of a Read result it made
+    """Qwen2.5-Coder-1.5B: a Read call, then 2,048 tokens of a Read result it made
     up (minutes on a CPU). The stream is left once the call is followed by a long text that starts
     no other call: the call runs, and the made-up result is neither kept nor sent back."""
     (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
@@ -222,7 +222,7 @@ def test_a_reply_that_runs_on_after_its_call_is_cut_at_the_call(tmp_path: Path) 
 
 
 def test_the_same_whole_call_printed_until_the_cap_runs_once_and_is_not_called_cut(tmp_path: Path) -> None:
-    """rename with Qwen2.5-Coder-1.5B: the Edit it meant, printed as a bare JSON line 52 times
+    """Qwen2.5-Coder-1.5B: the Edit it meant, printed as a bare JSON line 52 times
     until the 2,048-token cap, the last copy cut. The whole one runs once; none comes back as
     "cut off" (before, the only recovered call was marked cut and nothing ran)."""
     (tmp_path / "cart.py").write_text("from totals import calc_total\n")

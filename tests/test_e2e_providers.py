@@ -94,13 +94,22 @@ def test_tool_results_of_a_turn_go_back_together(shop: Path) -> None:
     assert results[2]["is_error"] and "Unknown tool 'Nope'" in results[2]["content"]
 
 
-def test_tool_calls_printed_as_json_text_are_recovered(shop: Path) -> None:
-    with FakeLLMServer(FIX_DISCOUNT, text_tool_calls=True) as server:
+def test_tool_calls_printed_as_json_text_are_recovered_only_where_the_profile_steers(shop: Path) -> None:
+    before = (shop / "pricing.py").read_text()
+    with FakeLLMServer(FIX_DISCOUNT, text_tool_calls=True) as server:  # `off`: a call in prose is prose
         run = run_arnes(
             *provider_args("openai", server), "-w", str(shop), "--permission-mode", "acceptEdits", "fix", env=KEYS
         )
     assert run.code == 0, run.err
+    assert (shop / "pricing.py").read_text() == before
+    with FakeLLMServer(FIX_DISCOUNT, text_tool_calls=True) as server:
+        run = run_arnes(
+            *provider_args("openai", server), "-w", str(shop), "--permission-mode", "acceptEdits",
+            "--steering", "small", "--edit-format", "tools", "fix", env=KEYS,
+        )  # fmt: skip
+    assert run.code == 0, run.err
     assert "DISCOUNT_RATE = 0.15" in (shop / "pricing.py").read_text()
+    assert "~ steered (text-calls, rewrite)" in run.out
 
 
 def test_rate_limits_are_retried_then_succeed(shop: Path, tmp_path: Path) -> None:

@@ -253,7 +253,7 @@ def test_eval_compare_shows_improvements_and_regressions(tmp_path: Path) -> None
 
 
 def test_verify_commands_are_detected_by_project_kind(tmp_path: Path) -> None:
-    from arnes.workflow.verify import detect
+    from arnes.host.testcmd import detect
 
     cases = {
         "pyproject.toml": ("", "python -m pytest -q"),
@@ -266,7 +266,8 @@ def test_verify_commands_are_detected_by_project_kind(tmp_path: Path) -> None:
         ws = tmp_path / name.replace(".", "_")
         ws.mkdir()
         (ws / name).write_text(content)
-        assert detect(ws) == command
+        found = detect(ws)
+        assert found is not None and found.command == command
     bare = tmp_path / "bare"
     bare.mkdir()
     (bare / "package.json").write_text("{}")  # no test script
@@ -347,18 +348,20 @@ def test_a_tests_folder_means_pytest_only_where_pytest_is_installed(
 ) -> None:
     import venv
 
-    from arnes.workflow.verify import detect
+    from arnes.host.testcmd import detect
 
     ws = tmp_path / "proj"
     (ws / "tests").mkdir(parents=True)
     (ws / "tests" / "test_a.py").write_text(
         "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self): pass\n"
     )
-    assert detect(ws) == "python -m pytest -q"  # this venv has pytest
+    found = detect(ws)
+    assert found is not None and found.command == "python -m pytest -q"  # this venv has pytest
     bare = tmp_path / "no-pytest"
     venv.create(bare, with_pip=False)
     monkeypatch.setenv("PATH", f"{bare / 'bin'}{os.pathsep}{os.environ['PATH']}")
-    command = detect(ws)
+    found = detect(ws)
+    command = found.command if found else None
     assert command == "python -m unittest discover -q -s tests"
     run = run_arnes("-w", str(ws), "check", env={"PATH": os.environ["PATH"]})
     assert run.code == 0 and f"unit: {command} -> green" in run.out

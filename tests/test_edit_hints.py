@@ -37,7 +37,7 @@ def _edit_twice(tmp_path: Path, text: str, old: str, new: str) -> tuple[list[Too
 
 
 def test_an_edit_naming_code_that_does_not_exist_yet_is_told_how_to_add_it(tmp_path: Path) -> None:
-    """add-function: old_string names code to be added; the answer says how to append (the last
+    """A small model: old_string names code to be added; the answer says how to append (the last
     line as old_string) instead of "Read it again". (A call of a missing function gets the Edit
     that adds its definition: the next test.)"""
     with pytest.raises(ToolError) as err:
@@ -67,7 +67,7 @@ def _writes(tmp_path: Path, name: str, before: str, *writes: str) -> list[ToolRe
         ("def a():\n    pass\n", "def a():\n    pass\ndef c():\n    pass\n", ".py", []),
         ("def a(): ...\ndef b(): ...\ndef c(): ...\n", "def a(): ...\ndef b(): ...\n", ".py", []),  # 1 of 3
         ("export function calcTotal(x) {}\nconst f = (y) => y\n", "function other() {}\n", ".js", ["calcTotal", "f"]),
-        ("# app\n\nA small app.\n", "## Usage\nRun it.\n", ".md", ["# app"]),  # docs-section's drop
+        ("# app\n\nA small app.\n", "## Usage\nRun it.\n", ".md", ["# app"]),  # a README's heading dropped
         ("# app\n\n## Install\n", "# app\n\n## Install\n\n## Usage\n", ".md", []),
         ("# app\n\n```sh\n# not a heading\n```\n", "# app\n", ".md", []),  # a comment in a fence
         ("app\n", "other\n", ".txt", []),  # neither code nor a document we read
@@ -86,7 +86,7 @@ def _results(tmp_path: Path, turns: list[dict[str, Any]]) -> list[ToolResultBloc
 
 
 def test_unknown_keys_are_dropped_with_a_note_when_the_call_is_valid_without_them(tmp_path: Path) -> None:
-    """grep-bug: Glob given Grep's keys was refused whole; now it runs and the model is told."""
+    """A small model: Glob given Grep's keys was refused whole; now it runs and the model is told."""
     (tmp_path / "invoice.py").write_text("x\n")
     glob = {"name": "Glob", "input": {"pattern": "*.py", "output_mode": "content", "-i": True}}
     bad = {"name": "Glob", "input": {"pattern": 3, "output_mode": "content"}}
@@ -96,7 +96,7 @@ def test_unknown_keys_are_dropped_with_a_note_when_the_call_is_valid_without_the
 
 
 def test_an_edit_already_made_says_so_instead_of_how_to_add_code() -> None:
-    """rename: the same replace_all Edit sent again after it had worked."""
+    """A small model: the same replace_all Edit sent again after it had worked."""
     with pytest.raises(ToolError) as err:
         replace("from shop.totals import order_total\n", "calc_total", "order_total", True, "shop/cart.py")
     assert "new_string is there already: this change has been made" in str(err.value)
@@ -104,7 +104,7 @@ def test_an_edit_already_made_says_so_instead_of_how_to_add_code() -> None:
 
 
 def test_a_tool_named_like_a_json_file_is_answered_with_the_write_of_its_arguments(tmp_path: Path) -> None:
-    """config-file with the 1.5B model: `{"name": "config.json", "arguments": {"name": "shop", ...}}`."""
+    """The 1.5B model: `{"name": "config.json", "arguments": {"name": "shop", ...}}`."""
     wanted = {"name": "shop", "port": 8080, "debug": False}
     write = {"file_path": "config.json", "content": json.dumps(wanted, indent=2) + "\n"}
     turns = [
@@ -143,7 +143,7 @@ CALC = "def add(a: int, b: int) -> int:\n    return a - b\n\n\ndef mul(a: int, b
 
 
 def test_an_edit_whose_strings_are_the_same_gets_the_lines_it_points_at_as_a_call(tmp_path: Path) -> None:
-    """failing-test with Qwen2.5-Coder-1.5B: `def add(a: int, b: int) -> int` as both strings, twice;
+    """Qwen2.5-Coder-1.5B: `def add(a: int, b: int) -> int` as both strings, twice;
     the wrong line is the one below. The refusal spells out the function as a call to correct."""
     sig = "def add(a: int, b: int) -> int"
     same: dict[str, Any] = {"name": "Edit", "input": {"file_path": "calc.py", "old_string": sig, "new_string": sig}}

@@ -76,7 +76,7 @@ def test_a_compaction_forgets_what_was_seen(tmp_path: Path) -> None:
     [
         "I will read the file first.",
         "Let me check the tests.",
-        "Okay, now I'll update fizzbuzz.py:",
+        "Okay, now I'll update labels.py:",
         "I have looked at the code. Next I will edit the function to fix the bug.",
         "Let's start by listing the files.",
         "To fix this, I will edit pricing.py.",

@@ -209,7 +209,7 @@ def test_recovery_never_fails_on_any_text(pieces: list[str]) -> None:
 
 
 def test_a_fence_inside_a_json_string_does_not_end_the_fenced_call() -> None:
-    """Qwen2.5-Coder-1.5B's docs-section reply (realmodel findings): a README with a ```bash example."""
+    """Qwen2.5-Coder-1.5B's reply (realmodel findings): a README with a ```bash example."""
     content = "## Usage\nRun it from a terminal:\n```bash\npython app.py --help\n```"
     text = (
         'Here is the section.\n```json\n{\n  "name": "Write",\n  "arguments": {\n'

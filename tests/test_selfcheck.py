@@ -1,6 +1,6 @@
 """Before the model's answer stands after a change: arnes runs the project's tests.
 
-off-by-one with Qwen2.5-Coder-1.5B: it changed paging.py to `start = number * size + 1` and said it
+Qwen2.5-Coder-1.5B: it changed paging.py to `start = number * size + 1` and said it
 was done; the tests beside it, never run, would have shown the change was wrong.
 """
 
@@ -87,7 +87,8 @@ def test_a_wrong_fix_is_tested_by_arnes_and_the_failure_goes_back_end_to_end(tmp
     assert "start = (number - 1) * size\n" in (ws / "paging.py").read_text()
     events = read_trace(trace)
     checks = [e for e in events if e["event"] == "tool_call" and e.get("by") == "arnes" and e["name"] == "Bash"]
-    assert [(c["name"], c["input"]) for c in checks] == [("Bash", {"command": "python -m unittest -q"})] * 2
+    ran = {"command": "python -m unittest -q", "timeout": 300_000}  # verify.timeout's default, in ms
+    assert [(c["name"], c["input"]) for c in checks] == [("Bash", ran)] * 2
     results = {e["id"]: e["is_error"] for e in events if e["event"] == "tool_result"}
     assert [results[c["id"]] for c in checks] == [True, False]  # red after the wrong fix, green after the right one
     [failed] = [t for t in user_texts(trace) if t.startswith("[arnes] You changed paging.py, and the project's tests")]
@@ -97,7 +98,7 @@ def test_a_wrong_fix_is_tested_by_arnes_and_the_failure_goes_back_end_to_end(tmp
 
 
 def test_a_fix_printed_as_numbered_code_after_a_red_check_is_spelled_out_as_its_edit(tmp_path: Path) -> None:
-    """off-by-one with the 1.5B model: told its fix failed, it printed the whole file as Read numbers
+    """The 1.5B model: told its fix failed, it printed the whole file as Read numbers
     it, line 3 changed, and the run ended with the tests red."""
     ws, trace = paging(tmp_path), tmp_path / "t.jsonl"
     printed = (
@@ -237,14 +238,14 @@ def test_a_check_is_due_for_what_changed_since_the_tests_last_ran(tmp_path: Path
     _ran(check, "python -m unittest -q", red=False)
     assert check.due() is None and check.still_red() is None  # the model's own green run
     f.write_text("x = 2\n")
-    assert check.ran(True, "  FAIL: x\n") == FAILED.format(
+    assert check.ran("failed", "  FAIL: x\n") == FAILED.format(
         files="a.py", command="python -m unittest -q", output="FAIL: x"
     )
     assert check.due() is None  # nothing changed since arnes ran them
     f.write_text("x = 3\n")
-    assert check.ran(False, "OK") is None
+    assert check.ran("passed", "OK") is None
     f.write_text("x = 4\n")
-    assert check.ran(True, "FAIL") is not None and check.runs == MOST_RUNS
+    assert check.ran("failed", "FAIL") is not None and check.runs == MOST_RUNS
     f.write_text("x = 5\n")
     assert check.due() is None  # three runs per user message at most
     check.reset()

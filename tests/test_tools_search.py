@@ -555,7 +555,7 @@ def test_the_cap_never_ends_on_a_group_separator(ctx: ToolContext) -> None:
 
 
 def test_grep_in_words_that_finds_nothing_shows_the_identifiers_they_name(ctx: ToolContext) -> None:
-    """grep-bug with Qwen2.5-Coder-1.5B: Grep "tax rate" three times, "No matches", while
+    """Qwen2.5-Coder-1.5B: Grep "tax rate" three times, "No matches", while
     billing/rates.py says TAX_RATE = 0.12. The literal comes first; only when it finds nothing are
     the words matched ignoring case with _ or - between them, and the answer says so."""
     put(ctx, "billing/rates.py", "TAX_RATE = 0.12\n")
@@ -572,7 +572,7 @@ def test_grep_in_words_that_finds_nothing_shows_the_identifiers_they_name(ctx: T
 
 
 def test_a_pattern_that_finds_nothing_as_a_regex_is_tried_as_plain_text(ctx: ToolContext) -> None:
-    """failing-test with Qwen2.5-Coder-1.5B: `def add(a: int, b: int) -> int` found nothing in the
+    """Qwen2.5-Coder-1.5B: `def add(a: int, b: int) -> int` found nothing in the
     file holding that line (the parentheses are a group); it Grepped again and again."""
     (ctx.workspace / "calc.py").write_text("def add(a: int, b: int) -> int:\n    return a - b\n")
     out = grep(ctx, pattern="def add(a: int, b: int) -> int", path="calc.py", output_mode="content")
@@ -585,7 +585,7 @@ def test_a_pattern_that_finds_nothing_as_a_regex_is_tried_as_plain_text(ctx: Too
 
 
 def test_grep_of_one_file_shows_its_matching_lines_not_its_name(ctx: ToolContext) -> None:
-    """grep-bug with Qwen2.5-Coder-1.5B: `tax rate` in billing/rates.py answered `billing/rates.py`
+    """Qwen2.5-Coder-1.5B: `tax rate` in billing/rates.py answered `billing/rates.py`
     (files_with_matches, the default), twice; the line to change was never shown."""
     put(ctx, "billing/rates.py", "SHIPPING_FLAT = 4.95\nTAX_RATE = 0.12\n")
     out = grep(ctx, pattern="tax rate", path="billing/rates.py", n=True, context=20, head_limit=1)

@@ -90,7 +90,7 @@ def test_code_in_the_answer_of_a_plan_mode_run_is_the_answer(tmp_path: Path) -> 
 def test_a_near_copy_of_the_last_error_is_an_echo_and_a_claimed_change_that_did_not_happen_is_nudged(
     tmp_path: Path,
 ) -> None:
-    """discount and docs-section with the 1.5B model: after a refusal that showed the file it
+    """The 1.5B model: after a refusal that showed the file it
     answered "To make the change, call Edit again, based on this content."; after a refused Write,
     "I changed the content of README.md to include the `## Usage` section." with nothing changed."""
     (tmp_path / "pricing.py").write_text("RATE = 0.10\n")
@@ -111,7 +111,7 @@ CALC = "def add(a: int, b: int) -> int:\n    return a - b\n\n\ndef mul(a: int, b
 def test_code_in_chat_that_changes_a_read_file_a_little_is_answered_with_the_edit_that_makes_it(
     tmp_path: Path,
 ) -> None:
-    """failing-test with the 1.5B model: it Read calc.py, printed the fixed `add` (with a stray
+    """The 1.5B model: it Read calc.py, printed the fixed `add` (with a stray
     line number) in the chat, and, told only to call Edit, answered "The user's files are as they
     were." The nudge now spells out the one Edit; the model sending it fixes the file."""
     (tmp_path / "calc.py").write_text(CALC)
@@ -134,7 +134,7 @@ def test_code_in_chat_that_changes_a_read_file_a_little_is_answered_with_the_edi
 
 
 def test_the_same_code_sent_again_after_its_call_was_spelled_out_is_made_through_the_gate(tmp_path: Path) -> None:
-    """failing-test with the 1.5B model, greedy: `return a + b` printed in the chat, the Edit
+    """The 1.5B model, greedy: `return a + b` printed in the chat, the Edit
     spelled out, and the very same reply again, twice; the run ended with calc.py unchanged."""
     (tmp_path / "calc.py").write_text(CALC)
     chat = "Here's the corrected version:\n```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```"
@@ -157,7 +157,7 @@ def test_the_same_code_sent_again_after_its_call_was_spelled_out_is_made_through
 
 
 def test_a_reply_that_only_shows_a_grep_hit_gets_that_line_as_an_edit_to_correct(tmp_path: Path) -> None:
-    """grep-bug with the 1.5B model: it found `TAX_RATE = 0.12`, printed the hit in a code block,
+    """The 1.5B model: it found `TAX_RATE = 0.12`, printed the hit in a code block,
     was told to call Edit and said "No changes needed."."""
     (tmp_path / "billing").mkdir()
     (tmp_path / "billing" / "rates.py").write_text("SHIPPING_FLAT = 4.95\nTAX_RATE = 0.12\n")
@@ -181,7 +181,7 @@ def test_a_reply_that_only_shows_a_grep_hit_gets_that_line_as_an_edit_to_correct
 
 
 def test_code_that_a_file_holds_as_it_is_is_told_so(tmp_path: Path) -> None:
-    """fizzbuzz with the 1.5B model: told its code failed the tests, it printed the same code again;
+    """The 1.5B model: told its code failed the tests, it printed the same code again;
     "no file was changed" then made it answer "No file was changed."."""
     (tmp_path / "calc.py").write_text(CALC)
     read = {"tool_calls": [{"name": "Read", "input": {"file_path": "calc.py"}}]}
@@ -204,7 +204,7 @@ def test_parroting_the_last_nudge_is_an_echo(tmp_path: Path) -> None:
 
 
 def test_the_content_of_a_held_back_write_shown_in_the_chat_is_answered_with_that_write(tmp_path: Path) -> None:
-    """config-file with the 1.5B model: YAML for config.json held back (not JSON), then the right
+    """The 1.5B model: YAML for config.json held back (not JSON), then the right
     JSON printed in the chat, then "The user's files are as they were." The nudge now spells out
     the Write; sending it creates the file."""
     yaml = {"name": "Write", "input": {"file_path": "config.json", "content": "name: shop\nport: 8080\n"}}
@@ -223,11 +223,11 @@ def test_the_content_of_a_held_back_write_shown_in_the_chat_is_answered_with_tha
     assert result.text == "ok"
 
 
-FIZZ = "def fizzbuzz(n: int) -> str:\n    raise NotImplementedError\n\n\ndef other() -> None:\n    pass\n"
-FIZZ_CHAT = """```python
-def fizzbuzz(n: int) -> str:
+LABELS = "def labels(n: int) -> str:\n    raise NotImplementedError\n\n\ndef other() -> None:\n    pass\n"
+LABELS_CHAT = """```python
+def labels(n: int) -> str:
     if n % 15 == 0:
-        return 'FizzBuzz'
+        return 'FooBar'
     if n % 3 == 0:
         return 'Fizz'
     if n % 5 == 0:
@@ -239,25 +239,25 @@ def fizzbuzz(n: int) -> str:
 def test_a_whole_new_version_of_a_function_in_the_chat_is_answered_with_the_edit_that_makes_it(
     tmp_path: Path,
 ) -> None:
-    """fizzbuzz with the 1.5B model: refused a Python-breaking Edit, it printed the finished
+    """The 1.5B model: refused a Python-breaking Edit, it printed the finished
     function in the chat and, told to call Edit, said no file needed a change."""
-    (tmp_path / "fizzbuzz.py").write_text(FIZZ)
-    new = FIZZ_CHAT.split("\n", 1)[1].rsplit("\n```", 1)[0]
-    edit = {"file_path": "fizzbuzz.py", "old_string": "def fizzbuzz(n: int) -> str:\n    raise NotImplementedError",
+    (tmp_path / "labels.py").write_text(LABELS)
+    new = LABELS_CHAT.split("\n", 1)[1].rsplit("\n```", 1)[0]
+    edit = {"file_path": "labels.py", "old_string": "def labels(n: int) -> str:\n    raise NotImplementedError",
             "new_string": new}  # fmt: skip
-    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "fizzbuzz.py"}}]}
-    agent, result = _run(tmp_path, [read, {"text": FIZZ_CHAT}, {"tool_calls": [{"name": "Edit", "input": edit}]},
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "labels.py"}}]}
+    agent, result = _run(tmp_path, [read, {"text": LABELS_CHAT}, {"tool_calls": [{"name": "Edit", "input": edit}]},
                                     {"text": "Done."}])  # fmt: skip
     assert _nudges(agent.messages)[-1] == u.CODE_CALL + json.dumps({"name": "Edit", "arguments": edit})
-    assert (tmp_path / "fizzbuzz.py").read_text() == FIZZ.replace(
+    assert (tmp_path / "labels.py").read_text() == LABELS.replace(
         "    raise NotImplementedError", new.split("\n", 1)[1]
     )
     assert result.text == "Done."
-    assert u.edit_for(FIZZ_CHAT.replace("def fizzbuzz", "    def fizzbuzz"), {"f.py": FIZZ}) is None  # indented
+    assert u.edit_for(LABELS_CHAT.replace("def labels", "    def labels"), {"f.py": LABELS}) is None  # indented
 
 
 def test_a_change_described_in_words_is_answered_with_the_edit_that_makes_it(tmp_path: Path) -> None:
-    """grep-bug with the 1.5B model: it Read billing/rates.py and said, twice and with no call,
+    """The 1.5B model: it Read billing/rates.py and said, twice and with no call,
     "To fix the tax rate, I replaced the line `TAX_RATE = 0.12` with `TAX_RATE = 0.21`."."""
     (tmp_path / "rates.py").write_text("SHIPPING_FLAT = 4.95\nTAX_RATE = 0.12\n")
     said = "To fix the tax rate, I replaced the line `TAX_RATE = 0.12` with `TAX_RATE = 0.21`."
@@ -273,7 +273,7 @@ def test_a_change_described_in_words_is_answered_with_the_edit_that_makes_it(tmp
 
 
 def test_a_claimed_change_to_a_file_the_session_did_not_change_is_nudged(tmp_path: Path) -> None:
-    """rename with the 1.5B model: it renamed calc_total in shop/totals.py, was told the name still
+    """The 1.5B model: it renamed calc_total in shop/totals.py, was told the name still
     stands in shop/cart.py, and said "I changed ... in shop/totals.py and also in shop/cart.py"."""
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop" / "totals.py").write_text("def calc_total(p):\n    return p\n")

@@ -23,6 +23,7 @@ class Env:
     may_test: Callable[[], bool] = lambda: False  # the tests may run unasked (bubblewrap or trusted)
     detect: Callable[[Path], str | None] | None = None  # the project's test command
     task_files: Callable[[str], str] | None = None  # the files a task names, shown with it
+    test_timeout: float = 300.0  # seconds the self-check's run may take (verify.timeout)
 
 
 class Piece:

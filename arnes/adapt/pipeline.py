@@ -43,7 +43,10 @@ class Pipeline:
         applied = any(r is not None and not r.is_error for r in results) and act.piece in FORMATS
         if applied:
             reply = dataclasses.replace(reply, wrote=True, applied=True)
-        return self._from(owner + 1, reply)
+        after = self._from(owner + 1, reply)
+        if decision.note and isinstance(after, Accept):  # what the user is told is not lost
+            return Accept("\n".join(n for n in (decision.note, after.note) if n))
+        return after
 
     def _from(self, start: int, reply: Reply) -> ReplyDecision:
         for at in range(start, len(self.pieces)):

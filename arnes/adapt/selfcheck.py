@@ -1,7 +1,7 @@
 """Before the model says done after a change: the project's tests, and what they say back.
 
 Measured with Qwen2.5-Coder-1.5B on the built-in evals: it "fixed" paging.py to
-`start = number * size + 1`, wrote a fizzbuzz that never returns "FizzBuzz", and said it was
+`start = number * size + 1`, wrote a function that never returns its third case, and said it was
 done each time. Every one of those workspaces has tests the model never ran. Asked to run them,
 with the call spelled out, it printed the command in a code block or said "I ran the tests and
 they passed". A careful developer runs the tests before saying done. So when a turn would end
@@ -10,9 +10,13 @@ Bash call through the same permission gate, hooks and sandbox as the model's. Gr
 stands and no model call is spent. Red: the failure goes back to the model, a few times per user
 message at most; a turn that then ends with nothing changed gets one more word.
 
-Only a command from the fixed list of `workflow.verify.detect` is run, never one a repository's
-settings name, and only in bubblewrap or a trusted folder (runner.py): the tests are the
-repository's code, run without the model asking. A change to documentation alone runs nothing.
+The command is the settings' `verify.command` (the user's own, or a trusted folder's: a project's
+command waits for trust, config.py), else the one the project's files suggest (host/testcmd.py
+`detect`), and it runs only in bubblewrap or a trusted folder (runner.py): the tests are the
+repository's code, run without the model asking. Its run may take `verify.timeout` seconds (300).
+A run where no test ran ("Ran 0 tests", `[no test files]`) is neither green nor red: the answer
+stands, unchecked, and the user is told so; the model is not sent to fix code nothing faulted.
+A change to documentation alone runs nothing.
 A verify command (`--verify`) or a caller that runs the tests itself (a checker, a team node's
 verify) turns this off, and so does `--no-self-check`.
 """
@@ -26,7 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.host.nofollow import read_regular
+from arnes.host.testcmd import Outcome, outcome
 from arnes.messages import ToolCall, ToolResultBlock
+from arnes.tools.bash import exit_code_of
 
 MOST_RUNS = 3  # per user message: the first check and two fixes
 HASHED = 16 << 20  # bytes of a changed file hashed; past that its size and time stand for the rest
@@ -36,6 +42,7 @@ FAILED = (
     "[arnes] You changed {files}, and the project's tests fail now (arnes ran `{command}`):\n{output}\n"
     "Fix the code (not the tests). arnes runs the tests again when you are done."
 )
+NONE_RAN = "the tests: none ran (`{command}`); the answer stands unchecked"
 STILL_RED = (
     "[arnes] The tests failed when they last ran, and no file has changed since, so the task is not "
     "done. Read the failure above and fix the code (not the tests) with Edit. If they cannot pass, say why."
@@ -46,6 +53,13 @@ _TEST_WORD = re.compile(r"\b(?:test|tests|pytest|unittest|tox|nox)\b|test_\w*|\w
 def runs_tests(command: str) -> bool:
     """Whether a shell command looks like a test run (`python -m pytest`, `npm test`, `go test`)."""
     return _TEST_WORD.search(command) is not None
+
+
+def result_outcome(result: ToolResultBlock) -> Outcome:
+    """What a Bash call's result says of the tests it ran (host/testcmd.py `outcome`): one that is no
+    error exited 0; an error names its exit code, or has none (cut off by its time limit, refused)."""
+    code = exit_code_of(result.content) if result.is_error else 0
+    return outcome(code, result.content)
 
 
 @dataclass
@@ -79,8 +93,11 @@ class SelfCheck:
         """Note a test run of the model's own: what it saw, and whether it passed."""
         for call, result in zip(calls, results, strict=False):
             command = call.input.get("command") if call.name == "Bash" else None
-            if isinstance(command, str) and runs_tests(command) and not call.input.get("run_in_background"):
-                self._tested, self._red = self._fingerprint(self.changed()), result.is_error
+            if not isinstance(command, str) or not runs_tests(command) or call.input.get("run_in_background"):
+                continue
+            seen = result_outcome(result)
+            if seen != "no_tests":  # a run of nothing tested nothing: arnes's own check is still due
+                self._tested, self._red = self._fingerprint(self.changed()), seen == "failed"
 
     def due(self) -> str | None:
         """The test command to run before this turn ends, or None: nothing this agent changed is
@@ -96,12 +113,13 @@ class SelfCheck:
             return None
         return self.command()
 
-    def ran(self, red: bool, output: str) -> str | None:
-        """After arnes ran the tests: what to tell the model, or None when they passed."""
+    def ran(self, seen: Outcome, output: str) -> str | None:
+        """After arnes ran the tests: what to tell the model, or None when they passed or none
+        ran (then the answer stands unchecked, and these files are not tried again)."""
         changed = self.changed()
         self.runs += 1
-        self._tested, self._red = self._fingerprint(changed), red
-        if not red:
+        self._tested, self._red = self._fingerprint(changed), seen == "failed"
+        if seen != "failed":
             return None
         files = ", ".join(self.display(p) for p in changed[:4])
         return FAILED.format(files=files, command=self.command(), output=output.strip())

@@ -130,7 +130,7 @@ def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, 
     """The nudge for a tool-less reply that is not an answer, or None when it may end the run.
 
     With `seen` (the session's files): a reply that reports a change when no file changed
-    (docs-section: "I changed README.md" after its Write was refused) is not an answer, and
+    ("I changed README.md" after its Write was refused) is not an answer, and
     code in the chat is answered with the Edit or Write call that would make it.
     """
     stripped = text.strip()
@@ -208,7 +208,7 @@ _SIMILAR_ALONE = 0.8
 def edit_for(text: str, files: Mapping[str, str]) -> str | None:
     """The Edit call that makes the change a reply printed as code, when it is a small one.
 
-    Qwen2.5-Coder-1.5B on failing-test printed `def add(...):\n    return a + b` in the chat for a
+    Qwen2.5-Coder-1.5B printed `def add(...):\n    return a + b` in the chat for a
     calc.py that says `return a - b`, then, told to call Edit, answered "The user's files are as
     they were." Small models copy a concrete call well: the block is lined up with the read file
     it is most like, line for line, and when it differs in 1-3 lines that still look like the
@@ -235,7 +235,7 @@ def edit_for(text: str, files: Mapping[str, str]) -> str | None:
 
 def shown_as_is(text: str, files: Mapping[str, str]) -> str | None:
     """The file whose current text holds the reply's code block line for line (at least two lines),
-    or None. fizzbuzz with the 1.5B model: told its code failed the tests, it printed the same code
+    or None. A 1.5B model, told its code failed the tests, it printed the same code
     again, and "no file was changed" made it answer "No file was changed."."""
     for block in _BLOCK.findall(text):
         lines = _unnumbered([line.rstrip() for line in block.split("\n")])
@@ -253,7 +253,7 @@ _NUMBERED = re.compile(r"^\s*(\d+)\t(.*)$")
 
 def _unnumbered(lines: list[str]) -> list[str]:
     """Lines printed as Read shows them (`3\t    start = ...`), counting up by one: without the
-    numbers. off-by-one with the 1.5B model: told its fix failed the tests, it printed the whole
+    numbers. A 1.5B model, told its fix failed the tests, it printed the whole
     file that way, line 3 changed. Anything else comes back as it was."""
     found = [_NUMBERED.match(line) for line in lines if line.strip()]
     if not found or any(m is None for m in found):
@@ -269,7 +269,7 @@ _HIT = re.compile(r"^((?:[\w.-]+/)*[\w.-]+\.\w+):(\d+):(.*)$")
 
 def pointed_edit(text: str, seen: Seen) -> str | None:
     """The nudge for a reply that only shows a line as Grep found it (`billing/rates.py:2:TAX_RATE
-    = 0.12`): that line as an Edit to correct. grep-bug with the 1.5B model printed exactly that,
+    = 0.12`): that line as an Edit to correct. a 1.5B model printed exactly that,
     was told to call Edit, and said "No changes needed."; it copies a call and changes a part well."""
     blocks = _BLOCK.findall(text)
     lines = [line.strip() for block in blocks for line in block.split("\n") if line.strip()]
@@ -288,7 +288,7 @@ def pointed_edit(text: str, seen: Seen) -> str | None:
 def write_for(text: str, path: str) -> str | None:
     """The Write of the one code block in a reply, to the file whose Write was just held back.
 
-    config-file with the 1.5B model: its YAML for config.json was held back ("not valid JSON"),
+    a 1.5B model: its YAML for config.json was held back ("not valid JSON"),
     it printed the right JSON in the chat, and, told to call Write, repeated the nudge instead.
     """
     blocks = _BLOCK.findall(text)
@@ -333,7 +333,7 @@ _DESCRIBED = [
 def described_edit(text: str, files: Mapping[str, str]) -> str | None:
     """The Edit a reply describes in words ("I replaced the line `TAX_RATE = 0.12` with
     `TAX_RATE = 0.21`") when no call made it: the old text stands once in one file read this
-    session and the new text is not there yet. grep-bug with the 1.5B model said exactly that
+    session and the new text is not there yet. a 1.5B model said exactly that
     twice, with no call, and the run ended with the tax still wrong."""
     for pattern in _DESCRIBED:
         for match in pattern.finditer(text):
@@ -352,7 +352,7 @@ _DEF = re.compile(r"^(\s*)(?:async\s+def|def|class)\s+(\w+)\b")
 
 def _redefined(block: list[str], content: str) -> tuple[float, str, str] | None:
     """(score, old definition, new one) when the block is a whole new version of one function or
-    class the file defines once: fizzbuzz with the 1.5B model printed the finished `def fizzbuzz`
+    class the file defines once: a 1.5B model printed the finished function
     in the chat (its stub raised NotImplementedError) and, told to call Edit, said no file needed
     a change. The file's definition runs from its `def` line to the next line indented as little."""
     head = _DEF.match(block[0])

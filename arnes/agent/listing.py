@@ -1,6 +1,6 @@
 """A short listing of the workspace's files, for the session's context.
 
-Small models act before they look: given "fix the discount", a 1.5B model edits `discount.txt`
+Small models act before they look: given "fix the rate", a 1.5B model edits `rate.txt`
 that does not exist instead of Globbing for `pricing.py`. Naming the files up front (a tiny
 workspace costs ~50 tokens) lets its first call hit a real file. The listing is what Glob would
 show: .gitignore honoured, links not followed, nothing a Read deny or ask rule covers.

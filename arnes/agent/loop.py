@@ -250,6 +250,9 @@ class Agent:
             )
         )
         self._append(response.message)
+        if response.raw_text is not None:  # calls read from the reply's text (llm/recovering.py)
+            made = "; ".join(_said(c) for c in response.message.tool_calls)
+            s.bus.emit(Steered("text-calls", "reply", "rewrite", _cut(response.raw_text), _cut(made)))
         if usage.input_tokens:
             self._known = (usage.input_tokens + usage.output_tokens, len(self.messages))
         s.budget.charge(s.provider.model, usage)
@@ -292,6 +295,8 @@ class Agent:
             self._steered(decision, "reply", "nudge", decision.text)
             self._append(Message.user(decision.text))
             return True
+        if decision.note:
+            s.bus.emit(Notice("warning", decision.note))
         back = self.hooks.stop()
         if back is not None:
             self._append(Message.user(back))
@@ -352,7 +357,7 @@ class Agent:
         """A reply cut by the output cap is never the end: its whole calls run, the rest is asked again."""
         r = self.result
         self._cut += 1
-        # off-by-one with the 1.5B model: asked to continue, it wrote the same 2,048 tokens from the
+        # A 1.5B model, asked to continue, it wrote the same 2,048 tokens from the
         # start again, about three minutes each on a CPU; the same text twice is a loop, not progress.
         again = not calls and self._cut > 1 and text == self._cut_chunk
         self._cut_chunk = "" if calls else text

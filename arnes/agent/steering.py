@@ -32,7 +32,9 @@ class Reply:
 
 @dataclass(frozen=True)
 class Accept:
-    """The reply, call or result stands as it is."""
+    """The reply, call or result stands as it is; `note` is said to the user (never to the model)."""
+
+    note: str = ""
 
 
 @dataclass(frozen=True)

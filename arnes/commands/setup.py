@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.console import Console
 
 from arnes.cliargs import parse_subcommand
+from arnes.host.testcmd import TestCommand
 from arnes.permissions.rules import SourcedRule
 from arnes.ui.safe import visible
 
@@ -46,6 +47,8 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
         console.print(visible(f"  {f.what}: {mark}: {f.detail}"), style=style, markup=False)
         if f.fix and not f.ok:
             console.print(visible(f"      fix: {f.fix}"), markup=False)
+    line, ok = tests_line(cfg.test_command(ws))
+    console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     for line, ok in hook_lines(cfg):
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     for line, ok in mcp_lines(cfg):
@@ -220,6 +223,14 @@ def ripgrep_finding() -> Finding:
     return Finding("ripgrep", True, version.stdout.splitlines()[0] if version.stdout else rg)
 
 
+def tests_line(found: TestCommand | None) -> tuple[str, bool]:
+    """The command the self-check and `--verify auto` run, and where it came from: a wrong guess is
+    seen here before a model is told to fix code over it. None found is no fault of the setup."""
+    if found is None:
+        return "tests: none found (the self-check runs nothing; set verify.command in settings to name one)", False
+    return f"tests: {found.command} ({found.why})", True
+
+
 def instructions_finding(ws: Path) -> Finding:
     for name in ("AGENTS.md", "CLAUDE.md"):
         if (ws / name).is_file() and not (ws / name).is_symlink():
@@ -260,6 +271,7 @@ def run_init(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.cliargs import workspace_of
     from arnes.dotdir import ensure_arnes_dir
     from arnes.errors import EXIT_OK, EXIT_USAGE
+    from arnes.runner import resolve_config
     from arnes.tools.filestate import atomic_write
 
     parser = argparse.ArgumentParser(prog="arnes init", description="Write AGENTS.md and .arnes/ for this project.")
@@ -274,8 +286,11 @@ def run_init(args: argparse.Namespace, rest: list[str]) -> int:
     if target.is_symlink():
         print(f"arnes init: {target} is a link; not writing through it")
         return EXIT_USAGE
-    atomic_write(target, agents_md(ws).encode("utf-8"))
+    found = resolve_config(args, ws, ask=False).test_command(ws)
+    atomic_write(target, agents_md(ws, found).encode("utf-8"))
     print(f"arnes init: wrote {target} (from the project's files: edit it, arnes reads it every run) and .arnes/")
+    tests = f"{found.command} ({found.why})" if found else "none found (set verify.command in settings)"
+    print(visible(f"arnes init: tests: {tests}"))
     return EXIT_OK
 
 
@@ -285,14 +300,11 @@ KINDS = (
 )  # fmt: skip
 
 
-def agents_md(ws: Path) -> str:
+def agents_md(ws: Path, test: TestCommand | None) -> str:
     """AGENTS.md from what the project's files say: its kind, its test command, its layout."""
-    from arnes.workflow.verify import detect
-
     kinds = sorted({kind for name, kind in KINDS if (ws / name).is_file()})
     if not kinds and any(ws.glob("*.py")):
         kinds = ["Python"]
-    test = detect(ws)
     folders = sorted(p.name for p in ws.iterdir() if p.is_dir() and not p.name.startswith(".") and not p.is_symlink())
     summary = _readme_summary(ws)
     lines = [f"# {ws.name} — notes for coding agents", ""]
@@ -304,7 +316,7 @@ def agents_md(ws: Path) -> str:
     lines += [
         "",
         "## Run and check",
-        f"- Tests: `{test}`" if test else "- Tests: (none detected: write the command here)",
+        f"- Tests: `{test.command}` ({test.why})" if test else "- Tests: (none detected: write the command here)",
     ]
     lines += [
         "",

@@ -75,7 +75,6 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
     from arnes.runner import build_session, resolve_config, subscribe
     from arnes.session import Session
     from arnes.workflow.teams.run import TeamRunner
-    from arnes.workflow.verify import detect
 
     cfg = resolve_config(args, ws)
     path = ws / ".arnes" / "teams" / f"{team.name}.toml"
@@ -117,7 +116,8 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
         return session
 
     try:
-        verify = cfg.verify_command or detect(ws)
+        found = cfg.test_command(ws)
+        verify = found.command if found else None
         from arnes.runner import check_sandbox
 
         check_sandbox(ws, cfg, f"team {team.name}")  # refused here, before any node, when it cannot hold

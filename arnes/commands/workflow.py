@@ -9,7 +9,7 @@ from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
 from arnes.sandbox.base import Sandbox
 from arnes.ui.safe import terminal_console, visible
-from arnes.workflow.verify import Verdict, detect
+from arnes.workflow.verify import Verdict
 
 
 def run_check_ladder(args: argparse.Namespace, rest: list[str]) -> int:
@@ -25,7 +25,8 @@ def run_check_ladder(args: argparse.Namespace, rest: list[str]) -> int:
     cfg = resolve_config(args, ws)
     rungs = dict(cfg.ladder)
     if not rungs:
-        command = cfg.verify_command or detect(ws)
+        found = cfg.test_command(ws)
+        command = found.command if found else None
         if not command:
             raise ConfigError("no ladder: set verify.ladder.unit/integration/e2e (or verify.command) in settings")
         rungs = {"unit": command}
@@ -56,7 +57,8 @@ def run_handoff(args: argparse.Namespace, rest: list[str]) -> int:
     )
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
-    tests = cfg.verify_command or detect(ws)
+    found = cfg.test_command(ws)
+    tests = found.command if found else None
     sandbox = check_sandbox(ws, cfg, "arnes handoff") if (tests or cfg.verify_build) else None
     return EXIT_OK if print_handoff(ws, cfg.verify_build, tests, sandbox=sandbox) else EXIT_RED
 
@@ -94,8 +96,8 @@ def run_checker(args: argparse.Namespace, rest: list[str]) -> int:
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
     session = build_session(args, ws, cfg)
-    command = cfg.verify_command or detect(ws)
-    verifier = Verifier(command, ws, session.sandbox) if command else None
+    found = cfg.test_command(ws)
+    verifier = Verifier(found.command, ws, session.sandbox) if found else None
     with subscribe(args, session, cfg) as trace_path:
         outcome = maker_checker(session, " ".join(opts.task), verifier, opts.rounds)
     state = "PASS" if outcome.passed else "FAIL"

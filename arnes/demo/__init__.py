@@ -29,6 +29,7 @@ def run_demo(args: argparse.Namespace, rest: list[str]) -> int:
         args.provider, args.script = "script", str(script)
         args.model = None
         args.permission_mode = args.permission_mode or "acceptEdits"
+        args.steering = getattr(args, "steering", None) or "tests"  # show the self-check, the one piece of `tests`
         print(f"demo: a scripted model fixes a copy of the example shop in {target}")
         print(f"task: {TASK}")
         code = run_task(args, TASK, workspace=target)

@@ -135,7 +135,7 @@ class SkillCatalog:
     def summary(self, *, bundled: bool = True) -> str:
         """The list for the first user message: one short line a skill. `bundled=False` (a small
         window) leaves arnes's own skills out: a small model calls them for tasks they do not fit
-        (a fizzbuzz task became `Skill features-json`); they still load by name."""
+        (a coding task became `Skill features-json`); they still load by name."""
         skills = [s for s in self.skills() if bundled or s.origin != "bundled"]
         if not skills:
             return ""

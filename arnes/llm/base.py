@@ -46,6 +46,7 @@ class ProviderSettings:
     temperature: float | None = None  # None: not sent, the server's own default
     max_tokens_key: str = "max_tokens"  # OpenAI's reasoning models want max_completion_tokens
     context_window: int | None = None  # enforced on the server where it can be (Ollama's num_ctx)
+    text_calls: bool = False  # the profile reads calls printed as text (llm/recovering.py): stop a runaway
 
 
 @dataclass(frozen=True)

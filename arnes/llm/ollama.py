@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from arnes.errors import ProviderError
 from arnes.llm.base import PROFILES, ProviderSettings, TextSink
-from arnes.llm.recovery import call_id, cut_call, cut_in_last, split_tool_calls
+from arnes.llm.recovery import call_id, cut_call, cut_in_last
 from arnes.llm.sdk_errors import first_byte_timeout, mid_stream_error
 from arnes.llm.window import server_root
 from arnes.messages import (
@@ -101,20 +101,14 @@ class OllamaProvider:
         return self._build("".join(text), calls, done, [t.name for t in tools])
 
     def _build(self, text: str, calls: list[ToolCall], done: dict[str, Any], names: list[str]) -> ModelResponse:
-        raw_text = None
-        if not calls and text:
-            prose, recovered = split_tool_calls(text, names)
-            if recovered:
-                raw_text, text = text, prose
-                calls = [ToolCall(call_id(), c.name, c.input) for c in recovered]
         reason = done.get("done_reason")
         stop: StopReason = "max_tokens" if reason == "length" else "tool_use" if calls else "end_turn"
-        if stop == "max_tokens" and calls and cut_in_last(calls, raw_text is not None):
+        if stop == "max_tokens" and calls and cut_in_last(calls, False):
             calls[-1] = cut_call(calls[-1], self.max_output_tokens)
         blocks: list[TextBlock | ToolCall] = [TextBlock(text)] if text else []
         blocks += calls
         usage = Usage(int(done.get("prompt_eval_count") or 0), int(done.get("eval_count") or 0))
-        return ModelResponse(Message("assistant", list(blocks)), stop, usage, raw_text)
+        return ModelResponse(Message("assistant", list(blocks)), stop, usage)
 
     def _post(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """POST /api/chat; yield each JSON line. Time-outs: connect 30 s, first byte, then between lines."""

@@ -17,7 +17,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from arnes.errors import ProviderError
 from arnes.llm.base import PROFILES, ProviderSettings, TextSink, api_key
-from arnes.llm.recovery import call_id, cut_call, cut_in_last, parse_arguments, runaway, split_tool_calls
+from arnes.llm.recovery import call_id, cut_call, cut_in_last, parse_arguments, runaway
 from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
     Appended,
@@ -85,7 +85,7 @@ class OpenAICompatProvider:
                 stream=self.stream,
                 stream_cls=Stream[ChatCompletionChunk],
             )
-            names = [t.name for t in tools]
+            names = [t.name for t in tools] if settings.text_calls else []  # whose printed calls to watch for
             if not self.stream:
                 return _from_completion(response, on_text, names, settings.max_output_tokens)
             streaming = True
@@ -228,7 +228,7 @@ def _assemble(
                 size += len(delta["content"])
                 if on_text:
                     on_text(delta["content"])
-                if not calls and size - checked >= RUNAWAY_CHECK:
+                if known_tools and not calls and size - checked >= RUNAWAY_CHECK:
                     # A model that goes on after its call is writing the tool's result itself:
                     # stop reading (closing the stream stops the server) and keep the call.
                     checked = size
@@ -251,24 +251,18 @@ def _assemble(
 def _build(
     text: str, calls: dict[int, dict[str, str]], finish: str | None, usage: Usage, known_tools: list[str], cap: int
 ) -> ModelResponse:
-    """One neutral turn; calls printed as text are recovered, each with its own id."""
-    raw_text = None
+    """One neutral turn of native calls (calls printed as text: llm/recovering.py, by profile)."""
     tool_calls = [
         ToolCall(calls[i]["id"] or call_id(), calls[i]["name"], _parse_arguments(calls[i])) for i in sorted(calls)
     ]
-    if not tool_calls and text:
-        prose, recovered = split_tool_calls(text, known_tools)
-        if recovered:
-            raw_text, text = text, prose
-            tool_calls = [ToolCall(call_id(), c.name, c.input) for c in recovered]
-    if finish == "length" and tool_calls and cut_in_last(tool_calls, raw_text is not None):
+    if finish == "length" and tool_calls and cut_in_last(tool_calls, False):
         tool_calls[-1] = cut_call(tool_calls[-1], cap)  # cut by the output cap or the context's end
     blocks: list[TextBlock | ToolCall] = [TextBlock(text)] if text else []
     blocks += tool_calls
     stop: StopReason = _stop(finish)
     if stop != "max_tokens" and tool_calls:
         stop = "tool_use"
-    return ModelResponse(Message("assistant", list(blocks)), stop, usage, raw_text)
+    return ModelResponse(Message("assistant", list(blocks)), stop, usage)
 
 
 def _parse_arguments(slot: dict[str, str]) -> dict[str, Any]:

@@ -231,7 +231,7 @@ _FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}")
 
 
 def file_named_call(name: str, raw: dict[str, Any], tools: Iterable[str]) -> str:
-    """For a "tool" named like a file (config-file: `{"name": "config.json", "arguments": {"name":
+    """For a "tool" named like a file (seen: `{"name": "config.json", "arguments": {"name":
     "shop", ...}}`), what to call instead: with JSON arguments for a .json name, the Write itself."""
     if "Write" not in tools or not _FILE_NAME.fullmatch(name) or "__invalid_json__" in raw:
         return ""

@@ -11,6 +11,14 @@ from arnes.tools.processes import Group, Job, run_started
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
+EXIT_LINE = "exit code: "  # a finished command's result starts with it; a timed-out one does not
+
+
+def exit_code_of(result: str) -> int | None:
+    """The exit code a Bash result begins with; None for a command cut off by its time limit."""
+    first = result.split("\n", 1)[0]
+    number = first.removeprefix(EXIT_LINE)
+    return int(number) if first.startswith(EXIT_LINE) and number.lstrip("-").isdigit() else None
 
 
 class BashArgs(ToolArgs):
@@ -61,7 +69,7 @@ class Bash(BaseTool[BashArgs]):
         if done.timed_out:
             parts.append(f"Timed out after {timeout:g} s; the command and its children were killed.")
         else:
-            parts.append(f"exit code: {done.exit_code}")
+            parts.append(f"{EXIT_LINE}{done.exit_code}")
         if done.stdout:
             parts.append(done.stdout.rstrip("\n"))
         if done.stderr:

@@ -17,7 +17,7 @@ EXAMPLES = {
 
 
 def yaml_as_json(content: str) -> str | None:
-    """The JSON for content that is a YAML mapping or list (config-file with the 1.5B model:
+    """The JSON for content that is a YAML mapping or list (a 1.5B model:
     `name: shop\nport: 8080\ndebug: false`, sent again word for word after being told it is not
     JSON); None when it is not one, or holds what JSON cannot (dates)."""
     import yaml  # pyyaml: already a dependency (extension front matter)
@@ -70,7 +70,7 @@ def code_problem(before: str, after: str, suffix: str) -> str:
     """ "Python (invalid syntax at line 2: `...`)" when `after` breaks a Python file that parsed
     before (or is new), else "". Parsed only, never run.
 
-    fizzbuzz with Qwen2.5-Coder-1.5B: new_string was the task's own words after `return`
+    Qwen2.5-Coder-1.5B: new_string was the task's own words after `return`
     (`return 'Fizz' for multiples of 3, ...`), and the run ended calling it done. A file that
     did not parse before is left alone: its grammar may be newer than this Python's.
     """

@@ -23,7 +23,7 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     "ruby": re.compile(r"^(?:def|class|module)[ \t]+([\w.]+)", re.MULTILINE),
 }
-# A document's headings are its names: docs-section rewrote README.md without its `# app`. The
+# A document's headings are its names: a small model rewrote a README without its `# app`. The
 # heading is kept whole (`# app`), and a fenced block's `# comment` is not one (see below). Read
 # line by line: one pattern for the whole heading (`^(#+[ \t]+\S.*?)[ \t]*#*[ \t]*$`) backtracked
 # cubically on `# a`, thousands of spaces and a letter (a repository's README took minutes).

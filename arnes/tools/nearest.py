@@ -1,6 +1,6 @@
 """The existing files nearest to a path that does not exist, for "File does not exist" errors.
 
-A small model guesses a name (`discount.txt` where the workspace has `pricing.py`) and, told
+A small model guesses a name (`rate.txt` where the workspace has `pricing.py`) and, told
 only that it does not exist, repeats the error back as its answer. Naming what is there makes
 the next call hit a real file. What is named is what Glob would show (ignore rules, Read rules).
 """

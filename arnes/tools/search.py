@@ -305,7 +305,7 @@ class Grep(BaseTool[GrepArgs]):
         root, where_shown = _search_root(ctx, args.path)
         one_file = root.is_file() and args.output_mode == "files_with_matches"
         if one_file:
-            # Listing the one file searched says only yes or no: grep-bug with Qwen2.5-Coder-1.5B got
+            # Listing the one file searched says only yes or no: Qwen2.5-Coder-1.5B got
             # `billing/rates.py` back for `tax rate` in billing/rates.py, twice, and never saw the line.
             args = args.model_copy(update={"output_mode": "content", "context": None, "head_limit": None})
         lines, more, exact = self._search(args, ctx, root, args.pattern, args.case_insensitive)
@@ -459,7 +459,7 @@ _META = set("\\.+*?()|[]{}^$#&-~")  # what ripgrep's regex syntax lets (and need
 def _literal_pattern(pattern: str) -> str | None:
     """The pattern as plain text, when it has regex characters; else None.
 
-    failing-test with Qwen2.5-Coder-1.5B: Grep `def add(a: int, b: int) -> int` found nothing in
+    Qwen2.5-Coder-1.5B: Grep `def add(a: int, b: int) -> int` found nothing in
     the file holding that very line (the parentheses are a group), and it Grepped again and again.
     """
     if not any(c in _META for c in pattern):

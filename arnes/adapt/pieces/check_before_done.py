@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 from arnes.adapt.piece import ACCEPT, Env, Piece
-from arnes.adapt.selfcheck import MOST_RUNS, SelfCheck
+from arnes.adapt.selfcheck import MOST_RUNS, NONE_RAN, SelfCheck, result_outcome
 from arnes.adapt.shared import TurnState
-from arnes.agent.steering import Act, Moment, Nudge, Reply, ReplyDecision, ResultDecision
+from arnes.agent.steering import Accept, Act, Moment, Nudge, Reply, ReplyDecision, ResultDecision
 from arnes.messages import ToolCall, ToolResultBlock
 
 WHOLE_FIX = "Send the whole corrected file again, in the same format."
@@ -35,7 +35,8 @@ class CheckBeforeDone(Piece):
         command = self.check.due()
         if command is None:
             return ACCEPT
-        call = ToolCall("check", "Bash", {"command": command})
+        timeout = int(self.env.test_timeout * 1000)  # verify.timeout, not the Bash tool's default for the model
+        call = ToolCall("check", "Bash", {"command": command, "timeout": timeout})
         return Act(self.name, (call,), quiet=True, say=f"running the tests before the answer stands: {command}")
 
     def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
@@ -43,7 +44,11 @@ class CheckBeforeDone(Piece):
         if result is None:  # would ask, is denied, or a hook blocked it: the answer stands
             self.check.runs = MOST_RUNS
             return ACCEPT
-        told = self.check.ran(result.is_error, result.content)
+        seen = result_outcome(result)
+        told = self.check.ran(seen, result.content)
+        if seen == "no_tests":  # neither green nor red: the answer stands, and the user knows it is unchecked
+            command = str(act.calls[0].input.get("command", ""))
+            return Accept(NONE_RAN.format(command=command))
         if told is None:
             return ACCEPT
         self.state.red, self.state.said = True, told
