@@ -396,6 +396,11 @@ def agent_summary(ag: dict[str, Any]) -> str:
     else:
         second = sum(1 for r in runs if r["passed"] and r.get("tries", 0) > 1)
         extra = f"aider {ag.get('version', '?')}; passed at the second try: {second}"
+    if "server_generated_tokens" in ag:  # counts a reply cut by the time limit too, which aider's count misses
+        extra += (
+            f"; server: {ag['server_prompt_tokens']:,} prompt tokens evaluated, "
+            f"{ag['server_generated_tokens']:,} generated"
+        )
     return (
         f"| {ag['agent']} | **{passed}/{len(runs)}** ({passed / n:.0%}) | {tokens:,.0f} | {seconds:.0f} s | "
         f"{ag['wall']:.0f} s | {extra} |"
