@@ -6,6 +6,8 @@ Run from the repository root with the project venv active:
     python bench/realmodel/run.py serve             # start llama-server on 127.0.0.1 (stays running)
     python bench/realmodel/run.py bench --label X   # arnes eval and mini-swe-agent on the built-in tasks
     python bench/realmodel/run.py cache             # the prompt cache: a second session's first turn
+    python bench/realmodel/run.py exercism --agents arnes,aider --sample 3 --seed 1
+                                                    # the Exercism set beside aider (exercism.py; --help)
     python bench/realmodel/run.py stop              # stop the server this script started
     python bench/realmodel/run.py all --label X     # setup, serve, bench, cache
 
@@ -686,8 +688,12 @@ def write_readme(data: dict[str, Any]) -> None:
 
 # --------------------------------------------------------------------------------- main
 def main() -> int:
+    if sys.argv[1:2] == ["exercism"]:  # its own options (exercism.py), on the same server
+        from exercism import main as exercism_main
+
+        return exercism_main(sys.argv[2:])
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("step", choices=["setup", "serve", "bench", "cache", "stop", "all", "readme"])
+    p.add_argument("step", choices=["setup", "serve", "bench", "cache", "exercism", "stop", "all", "readme"])
     p.add_argument("--model", default="1.5b", choices=sorted(MODELS))
     p.add_argument("--models", nargs="+", default=["1.5b"], choices=sorted(MODELS), help="weights for `setup`")
     p.add_argument("--port", type=int, default=8088)
