@@ -156,6 +156,7 @@ class Session:
     edit_format: str = "tools"
     hidden_tools: tuple[str, ...] = ()  # tools the profile does not offer (a small model's distractions)
     steering: Steering = field(init=False)
+    _unoffered: frozenset[str] = field(init=False, default=frozenset())
     # The self-check's command when the settings name one (verify.command: the user's, or a trusted
     # folder's); None: detected from the project's files. Its run may take `test_timeout` seconds.
     test_command: TestCommand | None = None
@@ -223,10 +224,11 @@ class Session:
         small = self.context_window <= SMALL_WINDOW
         if (self.depth >= self.max_depth or small) and "Delegate" in self.tools.names():
             self.tools = ToolRegistry(t for t in self.tools if t.name != "Delegate")
-        # In an edit format the reply is how files change: the model is not offered two ways.
-        hidden = set(self.hidden_tools) | ({"Write", "Edit"} if self.edit_format != "tools" else set())
-        if hidden & set(self.tools.names()):
-            self.tools = ToolRegistry(t for t in self.tools if t.name not in hidden)
+        if set(self.hidden_tools) & set(self.tools.names()):
+            self.tools = ToolRegistry(t for t in self.tools if t.name not in self.hidden_tools)
+        # In an edit format the reply is how files change: the model is not offered two ways. The
+        # tools stay in the registry: the format's own Writes and Edits run through them.
+        self._unoffered = frozenset({"Write", "Edit"} if self.edit_format != "tools" else ())
         env = Env(self.ctx, self.edit_format, lambda: self.self_check, self.tests, self.task_files, self.test_timeout)
         self.steering = build_steering(self.steering_set, env)
 
@@ -342,7 +344,8 @@ class Session:
         """The schemas sent with every request; brief ones when the window is small."""
         if self.mcp is not None and "mcp" not in self._noted:
             self._add_mcp_tools(self.mcp)
-        return self.tools.specs(brief=self.context_window <= SMALL_WINDOW)
+        specs = self.tools.specs(brief=self.context_window <= SMALL_WINDOW)
+        return [spec for spec in specs if spec.name not in self._unoffered]
 
     def _add_mcp_tools(self, hub: McpHub) -> None:
         """Once, before the first request: wait for the servers, offer their tools, name failures."""
@@ -366,7 +369,7 @@ class Session:
     def context(self) -> str:
         """The per-run part: the workspace and its AGENTS.md, for the head of the first message."""
         notes: list[str] = []
-        names = self.tools.names()
+        names = [n for n in self.tools.names() if n not in self._unoffered]
         skills = ""
         if "Skill" in names and self.skill_catalog is not None:
             skills = self.skill_catalog.summary(bundled=self.context_window > SMALL_WINDOW)

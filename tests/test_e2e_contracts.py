@@ -125,3 +125,44 @@ def test_the_small_profile_shows_its_interventions_in_trace_and_stream_json(tmp_
     lines = [json.loads(line) for line in done.out.splitlines()]
     system = [(o["piece"], o["action"]) for o in lines if o.get("type") == "system" and o.get("subtype") == "steered"]
     assert system == [("nudge", "nudge"), ("small-read", "rewrite")]
+
+
+MATH_TEST = (
+    "import unittest\n\nfrom mathutil import add\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+)
+
+
+def test_the_whole_format_writes_the_reply_s_files_never_the_tests_and_the_tests_judge(tmp_path: Path) -> None:
+    """A small model's reply in aider's `whole` format: applied through the gate as Writes (Write is not
+    offered, yet the format's Writes run), a test file in it is refused, and the self-check runs."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "mathutil.py").write_text("def add(a, b):\n    pass\n")
+    (ws / "mathutil_test.py").write_text(MATH_TEST)
+    wrong = "mathutil.py\n```python\ndef add(a, b):\n    return a - b\n```\n"
+    cheat = "mathutil_test.py\n```python\nimport unittest\n```\n"
+    right = "mathutil.py\n```python\ndef add(a, b):\n    return a + b\n```\n"
+    turns = [{"text": wrong + "\n" + cheat}, {"text": right}, {"text": "never asked"}]
+    trace = tmp_path / "t.jsonl"
+    task = "Implement add in mathutil.py. The tests are in mathutil_test.py; they are correct, don't change them."
+    with FakeLLMServer(turns) as server:
+        done = run_arnes(
+            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b-instruct",
+            "-w", str(ws), "--permission-mode", "bypass", "--sandbox", "off", "--trust",
+            "--trace", str(trace), "--output-format", "json", task,
+        )  # fmt: skip
+        offered = [t["function"]["name"] for t in server.requests[0][1]["tools"]]
+    assert done.code == 0, done.err
+    assert "Write" not in offered and "Edit" not in offered and "Read" in offered
+    assert (ws / "mathutil.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert (ws / "mathutil_test.py").read_text() == MATH_TEST
+    events = read_trace(trace)
+    made = [(e["name"], e["input"].get("file_path") or e["input"].get("command")) for e in events
+            if e["event"] == "tool_call" and e.get("by") == "arnes"]  # fmt: skip
+    assert made[0] == ("Write", "mathutil.py")
+    assert ("Bash", "python -m unittest discover -q -s . -p '*_test.py'") in made
+    said = [b.get("text", "") for e in events if e["event"] == "message" and e["role"] == "user" for b in e["content"]]
+    assert any("mathutil_test.py: NOT applied" in t and "test file" in t for t in said)
+    out = json.loads(done.out)
+    assert out["result"] == right and out["tool_calls"] == 0 and out["arnes_calls"] >= 3

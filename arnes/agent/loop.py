@@ -97,6 +97,7 @@ class Agent:
         self.steer = session.steering  # the model-adaptation layer, known only by its protocol
         self._made = 0  # calls arnes made for the model, for their ids
         self._task = ""  # the user's message, for what arnes may never change for the model
+        self._announced = False  # the running Act's line was said
         self._tally = Appended(0, lambda total, new: total + message_tokens(new))  # the size, kept as it grows
         self._last_error: str | None = None  # the last tool error of the last tool turn, if it had one
         self.hooks = HookPoints(session)
@@ -288,8 +289,10 @@ class Agent:
         )
         decision = self.steer.on_reply(reply)
         while isinstance(decision, Act):
+            self._announced = False
             results = [self._make(call, decision) for call in decision.calls]
-            self._steered(decision, "reply", "act", "; ".join(_said(c) for c in decision.calls))
+            made = [_said(c) for c, res in zip(decision.calls, results, strict=True) if res is not None]
+            self._steered(decision, "reply", "act", "; ".join(made) or "nothing: the rules would not allow it unasked")
             decision = self.steer.on_acted(decision, results, reply)
         if isinstance(decision, Nudge):
             self._steered(decision, "reply", "nudge", decision.text)
@@ -310,8 +313,6 @@ class Agent:
         if isinstance(decision, Rewrite | Refuse):
             sent = sent or action
         self.s.bus.emit(Steered(decision.piece, moment, action, _cut(sent), _cut(ran)))
-        if isinstance(decision, Act) and decision.say:
-            self.s.bus.emit(Notice("info", decision.say))
 
     def _make(self, call: ToolCall, act: Act) -> ToolResultBlock | None:
         """A call arnes makes for the model: through the hooks and the gate like the model's own,
@@ -331,6 +332,9 @@ class Agent:
             if barred is not None:
                 return ToolResultBlock(call.id, f"arnes did not make this {call.name} for you: {barred}", True)
         self.result.arnes_calls += 1
+        if act.say and not self._announced:  # said once, before the act's first call
+            s.bus.emit(Notice("info", act.say))
+            self._announced = True
         s.bus.emit(ToolCallEvent(call.id, call.name, call.input, by="arnes"))
         prepared = self._admit(call)
         if isinstance(prepared, ToolResultBlock):

@@ -76,14 +76,29 @@ def _focus(env: Env, reply_text: str, code: str) -> str | None:
     return env.ctx.display(hits[0]) if len(hits) == 1 else None
 
 
-class WholeFiles(Piece):
-    """`whole`: each fenced block under a path is that file's new content, written with Write."""
+MOST_NOT_APPLIED = 3  # replies in a row with files that could not be applied, before the reply stands
 
-    name: ClassVar[str] = "whole"
+
+class _Format(Piece):
     moments: ClassVar[frozenset[Moment]] = frozenset({"reply"})
 
     def __init__(self, env: Env):
         self.env = env
+        self.failed = 0
+
+    def new_turn(self, task: str) -> None:
+        self.failed = 0
+
+    def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
+        decision = _report(self.name, act, results)
+        self.failed = self.failed + 1 if isinstance(decision, Nudge) else 0
+        return ACCEPT if self.failed > MOST_NOT_APPLIED else decision
+
+
+class WholeFiles(_Format):
+    """`whole`: each fenced block under a path is that file's new content, written with Write."""
+
+    name: ClassVar[str] = "whole"
 
     def on_reply(self, reply: Reply) -> ReplyDecision:
         if not reply.can_write or reply.applied:
@@ -104,18 +119,11 @@ class WholeFiles(Piece):
             self.name, tuple(calls.values()), sent=_head(reply.text), say=f"writing the files of the reply: {files}"
         )
 
-    def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
-        return _report(self.name, act, results)
 
-
-class SearchReplace(Piece):
+class SearchReplace(_Format):
     """`search-replace`: each SEARCH/REPLACE block is an Edit of the file named above it."""
 
     name: ClassVar[str] = "search-replace"
-    moments: ClassVar[frozenset[Moment]] = frozenset({"reply"})
-
-    def __init__(self, env: Env):
-        self.env = env
 
     def on_reply(self, reply: Reply) -> ReplyDecision:
         if not reply.can_write or reply.applied:
@@ -129,9 +137,6 @@ class SearchReplace(Piece):
             return ACCEPT
         files = ", ".join(dict.fromkeys(str(c.input["file_path"]) for c in calls))
         return Act(self.name, tuple(calls), sent=_head(reply.text), say=f"making the changes of the reply: {files}")
-
-    def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
-        return _report(self.name, act, results)
 
 
 def _report(piece: str, act: Act, results: list[ToolResultBlock | None]) -> ReplyDecision:
