@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         return run_task(args, task)
     except ArnesError as exc:  # bad settings (2), a limit (3), a model that failed (1)
-        from arnes.ui.safe import visible
+        from arnes.safe import visible
 
         print(f"arnes: {visible(str(exc))}", file=sys.stderr)  # names keys and paths a repository chose
         print_error_json(args.output_format, str(exc), exc.exit_code)

@@ -65,3 +65,9 @@ def validation_summary(exc: ValidationError, top: str = "(top level)") -> str:
         msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
         problems.append(f"{where}: {msg}")
     return "; ".join(problems)
+
+
+class ToolError(Exception):
+    """A failure the model can act on: the message says what happened and what to do next.
+    Part of the Tool seam (tools/base.py exports it); defined here so modules below the tools
+    (host/ripgrep.py) raise it too."""

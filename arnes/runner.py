@@ -29,12 +29,12 @@ from arnes.llm.window import probe_window
 from arnes.messages import Message
 from arnes.permissions.approvers import choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
+from arnes.safe import visible
 from arnes.sandbox.base import Sandbox
 from arnes.session import NON_INTERACTIVE_TURNS, Limits, Role, Session, new_session_id
 from arnes.tools.files import session_diffs
 from arnes.tools.treewatch import Report
 from arnes.ui.render import TerminalRenderer
-from arnes.ui.safe import visible
 from arnes.workflow.verify import Verifier
 from arnes.workspace_trust import trusted_config, warn_withheld_keys
 

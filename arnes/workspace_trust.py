@@ -14,7 +14,7 @@ from arnes.config import EffectiveConfig, load_config
 from arnes.errors import ConfigError
 from arnes.llm.base import PROFILES
 from arnes.permissions.grants import describe
-from arnes.ui.safe import visible
+from arnes.safe import visible
 
 
 def trusted_config(workspace: Path, flag: bool, terminal: bool) -> EffectiveConfig:

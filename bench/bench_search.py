@@ -108,7 +108,7 @@ def main() -> None:
     build(args.tree)
     size = sum(p.stat().st_size for p in args.tree.rglob("*") if p.is_file()) / 1e6
     print(f"tree: {args.tree} ({FILES} files, {size:.0f} MB; built/checked in {time.perf_counter() - started:.1f} s)")
-    from arnes.tools.ripgrep import ripgrep
+    from arnes.host.ripgrep import ripgrep
 
     rg = ripgrep()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {rg}")

@@ -10,12 +10,12 @@ import pytest
 
 from arnes.agent.loop import Agent
 from arnes.agent.resume import UNRECORDED, load_history
+from arnes.host.atomic import atomic_write
 from arnes.llm.script import ScriptProvider
 from arnes.messages import Message, TextBlock, ToolCall, ToolResultBlock
 from arnes.session import Session
 from arnes.tools.base import ToolContext, ToolError
 from arnes.tools.files import Read, ReadArgs
-from arnes.tools.filestate import atomic_write
 
 
 def test_a_write_lands_on_the_real_path_that_was_judged(tmp_path: Path) -> None:

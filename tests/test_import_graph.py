@@ -140,3 +140,30 @@ def test_no_import_cycle_inside_arnes() -> None:
         arrows = [f"{a} -> {b}" for a in component for b in sorted(graph[a] & members)]
         report.append("  " + ", ".join(component) + "\n    " + "\n    ".join(arrows))
     assert not cycles, "import cycles inside arnes/ (each must flow one way):\n" + "\n".join(report)
+
+
+# Folders that must not import these (the layers below never reach up). The model-adaptation layer
+# sits above the loop; the loop, the tools and the permission engine know nothing of it, and the
+# lowest folder, host/, imports no other folder of arnes.
+FOLDER_NEVER_IMPORTS = {
+    "host": {"tools", "permissions", "agent", "adapt", "ui", "workflow", "commands", "sandbox", "extensions"},
+    "permissions": {"tools", "agent", "adapt", "ui", "workflow", "commands"},
+    "tools": {"agent", "adapt", "ui", "workflow", "commands"},
+    "agent": {"adapt", "workflow", "commands", "ui"},
+    "adapt": {"ui", "workflow", "commands", "extensions", "mcp"},
+    "llm": {"agent", "adapt", "tools", "permissions", "ui", "workflow", "commands"},
+}
+
+
+def test_folders_import_only_downwards() -> None:
+    graph = _graph()
+    wrong = []
+    for module, targets in graph.items():
+        parts = module.split(".")
+        if len(parts) < 3 or parts[1] not in FOLDER_NEVER_IMPORTS:
+            continue
+        for target in targets:
+            folder = target.split(".")[1] if target.count(".") >= 1 else ""
+            if folder in FOLDER_NEVER_IMPORTS[parts[1]]:
+                wrong.append(f"{module} -> {target}")
+    assert wrong == []

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from arnes.permissions.paths import absolute, is_inside, resolve_real
+from arnes.host.paths import absolute, is_inside, resolve_real
 from arnes.tools.base import ToolContext
 from arnes.tools.files import Write, WriteArgs
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arnes.host.paths import absolute, is_inside
 from arnes.permissions.engine import RuleEngine
-from arnes.permissions.paths import absolute, is_inside
 from arnes.permissions.rules import SourcedRule, glob_to_regex
 from arnes.permissions.types import Target, ToolRequest
 
@@ -80,7 +80,7 @@ def test_spelling_does_not_change_a_decision(path: str) -> None:
 def test_real_path_fast_path_agrees_with_realpath(tmp_path: Path) -> None:
     import os
 
-    from arnes.permissions.paths import real_path
+    from arnes.host.paths import real_path
 
     root = tmp_path / "root"
     (root / "a" / "b").mkdir(parents=True)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from arnes.host.paths import real_path
 from arnes.permissions.commands import directories, path_target
 from arnes.permissions.engine import RuleEngine
-from arnes.permissions.paths import real_path
 from arnes.permissions.readonly import is_read_only, path_arguments
 from arnes.permissions.shell import ShellAnalysis, analyse
 from arnes.permissions.simplecommand import SimpleCommand

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arnes.tools import filestate
+from arnes.host import atomic
 from arnes.tools.base import ToolArgs, ToolContext, ToolError, ToolRegistry
 from arnes.tools.docs import ReadDoc
 from arnes.tools.files import DEFAULT_READ_LINES, Edit, Read, Write
@@ -405,7 +405,7 @@ def test_write_is_atomic_when_the_rename_fails(ctx: ToolContext, monkeypatch: py
         assert os.stat(src, dir_fd=fds["src_dir_fd"]).st_size == len("half-baked\n")  # fully written first
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(filestate.os, "replace", boom)
+    monkeypatch.setattr(atomic.os, "replace", boom)
     with pytest.raises(OSError, match="disk on fire"):
         write(ctx, "a.txt", "half-baked\n")
     assert path.read_text() == "precious\n"
@@ -416,7 +416,7 @@ def test_write_new_file_atomic_when_the_rename_fails(ctx: ToolContext, monkeypat
     def boom(src: Any, dst: Any, **fds: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(filestate.os, "replace", boom)
+    monkeypatch.setattr(atomic.os, "replace", boom)
     with pytest.raises(KeyboardInterrupt):
         write(ctx, "new.txt", "x\n")
     assert not (ctx.workspace / "new.txt").exists()

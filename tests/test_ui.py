@@ -8,9 +8,9 @@ from pathlib import Path
 
 from arnes.agent.events import CompactionEvent, MessageEvent, ModelRequest, SessionEnd, ToolCallEvent, ToolResultEvent
 from arnes.messages import Message, ToolCall
+from arnes.safe import one_line, terminal_console, visible
 from arnes.ui.preview import preview
 from arnes.ui.render import TerminalRenderer
-from arnes.ui.safe import one_line, terminal_console, visible
 from arnes.ui.spinner import Spinner
 from arnes.workflow.teams.timeline import Timeline
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arnes.host.nofollow import read_regular
-from arnes.permissions.paths import is_inside, resolve_real
+from arnes.host.paths import is_inside, resolve_real
 from arnes.tools.base import ToolContext
 
 EMPTY = (

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from arnes.host.files import Rules
+from arnes.host.ripgrep import printable, workspace_files
 from arnes.tools.base import ToolError
-from arnes.tools.ripgrep import printable, workspace_files
 
 LISTING_CAP = 60  # paths; a bigger workspace gets the first ones and a count
 

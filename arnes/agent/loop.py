@@ -35,6 +35,7 @@ from arnes.agent.hookpoints import HookPoints
 from arnes.agent.madecalls import off_limits
 from arnes.agent.steering import Act, Nudge, Refuse, Reply, Rewrite
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
+from arnes.host.paths import resolve_real
 from arnes.messages import (
     Appended,
     Block,
@@ -46,11 +47,9 @@ from arnes.messages import (
     ToolSpec,
     block_to_json,
 )
-from arnes.permissions.paths import resolve_real
 from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
 from arnes.tools.base import Tool, ToolArgs, ToolError, dropped_note
-from arnes.workflow.verify import feedback
 
 MAX_WORKERS = 8
 MAX_CUT = 3  # replies cut at the output cap in a row before the run stops (stop_reason max_tokens)
@@ -179,7 +178,7 @@ class Agent:
                 s.bus.emit(VerifyEvent(rounds, verdict.command, verdict.passed, verdict.exit_code, verdict.output))
                 if verdict.passed or rounds > s.verifier.rounds:
                     break
-                self._append(Message.user(feedback(verdict, rounds, s.verifier.rounds)))
+                self._append(Message.user(s.verifier.feedback(verdict, rounds)))
         except LimitReached as exc:
             r.stop_reason = "budget" if exc.limit != "turns" else "max_turns"
             r.limit = exc.limit

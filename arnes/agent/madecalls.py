@@ -9,7 +9,7 @@ import re
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from arnes.permissions.paths import is_inside, resolve_real
+from arnes.host.paths import is_inside, resolve_real
 
 TEST_NAMES = ("test_*", "*_test.*", "*_tests.*", "*.test.*", "*.spec.*", "conftest.py", "tests.py")
 TEST_FOLDERS = frozenset({"test", "tests", "__tests__", "spec", "testdata"})

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from arnes.errors import ConfigError
-from arnes.tools.filestate import atomic_write
+from arnes.host.atomic import atomic_write
 from arnes.workflow import evals
 
 

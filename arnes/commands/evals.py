@@ -17,8 +17,8 @@ from rich.text import Text
 
 from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
-from arnes.tools.filestate import atomic_write
-from arnes.ui.safe import visible
+from arnes.host.atomic import atomic_write
+from arnes.safe import visible
 from arnes.workflow import evals
 
 # Global options each run sets itself; every other global option given is passed on as given.

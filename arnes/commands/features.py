@@ -9,7 +9,7 @@ from rich.text import Text
 
 from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
-from arnes.ui.safe import terminal_console, visible
+from arnes.safe import terminal_console, visible
 from arnes.workflow import features as fl
 
 STYLE = {"passing": "green", "active": "yellow", "blocked": "red", "not_started": "dim"}

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from arnes.cliargs import parse_subcommand
-from arnes.ui.safe import one_line, visible
+from arnes.safe import one_line, visible
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:

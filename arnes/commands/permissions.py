@@ -11,12 +11,12 @@ from rich.text import Text
 
 from arnes.cliargs import parse_subcommand
 from arnes.config import SECRET_SOURCE, EffectiveConfig
+from arnes.host.paths import absolute
 from arnes.permissions.engine import READ_FAMILY, RuleEngine
-from arnes.permissions.paths import absolute
 from arnes.permissions.rules import KNOWN_TOOLS, MCP_RULE
 from arnes.permissions.types import Access, Target, ToolRequest
+from arnes.safe import visible
 from arnes.sandbox.bubblewrap import Bubblewrap
-from arnes.ui.safe import visible
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:

@@ -16,7 +16,7 @@ from rich.console import Console
 from arnes.cliargs import parse_subcommand
 from arnes.host.testcmd import TestCommand
 from arnes.permissions.rules import SourcedRule
-from arnes.ui.safe import visible
+from arnes.safe import visible
 
 # -- doctor ------------------------------------------------------------------------------------
 
@@ -67,7 +67,7 @@ def skill_lines(ws: Path, rules: list[SourcedRule]) -> list[tuple[str, bool]]:
     from arnes.extensions.skills import discover_skills
     from arnes.host.files import HostFiles
     from arnes.permissions.engine import RuleEngine
-    from arnes.ui.safe import one_line
+    from arnes.safe import one_line
 
     skills, refused = discover_skills(HostFiles(ws, RuleEngine(ws, rules=list(rules))))
     found = ", ".join(f"{s.name} ({s.origin})" for s in skills) or "none"
@@ -78,7 +78,7 @@ def skill_lines(ws: Path, rules: list[SourcedRule]) -> list[tuple[str, bool]]:
 def hook_lines(cfg: object) -> list[tuple[str, bool]]:
     """The hooks found in the settings (DESIGN §13): which run, and which wait for trust."""
     from arnes.config import EffectiveConfig
-    from arnes.ui.safe import one_line
+    from arnes.safe import one_line
 
     assert isinstance(cfg, EffectiveConfig)
     if not cfg.hooks:
@@ -96,7 +96,7 @@ def mcp_lines(cfg: object) -> list[tuple[str, bool]]:
     """The MCP servers configured (DESIGN §13): which start, how confined, which wait for trust.
     Nothing is started here; `arnes mcp list` starts them and shows their tools."""
     from arnes.config import EffectiveConfig
-    from arnes.ui.safe import one_line
+    from arnes.safe import one_line
 
     assert isinstance(cfg, EffectiveConfig)
     entries = list(cfg.mcp_servers.values())
@@ -131,7 +131,7 @@ def print_commands(console: Console, ws: Path, cfg: object) -> None:
     from arnes.extensions.commands import load_catalog
     from arnes.host.files import HostFiles
     from arnes.permissions.engine import RuleEngine
-    from arnes.ui.safe import visible
+    from arnes.safe import visible
     from arnes.ui.slash import BUILTINS
 
     assert isinstance(cfg, EffectiveConfig)
@@ -212,8 +212,8 @@ def sandbox_findings(mode: str) -> list[Finding]:
 
 
 def ripgrep_finding() -> Finding:
+    from arnes.host.ripgrep import ripgrep
     from arnes.tools.base import ToolError
-    from arnes.tools.ripgrep import ripgrep
 
     try:
         rg = ripgrep()
@@ -243,7 +243,7 @@ def agents_section(console: Console, ws: Path, trusted: bool, rules: list[Source
     from arnes.extensions.agents import load_catalog
     from arnes.host.files import HostFiles
     from arnes.permissions.engine import RuleEngine
-    from arnes.ui.safe import one_line
+    from arnes.safe import one_line
 
     catalog = load_catalog(HostFiles(ws, RuleEngine(ws, rules=list(rules))), trusted=trusted)
     if not catalog.agents and not catalog.refused:
@@ -271,8 +271,8 @@ def run_init(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.cliargs import workspace_of
     from arnes.dotdir import ensure_arnes_dir
     from arnes.errors import EXIT_OK, EXIT_USAGE
+    from arnes.host.atomic import atomic_write
     from arnes.runner import resolve_config
-    from arnes.tools.filestate import atomic_write
 
     parser = argparse.ArgumentParser(prog="arnes init", description="Write AGENTS.md and .arnes/ for this project.")
     parser.add_argument("--force", action="store_true", help="overwrite an existing AGENTS.md")

@@ -10,8 +10,8 @@ from rich.console import Console
 
 from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
+from arnes.safe import visible
 from arnes.sandbox.base import Sandbox
-from arnes.ui.safe import visible
 from arnes.workflow.teams.clis import PROFILES, enforcement
 from arnes.workflow.teams.config import Team, builtin_names, load_team, missing_definitions, project_names, team_grants
 from arnes.workflow.teams.timeline import Timeline
@@ -142,7 +142,7 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
 
 def write_timeline_page(timeline: Timeline) -> Path:
     """The run as a page (bars on a time axis) beside its JSONL and Markdown views."""
-    from arnes.tools.filestate import atomic_write
+    from arnes.host.atomic import atomic_write
     from arnes.ui.html.team_timeline import render
 
     page = timeline.jsonl.with_suffix(".html")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
+from arnes.safe import terminal_console, visible
 from arnes.sandbox.base import Sandbox
-from arnes.ui.safe import terminal_console, visible
 from arnes.workflow.verify import Verdict
 
 

@@ -27,11 +27,11 @@ from arnes.extensions.frontmatter import Document, load_user
 from arnes.extensions.locations import Refusal, discover, shadowed
 from arnes.extensions.skill_scope import ActiveSkills
 from arnes.host.files import HostFiles
+from arnes.host.paths import is_inside, resolve_real
 from arnes.permissions.engine import RuleEngine, folder_read_rule
-from arnes.permissions.paths import is_inside, resolve_real
 from arnes.permissions.rules import RuleError, parse_rule
+from arnes.safe import one_line
 from arnes.tools.base import ToolError
-from arnes.ui.safe import one_line
 
 BUNDLED = Path(__file__).parent / "bundled" / "skills"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")

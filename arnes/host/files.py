@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
+from arnes.host.atomic import atomic_write
 from arnes.host.nofollow import LinkRefused, NotRegularFile, open_folder, read_regular
-from arnes.permissions.paths import is_inside, resolve_real
-from arnes.tools.filestate import atomic_write
+from arnes.host.paths import is_inside, resolve_real
 
 
 class Refused(OSError):

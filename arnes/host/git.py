@@ -28,7 +28,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from arnes.permissions.paths import is_inside, resolve_real
+from arnes.host.paths import is_inside, resolve_real
 
 SAFE_CONFIG = (
     "core.fsmonitor=false",

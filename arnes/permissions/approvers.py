@@ -10,7 +10,7 @@ from typing import Literal, Protocol, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from arnes.ui.safe import one_line, terminal_console, visible
+from arnes.safe import one_line, terminal_console, visible
 
 AnswerKind = Literal["allow_once", "allow_always", "deny"]
 NO_TTY = "(no terminal to ask)"

@@ -11,8 +11,8 @@ import shlex
 from pathlib import Path
 from typing import Protocol
 
+from arnes.host.paths import absolute
 from arnes.permissions.gitrepo import repository_code
-from arnes.permissions.paths import absolute
 from arnes.permissions.readonly import COMPUTED, FILE_ARGS, git_subcommand, is_read_only, path_arguments
 from arnes.permissions.rules import CommandPattern, Rule, RuleError, RuleKind, parse_rule
 from arnes.permissions.shell import SHELLS, ShellAnalysis, analyse

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from arnes.permissions.paths import is_inside, resolve_real
+from arnes.host.paths import is_inside, resolve_real
 from arnes.permissions.readonly import is_read_only
 from arnes.permissions.shell import analyse
 from arnes.permissions.types import Decision, Mode, Policy, ToolRequest, stricter

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arnes.permissions.paths import inside_str, is_inside, real_path, resolve_real
+from arnes.host.paths import inside_str, is_inside, real_path, resolve_real
 from arnes.permissions.protected import (
     ANY_DEPTH,
     TOP_LEVEL_FILES,

@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from arnes.ui.safe import one_line
+from arnes.safe import one_line
 
 # Keys (lower-case, subsection replaced by `*`) that name no program and no other file to read.
 _INERT = re.compile(

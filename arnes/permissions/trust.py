@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from arnes.errors import ConfigError
-from arnes.permissions.paths import is_inside, resolve_real
+from arnes.host.paths import is_inside, resolve_real
 from arnes.permissions.protected import user_config_dir
 from arnes.permissions.trust_scripts import referenced_scripts
 
@@ -162,7 +162,7 @@ class TrustStore:
         return True
 
     def _save(self, records: dict[str, Record]) -> None:
-        from arnes.tools.filestate import atomic_write
+        from arnes.host.atomic import atomic_write
 
         data = {"version": 1, "folders": {k: asdict(r) for k, r in sorted(records.items())}}
         try:

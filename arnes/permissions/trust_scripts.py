@@ -16,7 +16,7 @@ import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
-from arnes.permissions.paths import is_inside, resolve_real
+from arnes.host.paths import is_inside, resolve_real
 
 MAX_WORDS = 200  # words looked at per file: a settings file is small, this only bounds a hostile one
 _PROJECT_VARS = ("$CLAUDE_PROJECT_DIR/", "${CLAUDE_PROJECT_DIR}/", "$ARNES_PROJECT_DIR/", "${ARNES_PROJECT_DIR}/")

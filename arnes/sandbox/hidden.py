@@ -8,9 +8,9 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from arnes.host.ripgrep import null_separated, ripgrep
 from arnes.permissions.engine import RuleEngine
 from arnes.permissions.rules import anchor, parse_rule
-from arnes.tools.ripgrep import null_separated, ripgrep
 
 _WILD = set("*?[")
 

@@ -11,14 +11,14 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from arnes.errors import ToolError as ToolError  # the seam's error, for every tool
 from arnes.errors import validation_summary
+from arnes.host.paths import absolute, real_path
 from arnes.messages import ToolSpec
-from arnes.permissions.paths import absolute, real_path
 from arnes.permissions.types import Target
 from arnes.sandbox.base import NoSandbox, Sandbox
 from arnes.tools.filestate import ChangeLog, FileStateCache
 from arnes.tools.processes import BackgroundJobs
-from arnes.tools.toolerror import ToolError as ToolError  # the seam's error, for every tool
 
 
 class SkillHost(Protocol):

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import Field
 
 from arnes.host.nofollow import LinkRefused, open_folder, read_regular
-from arnes.permissions.paths import resolve_real
+from arnes.host.paths import resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 

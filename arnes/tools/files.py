@@ -9,12 +9,13 @@ from pathlib import Path
 
 from pydantic import Field
 
+from arnes.host.atomic import atomic_write
 from arnes.host.nofollow import LinkRefused, NotRegularFile, read_regular
-from arnes.permissions.paths import is_inside, resolve_real
+from arnes.host.paths import is_inside, resolve_real
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.editmatch import Replacement, region_of, replace, without_read_numbers
-from arnes.tools.filestate import atomic_write, newline_of
+from arnes.tools.filestate import newline_of
 from arnes.tools.nearest import nearest_files
 from arnes.tools.readformat import MAX_LINE_CHARS, numbered
 

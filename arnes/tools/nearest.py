@@ -10,9 +10,9 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from arnes.permissions.paths import is_inside
+from arnes.host.paths import is_inside
+from arnes.host.ripgrep import printable, workspace_files
 from arnes.tools.base import ToolContext, ToolError
-from arnes.tools.ripgrep import printable, workspace_files
 
 LIST_ALL_UNDER = 12  # a workspace this small is named whole when nothing is close
 MAX_NAMED = 5

@@ -15,10 +15,10 @@ import re
 import subprocess
 from pathlib import Path
 
+from arnes.errors import ToolError
 from arnes.host.nofollow import read_regular
+from arnes.host.ripgrep import NO_IGNORE_DOT, printable, ripgrep
 from arnes.tools.base import ToolContext
-from arnes.tools.ripgrep import NO_IGNORE_DOT, printable, ripgrep
-from arnes.tools.toolerror import ToolError
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MOST_FILES = 8

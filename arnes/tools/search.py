@@ -18,11 +18,11 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from arnes.host.nofollow import LinkRefused, open_real
-from arnes.permissions.paths import resolve_real
+from arnes.host.paths import resolve_real
+from arnes.host.ripgrep import NO_IGNORE_DOT, printable, ripgrep
 from arnes.permissions.types import Target
 from arnes.tools.base import ESSENTIAL, BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.rgstream import RgRun, stream_rg
-from arnes.tools.ripgrep import NO_IGNORE_DOT, printable, ripgrep
 
 GLOB_LIMIT = 100
 # Up to this many matches Glob shows the newest first; past it, the first by path. Newest first

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arnes.tools.ripgrep import NO_IGNORE_DOT, null_separated, ripgrep
+from arnes.host.ripgrep import NO_IGNORE_DOT, null_separated, ripgrep
 
 # arnes's own output while it runs (and the .gitignore it writes at start-up): never a command's.
 _OWN = frozenset({".arnes/traces", ".arnes/history", ".arnes/teams/runs", ".arnes/checkpoints", ".arnes/.gitignore"})

@@ -9,7 +9,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from arnes.extensions.commands import Catalog
-from arnes.ui.safe import visible
+from arnes.safe import visible
 
 
 class SlashCompleter(Completer):

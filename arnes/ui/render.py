@@ -34,8 +34,8 @@ from arnes.agent.events import (
     VerifyEvent,
 )
 from arnes.permissions.approvers import show_diff
+from arnes.safe import one_line, terminal_console, visible
 from arnes.ui.preview import label, preview
-from arnes.ui.safe import one_line, terminal_console, visible
 from arnes.ui.spinner import Spinner
 
 CALL_WIDTH = 110  # a call's arguments past this are cut (a Write's content); a command never is

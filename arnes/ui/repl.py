@@ -17,10 +17,10 @@ from arnes.errors import ArnesError, ConfigError
 from arnes.extensions.commands import Catalog, load_catalog, split_invocation, unknown_message
 from arnes.llm.base import Provider
 from arnes.permissions.types import MODES, Mode
+from arnes.safe import terminal_console, visible
 from arnes.session import Session
 from arnes.tools.files import session_diffs
 from arnes.ui.render import TerminalRenderer
-from arnes.ui.safe import terminal_console, visible
 from arnes.ui.slash import BUILTINS, HELP
 
 

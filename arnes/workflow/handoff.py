@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.host.git import repository, run_git
+from arnes.host.ripgrep import workspace_files
+from arnes.safe import one_line
 from arnes.sandbox.base import Sandbox
-from arnes.tools.ripgrep import workspace_files
-from arnes.ui.safe import one_line
 from arnes.workflow.verify import run_check
 
 SKIPPED = "no command configured (skipped)"

@@ -51,10 +51,10 @@ class Verifier:
     def check(self) -> Verdict:
         return run_check(self.command, self.workspace, self.sandbox)
 
-
-def feedback(verdict: Verdict, round_no: int, rounds: int) -> str:
-    return (
-        f"The verification command `{verdict.command}` failed (exit {verdict.exit_code}; round {round_no} of "
-        f"{rounds}). Your work is not done until it passes. Fix the cause, not the test. Its output:\n"
-        f"{verdict.output}"
-    )
+    def feedback(self, verdict: Verdict, round_no: int) -> str:
+        """What the model is told of a red round (the loop knows the verifier only through the session)."""
+        return (
+            f"The verification command `{verdict.command}` failed (exit {verdict.exit_code}; round {round_no} of "
+            f"{self.rounds}). Your work is not done until it passes. Fix the cause, not the test. Its output:\n"
+            f"{verdict.output}"
+        )

@@ -12,8 +12,8 @@ from typing import ClassVar
 from arnes.adapt.piece import ACCEPT, Env, Piece
 from arnes.agent.steering import CallDecision, Moment, Nudge, Refuse, ResultDecision, Rewrite
 from arnes.host.nofollow import read_regular
+from arnes.host.paths import resolve_real
 from arnes.messages import ToolCall, ToolResultBlock
-from arnes.permissions.paths import resolve_real
 from arnes.tools.contentcheck import CODE_NOT_WORDS, EXAMPLES, code_problem, data_problem, not_json_at_all, yaml_as_json
 from arnes.tools.defnames import dropped_names
 from arnes.tools.editmatch import replace

@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 from arnes.host.nofollow import read_regular
-from arnes.tools.ripgrep import workspace_files
+from arnes.host.ripgrep import workspace_files
 
 Snapshot = dict[str, str]  # relative path -> sha256
 

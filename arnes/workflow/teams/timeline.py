@@ -13,7 +13,7 @@ from rich.text import Text
 
 from arnes.agent.events import now_iso
 from arnes.host.files import HostFiles
-from arnes.ui.safe import one_line, visible
+from arnes.safe import one_line, visible
 
 RUNS = ".arnes/teams/runs"
 SCREEN_LINES = 12  # of a verdict's reasons on the terminal; the Markdown view has them all

@@ -10,7 +10,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from arnes.tools.toolerror import ToolError
+from arnes.errors import ToolError
 
 
 @cache
