@@ -149,6 +149,16 @@ def test_a_nameless_block_goes_to_the_one_seen_file_whose_definitions_it_repeats
     assert piece.on_reply(reply(usage)) == Nudge("whole", NO_PATH)
 
 
+def test_whole_reads_an_edit_that_carries_a_whole_file_as_its_write(ctx: ToolContext) -> None:
+    piece = WholeFiles(Env(ctx, "whole"))
+    decision = piece.before_call(call("Edit", file_path="m.py", content="x = 1\n"))
+    assert isinstance(decision, Rewrite) and (decision.call.name, decision.call.input) == (
+        "Write",
+        {"file_path": "m.py", "content": "x = 1\n"},
+    )
+    assert piece.before_call(call("Edit", file_path="m.py", old_string="x", new_string="y")) == Accept()
+
+
 def test_search_replace_acts_with_edits(ctx: ToolContext) -> None:
     piece = SearchReplace(Env(ctx, "search-replace"))
     text = "m.py\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n"

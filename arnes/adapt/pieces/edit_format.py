@@ -12,7 +12,7 @@ from typing import ClassVar
 from arnes.adapt.formats.search_replace import changes
 from arnes.adapt.formats.whole import blocks
 from arnes.adapt.piece import ACCEPT, Env, Piece
-from arnes.agent.steering import Act, Moment, Nudge, Reply, ReplyDecision
+from arnes.agent.steering import Act, CallDecision, Moment, Nudge, Reply, ReplyDecision, Rewrite
 from arnes.host.nofollow import read_regular
 from arnes.messages import ToolCall, ToolResultBlock
 
@@ -96,9 +96,21 @@ class _Format(Piece):
 
 
 class WholeFiles(_Format):
-    """`whole`: each fenced block under a path is that file's new content, written with Write."""
+    """`whole`: each fenced block under a path is that file's new content, written with Write.
+
+    A model trained on tool calls sometimes still sends one: a Write is that same protocol and
+    runs as it is; an Edit that carries a whole `content` and no `old_string` means that Write.
+    """
 
     name: ClassVar[str] = "whole"
+    moments: ClassVar[frozenset[Moment]] = frozenset({"reply", "call"})
+
+    def before_call(self, call: ToolCall) -> CallDecision:
+        given = call.input
+        if call.name != "Edit" or not isinstance(given.get("content"), str) or given.get("old_string"):
+            return ACCEPT
+        write = {"file_path": given.get("file_path"), "content": given["content"]}
+        return Rewrite(self.name, ToolCall(call.id, "Write", write), "an Edit carrying a whole file is its Write")
 
     def on_reply(self, reply: Reply) -> ReplyDecision:
         if not reply.can_write or reply.applied:
