@@ -345,3 +345,12 @@ def test_every_piece_of_every_set_is_built(ctx: ToolContext) -> None:
         got = [p.name for p in getattr(built, "pieces", [])]
         assert got == ["whole", *pieces], name
         assert json.dumps(got)
+
+
+def test_the_examples_the_prompts_show_are_read_by_their_own_parsers() -> None:
+    from arnes.adapt.pieces.edit_format import SEARCH_REPLACE_PROMPT, WHOLE_PROMPT
+
+    assert blocks(WHOLE_PROMPT) == [FileBlock("mathutil.py", "def add(a, b):\n    return a + b\n")]
+    assert [(c.path, c.search, c.replace) for c in changes(SEARCH_REPLACE_PROMPT)] == [
+        ("mathutil.py", "    return a - b\n", "    return a + b\n")
+    ]

@@ -183,17 +183,7 @@ def run_arnes(a: argparse.Namespace, info: dict[str, Any], out_dir: Path, folder
 
 # --------------------------------------------------------------------------------- aider
 def ensure_aider() -> None:
-    ok = (
-        AIDER_PY.exists()
-        and subprocess.run([str(AIDER_PY), "-c", "import aider, pytest"], capture_output=True, check=False).returncode
-        == 0
-    )
-    if ok:
-        return
-    if not AIDER_PY.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(AIDER_PY.parent.parent)], check=True)
-    log(f"  pip install {' '.join(AIDER_SPEC)} into bench/.venv-aider ...")
-    subprocess.run([str(AIDER_PY), "-m", "pip", "install", "-q", *AIDER_SPEC], check=True)
+    rm.ensure_venv(AIDER_PY, "import aider, pytest", AIDER_SPEC)
 
 
 def run_aider_once(

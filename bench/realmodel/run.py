@@ -365,18 +365,18 @@ def run_arnes(a: argparse.Namespace, info: dict[str, Any], out_dir: Path) -> dic
     }
 
 
-def ensure_mini() -> None:
-    ok = (
-        MINI_PY.exists()
-        and subprocess.run([str(MINI_PY), "-c", "import minisweagent"], capture_output=True, check=False).returncode
-        == 0
-    )
-    if ok:
+def ensure_venv(python: Path, probe: str, spec: list[str]) -> None:
+    """A venv of its own for a peer agent, made once: `python -c probe` passes, else pip installs `spec`."""
+    if python.exists() and subprocess.run([str(python), "-c", probe], capture_output=True, check=False).returncode == 0:
         return
-    if not MINI_PY.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(MINI_PY.parent.parent)], check=True)
-    log(f"  pip install {' '.join(MINI_SPEC)} into bench/.venv-mini ...")
-    subprocess.run([str(MINI_PY), "-m", "pip", "install", "-q", *MINI_SPEC], check=True)
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(python.parent.parent)], check=True)
+    log(f"  pip install {' '.join(spec)} into {python.parent.parent.relative_to(ROOT)} ...")
+    subprocess.run([str(python), "-m", "pip", "install", "-q", *spec], check=True)
+
+
+def ensure_mini() -> None:
+    ensure_venv(MINI_PY, "import minisweagent", MINI_SPEC)
 
 
 def run_mini(a: argparse.Namespace, info: dict[str, Any], out_dir: Path, config: str) -> dict[str, Any]:

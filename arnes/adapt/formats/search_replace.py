@@ -1,13 +1,5 @@
-"""aider's SEARCH/REPLACE blocks: an exact search text and its replacement, under the file's path.
-
-    mathutil.py
-    ```python
-    <<<<<<< SEARCH
-        return a - b
-    =======
-        return a + b
-    >>>>>>> REPLACE
-    ```
+"""aider's SEARCH/REPLACE blocks: an exact search text and its replacement, under the file's path
+(`EXAMPLE`, which the system prompt shows the model too).
 
 Applied as Edits, so an Edit's contract holds: the search text must match exactly once (or
 with only whitespace off), and an empty one creates a new file.
@@ -19,6 +11,16 @@ import re
 from dataclasses import dataclass
 
 from arnes.adapt.formats.whole import path_of
+
+EXAMPLE = """\
+mathutil.py
+```python
+<<<<<<< SEARCH
+    return a - b
+=======
+    return a + b
+>>>>>>> REPLACE
+```"""
 
 _BLOCK = re.compile(
     r"^[ \t]*<{5,9} ?SEARCH[^\n]*\n(?P<search>.*?)^[ \t]*={5,9}[ \t]*\n(?P<replace>.*?)^[ \t]*>{5,9} ?REPLACE[^\n]*$",

@@ -1,10 +1,5 @@
-"""aider's `whole` format: each changed file whole, in a fenced block, its path on the line before.
-
-    mathutil.py
-    ```python
-    def add(a, b):
-        return a + b
-    ```
+"""aider's `whole` format: each changed file whole, in a fenced block, its path on the line before
+(`EXAMPLE`, which the system prompt shows the model too).
 
 For models of 14B and below aider measured this format ahead of diffs: a small model copies a
 file more reliably than it writes an exact search string or a JSON call.
@@ -14,6 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+EXAMPLE = """\
+mathutil.py
+```python
+def add(a, b):
+    return a + b
+```"""
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)\n", re.MULTILINE)
 _PATH = re.compile(r"^[\w./@+-]*[\w-]\.[A-Za-z0-9]{1,10}$|^[\w./@+-]*(?:Makefile|Dockerfile|LICENSE|README)$")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+from arnes.adapt.formats import search_replace, whole
 from arnes.adapt.formats.search_replace import changes
 from arnes.adapt.formats.whole import blocks
 from arnes.adapt.piece import ACCEPT, Env, Piece
@@ -18,34 +19,23 @@ from arnes.messages import ToolCall, ToolResultBlock
 
 _TOP_NAME = re.compile(r"^(?:def|class)\s+(\w+)", re.MULTILINE)
 
-WHOLE_PROMPT = """\
+WHOLE_PROMPT = f"""\
 # How to change files
 To create or change a file, reply with the file's path alone on a line, then the WHOLE new content \
 of the file in a fenced code block. arnes writes every such file for you. For example:
 
-mathutil.py
-```python
-def add(a, b):
-    return a + b
-```
+{whole.EXAMPLE}
 
 Always give the complete file: every line of it, never `...` or "rest unchanged". Give only files \
 that change. Never change test files."""
 
-SEARCH_REPLACE_PROMPT = """\
+SEARCH_REPLACE_PROMPT = f"""\
 # How to change files
 To change a file, reply with its path alone on a line, then a fenced block holding one or more \
 SEARCH/REPLACE blocks. The SEARCH part must be copied exactly from the file; arnes makes each change. \
 For example:
 
-mathutil.py
-```python
-<<<<<<< SEARCH
-    return a - b
-=======
-    return a + b
->>>>>>> REPLACE
-```
+{search_replace.EXAMPLE}
 
 An empty SEARCH part creates a new file holding the REPLACE part. Never change test files."""
 
