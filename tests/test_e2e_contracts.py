@@ -166,3 +166,16 @@ def test_the_whole_format_writes_the_reply_s_files_never_the_tests_and_the_tests
     assert any("mathutil_test.py: NOT applied" in t and "test file" in t for t in said)
     out = json.loads(done.out)
     assert out["result"] == right and out["tool_calls"] == 0 and out["arnes_calls"] >= 3
+
+
+@pytest.mark.parametrize(
+    ("flags", "shown"),
+    [
+        (["--provider", "openai", "--model", "gpt-5"], "profile: frontier (steering off: none; edit format tools)"),
+        (["--model", "qwen2.5-coder:7b"], "profile: small-local (steering small: named-files,"),
+        (["--model", "qwen2.5-coder:7b", "--steering", "off", "--edit-format", "tools"], "(steering off: none; edit"),
+    ],
+)
+def test_doctor_names_the_profile_and_its_overrides(tmp_path: Path, flags: list[str], shown: str) -> None:
+    done = run_arnes("-w", str(tmp_path), *flags, "doctor")
+    assert shown in done.out

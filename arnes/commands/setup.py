@@ -49,6 +49,7 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
             console.print(visible(f"      fix: {f.fix}"), markup=False)
     line, ok = tests_line(cfg.test_command(ws))
     console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
+    console.print(visible(f"  {profile_line(cfg)}"), markup=False)
     for line, ok in hook_lines(cfg):
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     for line, ok in mcp_lines(cfg):
@@ -221,6 +222,20 @@ def ripgrep_finding() -> Finding:
     except (ToolError, OSError, subprocess.TimeoutExpired) as exc:
         return Finding("ripgrep", False, str(exc), "reinstall arnes (`pip install .`), which brings ripgrep")
     return Finding("ripgrep", True, version.stdout.splitlines()[0] if version.stdout else rg)
+
+
+def profile_line(cfg: object) -> str:
+    """How arnes adapts to this model (llm/profiles.py): what a user sees before a run surprises them."""
+    from arnes.config import EffectiveConfig
+    from arnes.llm.base import PROFILES
+    from arnes.llm.profiles import STEERING, profile_for
+
+    assert isinstance(cfg, EffectiveConfig)
+    model = cfg.model or PROFILES[cfg.provider].default_model
+    p = profile_for(model, cfg.steering, cfg.edit_format)  # type: ignore[arg-type]  # checked by the settings
+    pieces = ", ".join(STEERING[p.steering]) or "none"
+    hidden = f"; not offered: {', '.join(p.hidden_tools)}" if p.hidden_tools else ""
+    return f"profile: {p.name} (steering {p.steering}: {pieces}; edit format {p.edit_format}{hidden})"
 
 
 def tests_line(found: TestCommand | None) -> tuple[str, bool]:
