@@ -136,6 +136,14 @@ def test_whole_acts_with_writes_and_reports_what_was_not_applied(ctx: ToolContex
     assert piece.on_reply(reply("All done, no code here.")) == Accept()
 
 
+def test_a_block_that_holds_the_file_as_it_is_changes_nothing_and_the_reply_is_judged_as_such(ctx: ToolContext) -> None:
+    (ctx.workspace / "m.py").write_text("def f():\n    pass\n")
+    piece = WholeFiles(Env(ctx, "whole"))
+    assert piece.on_reply(reply("m.py\n```python\ndef f():\n    pass\n```")) == Accept()
+    both = piece.on_reply(reply("m.py\n```python\ndef f():\n    pass\n```\nn.py\n```python\nx = 1\n```"))
+    assert isinstance(both, Act) and [c.input["file_path"] for c in both.calls] == ["n.py"]
+
+
 def test_a_nameless_block_goes_to_the_one_seen_file_whose_definitions_it_repeats(ctx: ToolContext) -> None:
     (ctx.workspace / "mathutil.py").write_text("def add(a, b):\n    pass\n")
     (ctx.workspace / "mathutil_test.py").write_text("def add(a, b):\n    pass\n")

@@ -109,12 +109,17 @@ class WholeFiles(_Format):
         if not found:
             return ACCEPT
         calls: dict[str, ToolCall] = {}
+        same = False
         for block in found:
             path = block.path or _focus(self.env, reply.text, block.content)
-            if path is not None and block.content.strip():
-                calls[path] = ToolCall(path, "Write", {"file_path": path, "content": block.content})
+            if path is None or not block.content.strip():
+                continue
+            if _holds(self.env, path, block.content):  # the file as it is: no change to make
+                same = True
+                continue
+            calls[path] = ToolCall(path, "Write", {"file_path": path, "content": block.content})
         if not calls:
-            named = any(b.path for b in found)
+            named = same or any(b.path for b in found)
             return ACCEPT if named or not _looks_like_code(found[0].content) else Nudge(self.name, NO_PATH)
         files = ", ".join(calls)
         return Act(
@@ -154,6 +159,20 @@ def _report(piece: str, act: Act, results: list[ToolResultBlock | None]) -> Repl
         why = f": {result.content}" if result is not None and result.is_error else ""
         lines.append(f"- {path}: {said}{why}")
     return Nudge(piece, APPLIED_BAD.format(results="\n".join(lines)))
+
+
+def _holds(env: Env, name: str, content: str) -> bool:
+    """Whether the file already holds exactly this content (line endings and the final newline aside):
+    such a block changes nothing, and the reply is judged as one that changed nothing."""
+    try:
+        data = read_regular(env.ctx.path(name), limit=4_000_000)[0]
+    except (OSError, ValueError):
+        return False
+    return _normal(data.decode("utf-8", "replace")) == _normal(content)
+
+
+def _normal(text: str) -> str:
+    return text.replace("\r\n", "\n").rstrip("\n")
 
 
 def _looks_like_code(text: str) -> bool:
