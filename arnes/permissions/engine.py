@@ -70,7 +70,7 @@ class _Group:
         by_name: dict[str, list[_Compiled]] = {}
         for member in members:  # in order: the first rule that matches is the one reported
             if member.command is not None:
-                name = member.command.words[0]
+                name = member.command.name  # `*`: a wildcard in the command's name, held against every command
                 by_name.setdefault(name if member.kind == "allow" else name.rsplit("/", 1)[-1], []).append(member)
         return cls(patterned, everything, combined, by_name)
 
@@ -251,13 +251,15 @@ class RuleEngine:
             return group.everything
         if not words:
             return None
+        anyone = group.by_name.get("*", [])
         if kind == "allow":
-            return next((c for c in group.by_name.get(words[0], ()) if c.command and c.command.allows(words)), None)
-        candidates = group.by_name.get(words[0].rsplit("/", 1)[-1], ())
+            named = [*group.by_name.get(words[0], ()), *anyone]
+            return next((c for c in named if c.command and c.command.allows(words)), None)
+        candidates = [*group.by_name.get(words[0].rsplit("/", 1)[-1], ()), *anyone]
         if not candidates:
             return None
         split = split_command(words)
-        return next((c for c in candidates if c.command and c.command.denies_split(split)), None)
+        return next((c for c in candidates if c.command and c.command.denies_split(split, words)), None)
 
     def has_read_rules(self) -> bool:
         """Whether any deny or ask rule hides files from reading (so searches must be careful)."""

@@ -60,6 +60,8 @@ def parse_rule(raw: str) -> Rule:
         if spec.count("(") != spec.count(")"):
             raise RuleError(f"{raw!r} has unbalanced parentheses")
         if tool == "Bash":
+            if spec == "*":  # Claude Code: Bash(*) is Bash, every command
+                return Rule(tool, None, text)
             CommandPattern.parse(spec)
     return Rule(tool, spec, text)
 
@@ -127,44 +129,107 @@ def path_regex(specifier: str, workspace: str, home: str) -> str:
 
 @dataclass(frozen=True)
 class CommandPattern:
-    """A Bash specifier: `npm test` (exactly that) or `git commit:*` (that prefix, at a word boundary)."""
+    """A Bash specifier, as Claude Code reads it: `npm test` (exactly that), `git commit:*` (that
+    prefix, at a word boundary), or a pattern with `*` anywhere (`npm run *`, `git * main`,
+    `* --version`): `*` stands for any text, and a trailing ` *` may also stand for nothing, so
+    `ls *` matches `ls` and `ls -la` but not `lsof`. `\\*` is a literal star."""
 
     words: tuple[str, ...]
     prefix: bool
+    glob: str | None = None  # the specifier, when it holds a wildcard
 
     @classmethod
     def parse(cls, specifier: str) -> CommandPattern:
         prefix = specifier.endswith(":*")
         body = specifier[:-2] if prefix else specifier
+        if ":*" in body:
+            raise RuleError(f"Bash({specifier}): `:*` works only at the end; write `*` where any text may stand")
+        glob = specifier if not prefix and _has_wildcard(body) else None
         try:
-            words = tuple(shlex.split(body))
+            words = tuple(shlex.split(body.replace("\\*", "*"))) if glob is None else _glob_words(body)
         except ValueError as exc:
             raise RuleError(f"Bash({specifier}) is not a command: {exc}") from exc
-        if not words:
-            raise RuleError(f"Bash({specifier}) names no command")
-        return cls(words, prefix)
+        if not words or (glob is not None and not glob.strip(" *")):
+            raise RuleError(f"Bash({specifier}) names no command (write Bash alone to cover every command)")
+        return cls(words, prefix, glob)
+
+    @property
+    def name(self) -> str:
+        """The command this rule is about, or `*` when its first word holds a wildcard."""
+        first = self.words[0]
+        return "*" if self.glob is not None and "*" in first.replace("\\*", "") else first
 
     def allows(self, words: list[str]) -> bool:
-        """Strict: the same words in the same order (an allow is never widened)."""
+        """Strict: the same words in the same order (an allow is never widened); a wildcard
+        rule matches the command's words joined by one space, as Claude Code matches its text."""
+        if self.glob is not None:
+            return self._literal.fullmatch(" ".join(words)) is not None
         n = len(self.words)
         return tuple(words[:n]) == self.words and (self.prefix or len(words) == n)
 
     def denies(self, words: list[str]) -> bool:
         """Generous: the rule's plain words lead the command and its flags appear anywhere,
         however they are ordered or bundled (`rm -rf`, `rm -fr`, `rm -r -f` alike)."""
-        return bool(words) and self.denies_split(split_command(words))
+        return bool(words) and self.denies_split(split_command(words), words)
 
     @cached_property
     def _wanted(self) -> tuple[list[str], set[str]]:
+        if self.glob is not None:  # the literal flags must all appear; the rest is a glob of plain words
+            plain, flags = _split_flags(list(self.words))
+            return plain, {f for f in flags if "*" not in f}
         return _split_flags(_canonical(list(self.words)))
 
-    def denies_split(self, command: tuple[list[str], set[str]]) -> bool:
-        """`denies` on a command already split by `split_command` (once for all the rules)."""
+    @cached_property
+    def _literal(self) -> re.Pattern[str]:
+        return _glob_regex(self.glob or "")
+
+    @cached_property
+    def _plain(self) -> re.Pattern[str]:
+        return _glob_regex(" ".join(self._wanted[0]))
+
+    def denies_split(self, command: tuple[list[str], set[str]], words: list[str] | None = None) -> bool:
+        """`denies` on a command already split by `split_command` (once for all the rules). A
+        wildcard rule denies what it matches as written, and also the command with its flags in
+        any order or bundle: `rm -rf *` denies `rm -fr build` and `/bin/rm -r -f build`."""
         want_plain, want_flags = self._wanted
         plain, flags = command
+        if self.glob is not None:
+            if words is not None and self._literal.fullmatch(" ".join(words)):
+                return True
+            return want_flags <= flags and self._plain.fullmatch(" ".join(plain)) is not None
         if self.prefix or want_flags:
             return plain[: len(want_plain)] == want_plain and want_flags <= flags
         return plain == want_plain and not flags
+
+
+def _has_wildcard(body: str) -> bool:
+    return "*" in body.replace("\\*", "")
+
+
+def _glob_words(body: str) -> tuple[str, ...]:
+    """A wildcard specifier's words: split at spaces (quotes kept as written, like Claude Code)."""
+    return tuple(word for word in body.split(" ") if word)
+
+
+def _glob_regex(glob: str) -> re.Pattern[str]:
+    """`*` any text (`\\*` a star); a trailing ` *` may also be nothing; spaces match one space."""
+    body = " ".join(glob.split())
+    optional_tail = body.endswith(" *") and not body.endswith("\\ *")
+    if optional_tail:
+        body = body[:-2]
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        if body.startswith("\\*", i):
+            out.append(re.escape("*"))
+            i += 2
+        elif body[i] == "*":
+            out.append(".*")
+            i += 1
+        else:
+            out.append(re.escape(body[i]))
+            i += 1
+    return re.compile("".join(out) + ("(?: .*)?" if optional_tail else ""), re.DOTALL)
 
 
 def split_command(words: list[str]) -> tuple[list[str], set[str]]:
