@@ -10,7 +10,7 @@ import pytest
 
 from arnes.adapt.build import build_steering
 from arnes.adapt.formats.search_replace import changes
-from arnes.adapt.formats.whole import FileBlock, blocks, path_of
+from arnes.adapt.formats.whole import FileBlock, blocks, merge_python, path_of
 from arnes.adapt.piece import Env
 from arnes.adapt.pieces.check_before_done import CheckBeforeDone
 from arnes.adapt.pieces.contract_help import ContentCheck, RenameLeftovers, UndoGuard, WholeSmallFile
@@ -362,3 +362,32 @@ def test_the_examples_the_prompts_show_are_read_by_their_own_parsers() -> None:
     assert [(c.path, c.search, c.replace) for c in changes(SEARCH_REPLACE_PROMPT)] == [
         ("mathutil.py", "    return a - b\n", "    return a + b\n")
     ]
+
+
+TWO = "import math\n\n\ndef encode(t, a, b):\n    pass\n\n\n@cache\ndef decode(t, a, b):\n    pass\n"
+
+
+@pytest.mark.parametrize(
+    ("block", "merged"),
+    [
+        (  # one definition of two: put in place, decorator and all; the other kept; a new import added
+            "import string\n\ndef decode(t, a, b):\n    return t[::-1]\n",
+            "import string\nimport math\n\n\ndef encode(t, a, b):\n    pass\n\n\n"
+            "def decode(t, a, b):\n    return t[::-1]\n",
+        ),
+        ("def encode(t, a, b):\n    return 1\n\ndef decode(t, a, b):\n    return 2\n", None),  # whole
+        ("print(encode('x', 1, 2))\n", None),  # defines nothing
+        ("def other():\n    pass\n", None),  # none of the file's: not a part of it
+        ("def decode(:\n", None),  # does not parse
+    ],
+)
+def test_a_partial_python_block_is_put_in_place_of_its_definitions(block: str, merged: str | None) -> None:
+    assert merge_python(TWO, block) == merged
+
+
+def test_whole_merges_a_block_that_gives_only_some_of_a_files_definitions(ctx: ToolContext) -> None:
+    (ctx.workspace / "cipher.py").write_text("def encode(t):\n    pass\n\n\ndef decode(t):\n    pass\n")
+    piece = WholeFiles(Env(ctx, "whole"))
+    decision = piece.on_reply(reply("cipher.py\n```python\ndef decode(t):\n    return t[::-1]\n```"))
+    assert isinstance(decision, Act) and "only some definitions given" in decision.say
+    assert decision.calls[0].input["content"] == "def encode(t):\n    pass\n\n\ndef decode(t):\n    return t[::-1]\n"

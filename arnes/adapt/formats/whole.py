@@ -7,6 +7,7 @@ file more reliably than it writes an exact search string or a JSON call.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -54,3 +55,44 @@ def blocks(text: str) -> list[FileBlock]:
         out.append(FileBlock(named or path_of(before), body))
         at = end.end()
     return out
+
+
+def merge_python(original: str, block: str) -> str | None:
+    """The file with a partial block's definitions put in place of its own, when a Python block
+    defines some of the file's top-level functions and classes but drops others: a model told to
+    send the whole file often sends only the function it fixed. None when the block is no such
+    part (it keeps every definition, defines none, or either side does not parse)."""
+    try:
+        old_tree, new_tree = ast.parse(original), ast.parse(block)
+    except SyntaxError:
+        return None
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    old_defs = {n.name: n for n in old_tree.body if isinstance(n, kinds)}
+    new_defs = [n for n in new_tree.body if isinstance(n, kinds)]
+    if not new_defs or not old_defs or set(old_defs) <= {n.name for n in new_defs}:
+        return None
+    if not any(n.name in old_defs for n in new_defs):
+        return None
+    lines = original.split("\n")
+    new_lines = block.split("\n")
+
+    def span(node: ast.stmt) -> tuple[int, int]:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        return first - 1, node.end_lineno or node.lineno
+
+    replaced = sorted(((span(old_defs[n.name]), n) for n in new_defs if n.name in old_defs), reverse=True)
+    for (start, end), node in replaced:
+        a, b = span(node)
+        lines[start:end] = new_lines[a:b]
+    added = [n for n in new_defs if n.name not in old_defs]
+    text = "\n".join(lines).rstrip("\n") + "\n"
+    for node in added:
+        a, b = span(node)
+        text += "\n\n" + "\n".join(new_lines[a:b]) + "\n"
+    imports = [
+        "\n".join(new_lines[n.lineno - 1 : n.end_lineno])
+        for n in new_tree.body
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        and "\n".join(new_lines[n.lineno - 1 : n.end_lineno]) not in original
+    ]
+    return ("\n".join(imports) + "\n" if imports else "") + text

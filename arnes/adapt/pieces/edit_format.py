@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from arnes.adapt.formats import search_replace, whole
 from arnes.adapt.formats.search_replace import changes
-from arnes.adapt.formats.whole import blocks
+from arnes.adapt.formats.whole import blocks, merge_python
 from arnes.adapt.piece import ACCEPT, Env, Piece
 from arnes.agent.steering import Act, CallDecision, Moment, Nudge, Reply, ReplyDecision, Rewrite
 from arnes.host.nofollow import read_regular
@@ -110,20 +110,31 @@ class WholeFiles(_Format):
             return ACCEPT
         calls: dict[str, ToolCall] = {}
         same = False
+        parts: list[str] = []  # files the reply gave only part of
         for block in found:
             path = block.path or _focus(self.env, reply.text, block.content)
             if path is None or not block.content.strip():
                 continue
-            if _holds(self.env, path, block.content):  # the file as it is: no change to make
+            content = block.content
+            current = _current(self.env, path)
+            merged = merge_python(current, content) if current is not None and path.endswith(".py") else None
+            if merged is not None:  # only some of the file's definitions: those put in place, the rest kept
+                content = merged
+                parts.append(path)
+            if current is not None and _normal(current) == _normal(content):  # no change to make
                 same = True
                 continue
-            calls[path] = ToolCall(path, "Write", {"file_path": path, "content": block.content})
+            calls[path] = ToolCall(path, "Write", {"file_path": path, "content": content})
         if not calls:
             named = same or any(b.path for b in found)
             return ACCEPT if named or not _looks_like_code(found[0].content) else Nudge(self.name, NO_PATH)
         files = ", ".join(calls)
         return Act(
-            self.name, tuple(calls.values()), sent=_head(reply.text), say=f"writing the files of the reply: {files}"
+            self.name,
+            tuple(calls.values()),
+            sent=_head(reply.text),
+            say=f"writing the files of the reply: {files}"
+            + (f" ({', '.join(parts)}: only some definitions given; put in place of the file's own)" if parts else ""),
         )
 
 
@@ -161,14 +172,14 @@ def _report(piece: str, act: Act, results: list[ToolResultBlock | None]) -> Repl
     return Nudge(piece, APPLIED_BAD.format(results="\n".join(lines)))
 
 
-def _holds(env: Env, name: str, content: str) -> bool:
-    """Whether the file already holds exactly this content (line endings and the final newline aside):
-    such a block changes nothing, and the reply is judged as one that changed nothing."""
+def _current(env: Env, name: str) -> str | None:
+    """A file's text as it is now, read through no link; None when it is no readable text file.
+    A block equal to it changes nothing, and a reply of only such blocks is judged as one that
+    changed nothing."""
     try:
-        data = read_regular(env.ctx.path(name), limit=4_000_000)[0]
+        return read_regular(env.ctx.path(name), limit=4_000_000)[0].decode("utf-8", "replace")
     except (OSError, ValueError):
-        return False
-    return _normal(data.decode("utf-8", "replace")) == _normal(content)
+        return None
 
 
 def _normal(text: str) -> str:
