@@ -391,3 +391,11 @@ def test_whole_merges_a_block_that_gives_only_some_of_a_files_definitions(ctx: T
     decision = piece.on_reply(reply("cipher.py\n```python\ndef decode(t):\n    return t[::-1]\n```"))
     assert isinstance(decision, Act) and "only some definitions given" in decision.say
     assert decision.calls[0].input["content"] == "def encode(t):\n    pass\n\n\ndef decode(t):\n    return t[::-1]\n"
+
+
+def test_whole_never_reads_a_file_a_read_rule_hides(ctx: ToolContext) -> None:
+    (ctx.workspace / "secret.py").write_text("def a():\n    pass\n\n\ndef b():\n    return 'TOKEN'\n")
+    ctx.hidden = lambda tool, path: path.name == "secret.py"
+    decision = WholeFiles(Env(ctx, "whole")).on_reply(reply("secret.py\n```python\ndef a():\n    return 1\n```"))
+    assert isinstance(decision, Act)
+    assert "TOKEN" not in decision.calls[0].input["content"]  # not merged with what the rule hides

@@ -56,6 +56,8 @@ def _focus(env: Env, reply_text: str, code: str) -> str | None:
     candidates = [p for p in candidates if not p.stem.endswith("_test")]
     hits = []
     for path in candidates:
+        if env.ctx.hidden("Read", path):
+            continue
         try:  # through no link, never more than a source file's size
             text = read_regular(path, limit=1_000_000)[0].decode("utf-8", "replace")
         except OSError:
@@ -176,8 +178,11 @@ def _current(env: Env, name: str) -> str | None:
     """A file's text as it is now, read through no link; None when it is no readable text file.
     A block equal to it changes nothing, and a reply of only such blocks is judged as one that
     changed nothing."""
+    path = env.ctx.path(name)
+    if env.ctx.hidden("Read", path):  # what a Read rule hides is never read for the model, nor merged
+        return None
     try:
-        return read_regular(env.ctx.path(name), limit=4_000_000)[0].decode("utf-8", "replace")
+        return read_regular(path, limit=4_000_000)[0].decode("utf-8", "replace")
     except (OSError, ValueError):
         return None
 
