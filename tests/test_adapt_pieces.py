@@ -399,3 +399,16 @@ def test_whole_never_reads_a_file_a_read_rule_hides(ctx: ToolContext) -> None:
     decision = WholeFiles(Env(ctx, "whole")).on_reply(reply("secret.py\n```python\ndef a():\n    return 1\n```"))
     assert isinstance(decision, Act)
     assert "TOKEN" not in decision.calls[0].input["content"]  # not merged with what the rule hides
+
+
+@pytest.mark.parametrize("message", ["AS_IS", "CLAIM", "UNTOUCHED", "CODE"])
+def test_nudges_say_how_to_change_a_file_in_the_session_s_edit_format(message: str) -> None:
+    from arnes.adapt import unfinished
+    from arnes.adapt.phrasing import for_format
+    from arnes.adapt.selfcheck import STILL_RED
+
+    for text in (getattr(unfinished, message), STILL_RED):
+        assert for_format(text, "tools") == text
+        whole = for_format(text, "whole")
+        assert "Edit" not in whole and "corrected call" not in whole, whole
+        assert "whole corrected file" in whole

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from arnes.adapt.phrasing import for_format
 from arnes.adapt.piece import ACCEPT, Env, Piece
 from arnes.adapt.selfcheck import MOST_RUNS, NONE_RAN, SelfCheck, result_outcome
 from arnes.adapt.shared import TurnState
@@ -31,7 +32,7 @@ class CheckBeforeDone(Piece):
             return ACCEPT
         said = self.check.still_red()
         if said is not None:
-            return Nudge(self.name, said, reply.text)
+            return Nudge(self.name, for_format(said, self.env.edit_format), reply.text)
         command = self.check.due()
         if command is None:
             return ACCEPT

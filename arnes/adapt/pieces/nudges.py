@@ -12,6 +12,7 @@ import json
 from typing import ClassVar
 
 from arnes.adapt.announce import ANNOUNCE_NUDGE, announces
+from arnes.adapt.phrasing import for_format
 from arnes.adapt.piece import ACCEPT, Env, Piece
 from arnes.adapt.shared import TurnState
 from arnes.adapt.unfinished import AS_IS, CLAIM, CODE, CODE_CALL, SPELLED, Seen, spelled_call, unfinished
@@ -52,7 +53,7 @@ class Nudges(Piece):
             )
         if self.announced < MOST_ANNOUNCE and announces(reply.text):
             self.announced += 1
-            return Nudge(self.name, ANNOUNCE_NUDGE, reply.text)
+            return Nudge(self.name, for_format(ANNOUNCE_NUDGE, self.env.edit_format), reply.text)
         if self.unfinished >= MOST_UNFINISHED:
             return ACCEPT
         wrote = reply.wrote and not self.state.red
@@ -65,7 +66,7 @@ class Nudges(Piece):
             self.state.said = nudge  # parroting it back is an echo too
         if nudge.startswith(SPELLED):
             self.offered = nudge.split("\n", 1)[1]
-        return Nudge(self.name, nudge, reply.text)
+        return Nudge(self.name, for_format(nudge, self.env.edit_format), reply.text)
 
     def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
         result = results[0] if results else None
