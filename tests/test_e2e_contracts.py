@@ -179,3 +179,17 @@ def test_the_whole_format_writes_the_reply_s_files_never_the_tests_and_the_tests
 def test_doctor_names_the_profile_and_its_overrides(tmp_path: Path, flags: list[str], shown: str) -> None:
     done = run_arnes("-w", str(tmp_path), *flags, "doctor")
     assert shown in done.out
+
+
+def test_the_closing_line_counts_the_calls_arnes_made_apart(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "notes.md\n```markdown\n# notes\n```\n"}]}))
+    done = run_arnes(
+        "--provider", "script", "--script", str(script), "--steering", "small", "--edit-format", "whole",
+        "-w", str(ws), "--permission-mode", "acceptEdits", "write notes",
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    assert (ws / "notes.md").read_text() == "# notes\n"
+    assert "[end_turn] 1 turns, 0 calls (+1 by arnes)," in done.out

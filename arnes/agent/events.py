@@ -150,6 +150,7 @@ class SessionEnd(Event):
     error: str | None = None
     verified: bool | None = None
     cost: float | None = None  # USD, when the model's price is known
+    arnes_calls: int = 0  # calls the adaptation layer made for the model (tool_calls are the model's own)
 
 
 @dataclass(frozen=True)

@@ -215,6 +215,7 @@ class Agent:
                 r.error,
                 r.verified,
                 s.budget.cost if s.provider.model in s.budget.prices else None,
+                r.arnes_calls,
             )
         )
 

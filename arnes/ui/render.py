@@ -234,7 +234,8 @@ class TerminalRenderer:
             denied += ", verified green" if event.verified else ", verification red"
         cost = f", ${event.cost:.4f}" if event.cost else ""
         c.print(
-            f"[{event.stop_reason}] {event.turns} turns, {event.tool_calls} calls{denied}, "
+            f"[{event.stop_reason}] {event.turns} turns, {event.tool_calls} calls"
+            f"{f' (+{event.arnes_calls} by arnes)' if event.arnes_calls else ''}{denied}, "
             f"{event.input_tokens} input tokens, {event.output_tokens} output tokens{cost}, "
             f"{human_seconds(time.monotonic() - self._started)}",
             style="bold",
