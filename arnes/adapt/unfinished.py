@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -201,6 +201,7 @@ def _echoes(text: str, error: str) -> bool:
 _BLOCK = re.compile(r"```[\w+-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _NUMBER_ONLY = re.compile(r"^\s*\d+\s*$")
 _MOST_CHANGED = 3  # lines: a bigger rewrite in the chat is not turned into one Edit
+_MOST_BLOCKS = 8  # code blocks of one reply lined up with the files (a longer reply is no small change)
 _SIMILAR = 0.6  # a changed line still looks like the line it replaces
 _SIMILAR_ALONE = 0.8
 
@@ -215,7 +216,7 @@ def edit_for(text: str, files: Mapping[str, str]) -> str | None:
     ones they replace (and the old ones occur once in the file), that Edit is spelled out.
     """
     best: tuple[float, str] | None = None
-    for block in _BLOCK.findall(text):
+    for block in _BLOCK.findall(text)[:_MOST_BLOCKS]:
         lines = [line.rstrip() for line in block.split("\n") if not _NUMBER_ONLY.match(line)]
         lines = _unnumbered(lines)
         while lines and not lines[-1].strip():
@@ -299,11 +300,28 @@ def write_for(text: str, path: str) -> str | None:
 
 
 def _aligned(block: list[str], content: str) -> tuple[float, str, str] | None:
-    """(how well, old lines, new lines) for the file window the block lines up with, or None."""
+    """(how well, old lines, new lines) for the file window the block lines up with, or None.
+
+    A window may differ in at most _MOST_CHANGED lines, so one of the block's first
+    _MOST_CHANGED + 1 lines is in it unchanged: only windows around those lines are looked at,
+    which keeps a long file and a long reply from costing minutes."""
     file_lines = [line.rstrip() for line in content.split("\n")]
     size = len(block)
     best: tuple[float, str, str] | None = None
-    for start in range(0, len(file_lines) - size + 1):
+    starts: Iterable[int] = range(0, len(file_lines) - size + 1)
+    if size > _MOST_CHANGED:
+        where: dict[str, list[int]] = {}
+        for n, line in enumerate(file_lines):
+            where.setdefault(line, []).append(n)
+        starts = sorted(
+            {
+                n - k
+                for k in range(_MOST_CHANGED + 1)
+                for n in where.get(block[k], ())
+                if 0 <= n - k <= len(file_lines) - size
+            }
+        )
+    for start in starts:
         window = file_lines[start : start + size]
         changed = [k for k in range(size) if window[k] != block[k]]
         if not changed or len(changed) > _MOST_CHANGED or (len(changed) == size and size > 1):

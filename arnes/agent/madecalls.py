@@ -9,18 +9,28 @@ import re
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from arnes.host.paths import is_inside, resolve_real
+from arnes.host.paths import resolve_real
 
-TEST_NAMES = ("test_*", "*_test.*", "*_tests.*", "*.test.*", "*.spec.*", "conftest.py", "tests.py")
-TEST_FOLDERS = frozenset({"test", "tests", "__tests__", "spec", "testdata"})
+# unittest's own default pattern is test*.py; the runners' names and files are the judge's too (a
+# `unittest.py` beside the code would be the `python -m unittest` that runs, and says green).
+TEST_NAMES = (
+    "test*.py", "test_*", "*_test.*", "*_tests.*", "*.test.*", "*.spec.*", "conftest.py", "tests.py",
+    "unittest.py", "pytest.py", "pytest.ini", "tox.ini", "noxfile.py",
+)  # fmt: skip
+TEST_FOLDERS = frozenset({"test", "tests", "__tests__", "spec", "testdata", "unittest", "pytest", "_pytest"})
+_VERB = r"(?:change|modify|edit|touch|alter|rewrite|update|delete|overwrite|replace)"
 _DONT = re.compile(
-    r"\b(?:do not|don't|dont|never|must not|mustn't|should not|shouldn't|may not|cannot|can't)\s+"
-    r"(?:\w+\s+){0,2}(?:change|modify|edit|touch|alter|rewrite|update|delete)\b"
-    r"|\bleave\b[^;\n]{0,80}?\b(?:alone|as (?:it is|they are)|unchanged|untouched)\b"
-    r"|\b(?:read-only|must stay|stays? unchanged|are correct|is correct)\b",
+    rf"\b(?:do not|don't|dont|never|must not|mustn't|should not|shouldn't|may not|cannot|can't|not to)\s+"
+    rf"(?:\w+\s+){{0,2}}{_VERB}\b"
+    r"|\b(?:must|should|may|can|is|are)(?: not|n't|not) be (?:changed|modified|edited|touched|altered|"
+    r"rewritten|updated|deleted|overwritten|replaced)\b"
+    r"|\bwithout (?:touching|changing|modifying|editing|altering)\b"
+    r"|\b(?:leave|keep)\b[^;\n]{0,80}?\b(?:alone|as (?:it is|they are)|unchanged|untouched|intact|as is)\b"
+    r"|\b(?:read-only|read only|off-limits|off limits|hands off|no changes to|must stay|stays? unchanged|"
+    r"remains? as is|remains? unchanged|are correct|is correct|frozen)\b",
     re.IGNORECASE,
 )
-_FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z0-9]{1,10})(?![\w/-])")
+_FILE = re.compile(r"(?<![\w.-])((?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.[A-Za-z0-9]{1,10})(?![\w/-])")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -40,6 +50,7 @@ def left_alone(task: str) -> set[str]:
     """The file names a task's sentences say not to change ("The tests in x_test.py are correct,
     don't change them")."""
     names: set[str] = set()
+    task = task.replace("\u2019", "'").replace("\u2018", "'")  # a typographic apostrophe is an apostrophe
     for sentence in _SENTENCE.split(task):
         if _DONT.search(sentence):
             names.update(_FILE.findall(sentence))
@@ -47,14 +58,28 @@ def left_alone(task: str) -> set[str]:
 
 
 def off_limits(task: str, paths: list[Path], workspace: Path) -> str | None:
-    """Why a call made for the model may not write these paths, or None when it may."""
+    """Why a call made for the model may not write these paths, or None when it may. Each path is
+    judged as written and by its real path: a link named like code that points at a test is a test."""
     root = resolve_real(workspace)
-    alone = left_alone(task)
+    alone = {_plain(name) for name in left_alone(task)}
     for path in paths:
         real = resolve_real(path)
-        shown = str(real.relative_to(root)) if is_inside(root, real) else str(path)
-        if is_test_file(real, root):
-            return f"{shown} is a test file, and arnes never changes tests for the model."
-        if shown in alone or real.name in alone:
-            return f"the user's message says to leave {shown} alone."
+        for form, base in ((path, workspace.absolute()), (real, root)):
+            shown = _relative(form, base)
+            if is_test_file(form, base):
+                return f"{shown} is a test file, and arnes never changes tests for the model."
+            if _plain(shown) in alone or form.name.lower() in alone:
+                return f"the user's message says to leave {shown} alone."
     return None
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return str(path.relative_to(base))
+    except ValueError:
+        return str(path)
+
+
+def _plain(name: str) -> str:
+    """A file name as a task writes it, compared loosely: `./Utils.PY` is utils.py."""
+    return name.removeprefix("./").lower()

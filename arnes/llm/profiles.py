@@ -71,6 +71,8 @@ def profile_for(model: str, steering: str | None = None, edit_format: EditFormat
     found = next((p for pattern, p in PROFILES if fnmatchcase(name, pattern)), OFF)
     if steering is None and edit_format is None:
         return found
+    if steering == "off":  # off means nothing is taken from a reply either, unless a format is asked for
+        return Profile(found.name + " (overridden)", "off", edit_format or "tools")
     return Profile(
         found.name + " (overridden)", steering or found.steering, edit_format or found.edit_format, found.hidden_tools
     )

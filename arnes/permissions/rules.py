@@ -163,7 +163,7 @@ class CommandPattern:
         """Strict: the same words in the same order (an allow is never widened); a wildcard
         rule matches the command's words joined by one space, as Claude Code matches its text."""
         if self.glob is not None:
-            return self._literal.fullmatch(" ".join(words)) is not None
+            return self._literal.fullmatch(" ".join(words))
         n = len(self.words)
         return tuple(words[:n]) == self.words and (self.prefix or len(words) == n)
 
@@ -180,11 +180,11 @@ class CommandPattern:
         return _split_flags(_canonical(list(self.words)))
 
     @cached_property
-    def _literal(self) -> re.Pattern[str]:
+    def _literal(self) -> _Glob:
         return _glob_regex(self.glob or "")
 
     @cached_property
-    def _plain(self) -> re.Pattern[str]:
+    def _plain(self) -> _Glob:
         return _glob_regex(" ".join(self._wanted[0]))
 
     def denies_split(self, command: tuple[list[str], set[str]], words: list[str] | None = None) -> bool:
@@ -196,7 +196,7 @@ class CommandPattern:
         if self.glob is not None:
             if words is not None and self._literal.fullmatch(" ".join(words)):
                 return True
-            return want_flags <= flags and self._plain.fullmatch(" ".join(plain)) is not None
+            return want_flags <= flags and self._plain.fullmatch(" ".join(plain))
         if self.prefix or want_flags:
             return plain[: len(want_plain)] == want_plain and want_flags <= flags
         return plain == want_plain and not flags
@@ -211,31 +211,64 @@ def _glob_words(body: str) -> tuple[str, ...]:
     return tuple(word for word in body.split(" ") if word)
 
 
-def _glob_regex(glob: str) -> re.Pattern[str]:
+@dataclass(frozen=True)
+class _Glob:
+    """A `*` glob matched in linear time, never by a backtracking regex (a rule is a repository's
+    words: `*a*a*a*...b` against a long command must not hang the gate)."""
+
+    pieces: tuple[str, ...]  # the literal text between the stars
+    short: tuple[str, ...] | None = None  # the glob without its trailing ` *`, which may be nothing
+
+    def fullmatch(self, text: str) -> bool:
+        return _glob_fits(self.pieces, text) or (self.short is not None and _glob_fits(self.short, text))
+
+
+def _glob_fits(pieces: tuple[str, ...], text: str) -> bool:
+    """Whether `text` is pieces[0] * pieces[1] * ... pieces[-1]: for a glob of `*` alone, the
+    leftmost fit of each middle piece is always a right one, so one pass decides."""
+    if len(pieces) == 1:
+        return text == pieces[0]
+    head, *middle, tail = pieces
+    if len(text) < len(head) + len(tail) or not text.startswith(head) or not text.endswith(tail):
+        return False
+    at, end = len(head), len(text) - len(tail)
+    for piece in middle:
+        found = text.find(piece, at, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
+def _glob_regex(glob: str) -> _Glob:
     """`*` any text (`\\*` a star); a trailing ` *` may also be nothing; spaces match one space."""
-    body = " ".join(glob.split())
-    optional_tail = body.endswith(" *") and not body.endswith("\\ *")
-    if optional_tail:
-        body = body[:-2]
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        if body.startswith("\\*", i):
-            out.append(re.escape("*"))
-            i += 2
-        elif body[i] == "*":
-            out.append(".*")
-            i += 1
-        else:
-            out.append(re.escape(body[i]))
-            i += 1
-    return re.compile("".join(out) + ("(?: .*)?" if optional_tail else ""), re.DOTALL)
+    star = "\0"  # an escaped star, kept out of the split
+    body = " ".join(glob.split()).replace("\\*", star)
+
+    def pieces(text: str) -> tuple[str, ...]:
+        return tuple(p.replace(star, "*") for p in text.split("*"))
+
+    return _Glob(pieces(body), pieces(body[:-2]) if body.endswith(" *") else None)
 
 
 def split_command(words: list[str]) -> tuple[list[str], set[str]]:
     """A command as deny rules see it: its name without a folder, global options dropped, and
-    its words parted into plain words and single flags."""
+    its words parted into plain words and single flags, each flag by its one name."""
     return _split_flags(_canonical([words[0].rsplit("/", 1)[-1], *words[1:]]))
+
+
+# Flags that are one flag by several names (`rm -R`, `-r`, `--recursive`): a deny rule written
+# with one name denies the others. Deny generously; an allow is never widened by this.
+FLAG_NAMES: dict[str, dict[str, str]] = {
+    "rm": {"-R": "-r", "--recursive": "-r", "--force": "-f", "--dir": "-d", "--interactive": "-i"},
+    "cp": {"-R": "-r", "--recursive": "-r", "--force": "-f"},
+    "mv": {"--force": "-f"},
+    "ln": {"--force": "-f", "--symbolic": "-s"},
+    "chmod": {"--recursive": "-R"},
+    "chown": {"--recursive": "-R"},
+    "chgrp": {"--recursive": "-R"},
+    "git": {"--force": "-f"},
+}
 
 
 # Options before a subcommand that take a value: dropped so `git -C . push` is still `git push`.
@@ -266,4 +299,5 @@ def _split_flags(words: list[str]) -> tuple[list[str], set[str]]:
             flags.update(f"-{ch}" for ch in word[1:])
         else:
             plain.append(word)
-    return plain, flags
+    names = FLAG_NAMES.get(words[0].rsplit("/", 1)[-1] if words else "", {})
+    return plain, {names.get(flag, flag) for flag in flags}

@@ -25,6 +25,9 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "doas": (frozenset({"-u", "-C"}), 0),
     "flock": (frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}), 1),
     "busybox": (frozenset(), 0),
+    "coreutils": (frozenset(), 0),  # the multi-call binary: `coreutils rm -rf x` is rm
+    # GNU parallel runs its command once per argument after `:::`; judged as that command.
+    "parallel": (frozenset("-j -P --jobs -S --sshlogin --joblog --results -a --arg-file --delimiter -d".split()), 0),
     "chrt": (frozenset(), 1),
     "taskset": (frozenset(), 1),
     "unbuffer": (frozenset(), 0),
@@ -118,7 +121,7 @@ def unwrap(cmd: SimpleCommand) -> str | None:
             i += 1
         i += positional
         cmd.wrappers.append(name)
-        if name == "xargs":
+        if name in ("xargs", "parallel"):
             cmd.unknown_args = True
             replace = _xargs_replace(cmd.words[1:i])
             if i >= len(cmd.words):  # bare xargs runs echo

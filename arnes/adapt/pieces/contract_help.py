@@ -10,9 +10,8 @@ import json
 from typing import ClassVar
 
 from arnes.adapt.piece import ACCEPT, Env, Piece
+from arnes.adapt.reading import readable_text
 from arnes.agent.steering import CallDecision, Moment, Nudge, Refuse, ResultDecision, Rewrite
-from arnes.host.nofollow import read_regular
-from arnes.host.paths import resolve_real
 from arnes.messages import ToolCall, ToolResultBlock
 from arnes.tools.contentcheck import CODE_NOT_WORDS, EXAMPLES, code_problem, data_problem, not_json_at_all, yaml_as_json
 from arnes.tools.defnames import dropped_names
@@ -24,15 +23,7 @@ TINY_LIMIT = 20
 
 
 def _text(env: Env, name: object) -> tuple[str, str] | None:
-    """(shown path, text) of a file the call names, read through no link; None if not a text file."""
-    if not isinstance(name, str):
-        return None
-    path = env.ctx.path(name)
-    try:
-        data = read_regular(resolve_real(path), limit=4_000_000)[0]
-    except OSError:
-        return None
-    return env.ctx.display(path), data.decode("utf-8", "replace")
+    return readable_text(env.ctx, name)
 
 
 class _Once(Piece):

@@ -13,8 +13,8 @@ from arnes.adapt.formats import search_replace, whole
 from arnes.adapt.formats.search_replace import changes
 from arnes.adapt.formats.whole import blocks, merge_python
 from arnes.adapt.piece import ACCEPT, Env, Piece
+from arnes.adapt.reading import readable_text
 from arnes.agent.steering import Act, CallDecision, Moment, Nudge, Reply, ReplyDecision, Rewrite
-from arnes.host.nofollow import read_regular
 from arnes.messages import ToolCall, ToolResultBlock
 
 _TOP_NAME = re.compile(r"^(?:def|class)\s+(\w+)", re.MULTILINE)
@@ -56,12 +56,10 @@ def _focus(env: Env, reply_text: str, code: str) -> str | None:
     candidates = [p for p in candidates if not p.stem.endswith("_test")]
     hits = []
     for path in candidates:
-        if env.ctx.hidden("Read", path):
+        found = readable_text(env.ctx, str(path))
+        if found is None:
             continue
-        try:  # through no link, never more than a source file's size
-            text = read_regular(path, limit=1_000_000)[0].decode("utf-8", "replace")
-        except OSError:
-            continue
+        text = found[1]
         names = set(_TOP_NAME.findall(text))
         if names and any(f"def {n}" in code or f"class {n}" in code for n in names):
             hits.append(path)
@@ -178,13 +176,8 @@ def _current(env: Env, name: str) -> str | None:
     """A file's text as it is now, read through no link; None when it is no readable text file.
     A block equal to it changes nothing, and a reply of only such blocks is judged as one that
     changed nothing."""
-    path = env.ctx.path(name)
-    if env.ctx.hidden("Read", path):  # what a Read rule hides is never read for the model, nor merged
-        return None
-    try:
-        return read_regular(path, limit=4_000_000)[0].decode("utf-8", "replace")
-    except (OSError, ValueError):
-        return None
+    found = readable_text(env.ctx, name)  # never what a Read rule hides, nor outside the workspace
+    return found[1] if found is not None else None
 
 
 def _normal(text: str) -> str:
