@@ -23,7 +23,9 @@ REWRITE = "def price(x):\n    return x * 3\n"
 PROFILES = [
     ("claude-sonnet-4-5", []),
     ("gpt-5", []),
+    ("qwen2.5-coder-1.5b-instruct", []),  # the small profile's whole format: a native call still keeps the contract
     ("qwen2.5-coder-1.5b-instruct", ["--edit-format", "tools"]),
+    ("qwen2.5-coder-1.5b-instruct", ["--edit-format", "search-replace"]),
     ("qwen2.5-coder-1.5b-instruct", ["--steering", "off", "--edit-format", "tools"]),
 ]
 
