@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from arnes.agent.trace import read_trace
+from arnes.mcp.tools import tool_name
 from arnes.permissions.engine import RuleEngine
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.permissions.types import ToolRequest
@@ -184,6 +185,20 @@ def test_mcp_rules_parse_strictly_and_decide() -> None:
     assert kind("mcp__evil__anything") == "deny"
     assert kind("mcp__db__query") == "ask"  # ask beats allow
     assert kind("mcp__fs__read", "plan") == "deny"  # plan changes nothing, and a tool may write
+
+
+def test_a_rule_naming_a_long_mcp_tool_in_full_holds_for_the_call_by_its_cut_name(tmp_path: Path) -> None:
+    """The model calls a tool by its name cut to 64 characters (what providers accept); a rule that
+    names it in full meant that very call, and so did a rule written with the cut name."""
+    full = tool_name("github", "create_or_update_a_pull_request_review_comment_thread")
+    long_name = "mcp__github__create_or_update_a_pull_request_review_comment_thread"
+    assert full == long_name[:64] != long_name
+    for written in (long_name, full):
+        engine = RuleEngine(tmp_path, "bypass", [SourcedRule("deny", written, "t")])
+        for called in (full, long_name):
+            assert engine.decide(ToolRequest(called, {}, (), False)).kind == "deny", (written, called)
+    run = run_arnes("permissions", "check", long_name, "-w", str(tmp_path), "--deny", full)
+    assert "deny" in run.out
 
 
 def test_permissions_check_explains_an_mcp_call(tmp_path: Path) -> None:

@@ -75,13 +75,16 @@ class _Group:
         return cls(patterned, everything, combined, by_name)
 
 
+MCP_NAME_MOST = 64  # characters of a tool name the providers accept (mcp/tools.py cuts to it)
+
+
 def rule_tools(tool: str, access: Access | None) -> frozenset[str]:
     """Which rule names apply: `Edit(...)` covers Write, `Read(...)` covers Glob, Grep, ReadDoc,
     and `mcp__NAME` or `mcp__NAME__*` covers every tool `mcp__NAME__TOOL` of that server."""
     tools = {tool}
-    if tool.startswith("mcp__"):
+    if tool.startswith("mcp__"):  # by the name the model calls: cut to 64, as rules are
         server = tool.split("__")[1]
-        tools |= {f"mcp__{server}", f"mcp__{server}__*"}
+        tools = {name[:MCP_NAME_MOST] for name in (tool, f"mcp__{server}", f"mcp__{server}__*")}
     if access == "write" or tool in WRITE_FAMILY:
         tools.add("Edit")
     if access == "read" or tool in READ_FAMILY:
@@ -136,7 +139,10 @@ class RuleEngine:
             if rule.specifier is not None:
                 flags = re.IGNORECASE if sourced.kind != "allow" else 0
                 regex = re.compile(path_regex(rule.specifier, ws, home) + r"\Z", flags | re.DOTALL)
-            grouped.setdefault((sourced.kind, rule.tool), []).append(
+            # The model calls an MCP tool by its name cut to 64 characters (mcp/tools.py): a rule
+            # naming it in full means that same call.
+            tool = rule.tool[:MCP_NAME_MOST] if rule.tool.startswith("mcp__") else rule.tool
+            grouped.setdefault((sourced.kind, tool), []).append(
                 _Compiled(sourced.kind, rule, sourced.source, regex)
             )
         self._groups = {key: _Group.of(members) for key, members in grouped.items()}
