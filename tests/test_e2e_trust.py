@@ -223,3 +223,12 @@ def test_the_file_tools_never_write_git_at_any_depth_nor_a_folded_protected_name
     assert [d["source"] for d in denials] == ["builtin"] * len(writes), denials
     assert not (ws / "sub" / ".git" / "config").exists() and not (ws / "vendor" / "lib" / ".git").exists()
     assert not (ws / ".GIT").exists() and not (ws / ".Arnes").exists() and not (ws / "Features.JSON").exists()
+
+
+def test_trust_and_its_list_show_a_folder_name_s_escape_sequences_never_obey_them(tmp_path: Path) -> None:
+    ws = tmp_path / "a\x1b[31mred\x07"
+    ws.mkdir()
+    for args in (("trust", "-w", str(ws)), ("trust", "--list")):
+        run = run_arnes(*args)
+        assert run.code == 0, run.err
+        assert "\x1b" not in run.out and "\x07" not in run.out and "\\x1b[31mred" in run.out

@@ -84,3 +84,16 @@ def test_a_team_run_writes_a_timeline_page_the_browser_draws(shop: Path, tmp_pat
     assert rendered_bars(dom) == 4  # implement, check, implement, check
     assert dom.count('class="wrote"') == 1  # the first implement step wrote pricing.py
     assert "FAIL" in dom and "PASS" in dom and "is not" in dom  # verdicts with their reasons
+
+
+def test_every_field_of_a_planted_report_is_escaped(tmp_path: Path) -> None:
+    """A report is a file anyone can write: its counts and totals are text to the page, never markup."""
+    from arnes.ui.html.eval_report import LoadedReport, render
+
+    data = report({"t": [True]}, "m")
+    evil = "<script>alert(1)</script>"
+    data["overall"]["passed"] = evil
+    data["overall"]["errors"] = evil
+    data["runs"][0].update(attempt=evil, turns=evil, tokens=evil, seconds=evil)
+    page = render([LoadedReport("r", data, tmp_path / "r.json")], tmp_path / "out.html")
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
+from arnes.safe import visible
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
@@ -33,9 +34,9 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         records = store.records()
         for folder, record in sorted(records.items()):
             state = store.status(Path(folder)) if Path(folder).is_dir() else "gone"
-            console.print(Text(f"{folder}  {state}  (recorded {record.at})"))
+            console.print(Text(visible(f"{folder}  {state}  (recorded {record.at})")))
         if not records:
-            console.print(f"no folder trusted yet (the record is {store.path})", markup=False)
+            console.print(visible(f"no folder trusted yet (the record is {store.path})"), markup=False)
         return 0
     ws = Path(opts.dir or args.workspace).expanduser()
     if not ws.is_dir():
@@ -43,15 +44,15 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     ws = Path(key(ws))
     if opts.revoke:
         known = store.revoke(ws)
-        console.print(f"{ws}: {'no longer trusted' if known else 'was not in the record'}", markup=False)
+        console.print(visible(f"{ws}: {'no longer trusted' if known else 'was not in the record'}"), markup=False)
         return 0
     grants = load_config(ws, trusted=False).ignored
     store.record(ws, True)
-    console.print(f"trusted {ws} (until its project settings or team files change)", markup=False)
+    console.print(visible(f"trusted {ws} (until its project settings or team files change)"), markup=False)
     if grants:
         console.print("its project settings now apply:", markup=False)
         for line in grant_lines(ws, grants):
-            console.print(Text(f"  {line}"))
+            console.print(Text(visible(f"  {line}")))
     else:
         console.print("its project settings grant nothing today", markup=False)
     return 0

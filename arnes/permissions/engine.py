@@ -142,9 +142,7 @@ class RuleEngine:
             # The model calls an MCP tool by its name cut to 64 characters (mcp/tools.py): a rule
             # naming it in full means that same call.
             tool = rule.tool[:MCP_NAME_MOST] if rule.tool.startswith("mcp__") else rule.tool
-            grouped.setdefault((sourced.kind, tool), []).append(
-                _Compiled(sourced.kind, rule, sourced.source, regex)
-            )
+            grouped.setdefault((sourced.kind, tool), []).append(_Compiled(sourced.kind, rule, sourced.source, regex))
         self._groups = {key: _Group.of(members) for key, members in grouped.items()}
 
     def _first(

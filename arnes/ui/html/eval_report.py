@@ -27,7 +27,8 @@ def spread(report: dict[str, Any]) -> tuple[float, float, float, float]:
     """(mean, low, high, standard deviation) of the overall pass rate over the repeats."""
     by_attempt: dict[int, list[bool]] = {}
     for run in report.get("runs", []):
-        by_attempt.setdefault(int(run.get("attempt", 1)), []).append(bool(run.get("passed")))
+        attempt = run.get("attempt", 1)  # a report is anyone's file: a repeat that is no number is the first
+        by_attempt.setdefault(attempt if isinstance(attempt, int) else 1, []).append(bool(run.get("passed")))
     rates = [sum(v) / len(v) for v in by_attempt.values() if v] or [float(report["overall"]["pass_rate"])]
     sd = statistics.pstdev(rates) if len(rates) > 1 else 0.0
     return statistics.mean(rates), min(rates), max(rates), sd
@@ -78,6 +79,11 @@ def _trace_link(run: dict[str, Any], report: LoadedReport, html_dir: Path) -> st
     return f'<a href="{escape(href)}">{escape(Path(trace).name)}</a>'
 
 
+def _number(value: Any) -> float:
+    """A count or a time from a report (anyone's file): a number, else 0, never a traceback."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
 def _outcome(run: dict[str, Any]) -> str:
     if run.get("error"):
         return f'<span class="error" title="{escape(str(run["error"]))}">error</span>'
@@ -102,9 +108,9 @@ def render(reports: list[LoadedReport], html_path: Path) -> str:
         o = r.data["overall"]
         overall_bars.append((float(o["pass_rate"]), f"{r.label}: {o['passed']}/{o['runs']} passed"))
         whiskers[(0, i)] = (low, high)
-        errors = int(o.get("errors", 0))
+        errors = int(_number(o.get("errors")))
         rows.append([
-            escape(r.label), f"{float(o['pass_rate']):.0%}", f"{o['passed']}/{o['runs']}", str(errors),
+            escape(r.label), f"{float(o['pass_rate']):.0%}", escape(f"{o['passed']}/{o['runs']}"), str(errors),
             f"{low:.0%} to {high:.0%}", f"{sd:.0%}", escape(str(r.data.get("meta", {}).get("model") or "-")),
         ])  # fmt: skip
     body = [
@@ -119,9 +125,10 @@ def render(reports: list[LoadedReport], html_path: Path) -> str:
     for r in reports:
         run_rows = [
             [
-                escape(str(run.get("task"))), str(run.get("attempt", 1)), _outcome(run),
-                escape(str(run.get("stop_reason", ""))), str(run.get("turns", 0)), str(run.get("tokens", 0)),
-                f"{float(run.get('seconds', 0)):.1f}", _trace_link(run, r, html_dir),
+                escape(str(run.get("task"))), escape(str(run.get("attempt", 1))), _outcome(run),
+                escape(str(run.get("stop_reason", ""))), escape(str(run.get("turns", 0))),
+                escape(str(run.get("tokens", 0))),
+                f"{_number(run.get('seconds')):.1f}", _trace_link(run, r, html_dir),
             ]
             for run in r.data.get("runs", [])
         ]  # fmt: skip
