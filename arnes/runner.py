@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from arnes.agent.budget import Budget
 from arnes.agent.events import Notice, Retry
 from arnes.agent.loop import Agent, RunResult
+from arnes.agent.sessions import refusal, remember
 from arnes.agent.trace import JsonlTrace
 from arnes.cliargs import workspace_of
 from arnes.config import EffectiveConfig, ModelSettings, RoleName
@@ -242,7 +243,7 @@ def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = No
     session_id = None
     trace_path = Path(args.trace) if args.trace else None
     if args.resume is not None:
-        trace_path = find_trace(HostFiles(ws), args.resume or None)
+        trace_path = find_trace(HostFiles(ws), args.resume or None, lambda trace: refusal(ws, trace))
         session_id = trace_path.stem
     session = build_session(args, ws, cfg, session_id)
     if args.resume is not None and trace_path is not None:
@@ -388,6 +389,7 @@ def subscribe(
         yield path
     finally:
         trace.close()
+        remember(session.workspace, path)  # outside the workspace: `-c` continues only what arnes wrote
 
 
 def exit_code(result: RunResult) -> int:

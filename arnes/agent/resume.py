@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from arnes.errors import ConfigError
@@ -21,17 +22,24 @@ def traces_dir(workspace: Path) -> Path:
     return workspace / TRACES
 
 
-def find_trace(files: HostFiles, session: str | None) -> Path:
-    """The session's trace (or the newest): a regular file in a real .arnes/traces, never a link."""
+def find_trace(files: HostFiles, session: str | None, refused: Callable[[Path], str | None] = lambda _: None) -> Path:
+    """The session's trace (or the newest that `refused` lets through): a regular file in a real
+    .arnes/traces, never a link."""
     folder = traces_dir(files.root)
     traces = files.entries(TRACES, ".jsonl")
     if session:
         if not any(name == f"{session}.jsonl" for name, _ in traces):
             raise ConfigError(f"no session {session} in {folder}")
+        if (why := refused(folder / f"{session}.jsonl")) is not None:
+            raise ConfigError(why)
         return folder / f"{session}.jsonl"
     if not traces:
         raise ConfigError(f"no session to resume in {folder}")
-    return folder / max(traces, key=lambda entry: entry[1].st_mtime_ns)[0]
+    for name, _ in sorted(traces, key=lambda entry: entry[1].st_mtime_ns, reverse=True):
+        if refused(folder / name) is None:
+            return folder / name
+    newest = folder / max(traces, key=lambda entry: entry[1].st_mtime_ns)[0]
+    raise ConfigError(refused(newest) or f"no session to resume in {folder}")
 
 
 def read_history(files: HostFiles, trace: Path) -> list[Message]:

@@ -88,6 +88,13 @@ def in_git(relative: str) -> bool:
     return any(protected_component(p) == ".git" for p in relative.split("/"))
 
 
+def user_state_dir(env: dict[str, str] | None = None) -> Path:
+    """The user's arnes state (XDG): what arnes itself recorded, never in a workspace."""
+    env = dict(os.environ) if env is None else env
+    base = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME", "~"), ".local", "state")
+    return Path(os.path.expanduser(base)) / "arnes"
+
+
 def user_config_dir(env: dict[str, str] | None = None) -> Path:
     """The user's arnes folder (XDG): settings and the trust record, never a repository's choice."""
     env = dict(os.environ) if env is None else env
