@@ -941,3 +941,17 @@ def test_a_file_that_did_not_parse_before_and_other_kinds_are_not_judged(ctx: To
     read(ctx, "notes.txt")
     assert edit(ctx, "new_syntax.py", "def f(:", "def f(: return (").startswith("Edited")
     assert edit(ctx, "notes.txt", "x", "return 'Fizz' for multiples").startswith("Edited")
+
+
+def test_a_huge_file_is_refused_before_it_is_read_whole(ctx: ToolContext) -> None:
+    """A sparse 2 GB file once took 4 GB of memory before Read said "binary": size and the first
+    bytes are judged first, from a short read."""
+    with (ctx.workspace / "big.log").open("wb") as handle:
+        handle.write(b"text\n" * 2000)  # text as far as the first look goes
+        handle.truncate(2 << 30)  # sparse: no disk used
+    with pytest.raises(ToolError, match=r"big\.log is 2,147,483,648 bytes, too large to read whole"):
+        read(ctx, "big.log")
+    with (ctx.workspace / "zeros.bin").open("wb") as handle:
+        handle.truncate(2 << 30)
+    with pytest.raises(ToolError, match="binary file"):
+        read(ctx, "zeros.bin")

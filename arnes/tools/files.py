@@ -20,6 +20,7 @@ from arnes.tools.nearest import nearest_files
 from arnes.tools.readformat import MAX_LINE_CHARS, numbered
 
 DEFAULT_READ_LINES = 2000
+READ_MOST = 32 << 20  # bytes: a bigger file is not read whole (a sparse 2 GB file once took 4 GB of memory)
 
 
 class ReadArgs(ToolArgs):
@@ -51,7 +52,14 @@ def read_checked(
     """The text at `real`, the real path that was judged, opened through no link (a link swapped
     in since the decision makes the read fail), with the bytes and stat it came from."""
     try:
-        data, st = read_regular(real)
+        head, st = read_regular(real, limit=8192)  # a binary or huge file is judged before it is read whole
+        if b"\0" in head:
+            raise ToolError(f"{shown} is a binary file; it cannot be read as text.")
+        if st.st_size > READ_MOST:
+            raise ToolError(
+                f"{shown} is {st.st_size:,} bytes, too large to read whole; use Grep to find the part you need."
+            )
+        data, st = read_regular(real, limit=READ_MOST + 1)
     except FileNotFoundError:
         hint = nearest_files(ctx, path) if ctx is not None else ""
         raise ToolError(f"File does not exist: {shown}.{hint} Use Glob to find the right path.") from None
@@ -66,6 +74,10 @@ def read_checked(
         ) from None
     if b"\0" in data[:8192]:
         raise ToolError(f"{shown} is a binary file; it cannot be read as text.")
+    if len(data) > READ_MOST:  # it grew since it was measured
+        raise ToolError(
+            f"{shown} is over {READ_MOST:,} bytes, too large to read whole; use Grep to find the part you need."
+        )
     try:
         return data.decode("utf-8"), data, st
     except UnicodeDecodeError as exc:
