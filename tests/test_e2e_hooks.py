@@ -95,6 +95,21 @@ def test_a_hooks_allow_answers_only_the_prompt_no_rule_asked_for(tmp_path: Path)
     assert perms == [("deny", "rule"), ("deny", "no-tty"), ("allow", "hook")]
 
 
+def test_a_hooks_allow_never_answers_a_command_nobody_can_check_against_the_deny_rules(tmp_path: Path) -> None:
+    """Issue 23.3: with an approving hook and `Bash(rm:*)` denied, commands whose words are only known
+    when they run got through. They are denied, as bypass mode denies them; plain ones still pass."""
+    say = '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'
+    ws = workspace(tmp_path, {"PreToolUse": [{"matcher": "", "hooks": [hook(f"echo '{say}'")]}]})
+    (ws / "keep").mkdir()
+    calls = [bash('eval "$(echo rm -rf keep)"'), bash("c=rm; $c -rf keep"), bash('bash -c "$(echo rm -rf keep)"'),
+             bash("touch free")]  # fmt: skip
+    done, events = run(tmp_path, ws, [{"tool_calls": calls}], "--trust", "--sandbox", "off", "--deny", "Bash(rm:*)")
+    assert done.code == 0, done.err
+    assert (ws / "keep").is_dir() and (ws / "free").exists()
+    perms = [(e["decision"], e["source"]) for e in events if e["event"] == "permission"]
+    assert perms == [("deny", "rule")] * 3 + [("allow", "hook")]
+
+
 def test_a_hooks_deny_and_ask_tighten_what_the_rules_allow(tmp_path: Path) -> None:
     decide = (
         'import json, sys; call = json.load(sys.stdin); kind = "deny" if call["tool_name"] == "Read" else "ask"; '

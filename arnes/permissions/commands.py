@@ -63,7 +63,9 @@ def decide_command(engine: CommandRules, tool: str, command: str, mode: Mode | N
     if analysis.error:
         if mode == "bypass" and engine.has_command_denies():
             return Decision("deny", f"{analysis.error}, so the deny rules cannot be checked", "rule")
-        return Decision("ask", f"{analysis.error}; a person has to read it", "mode")
+        return Decision(
+            "ask", f"{analysis.error}; a person has to read it", "mode", unjudged=engine.has_command_denies()
+        )
     parts = analysis.commands
     # 1. deny: a rule on any part (as run, or with its wrappers), or a denied path it touches
     for part in parts:
@@ -92,7 +94,7 @@ def decide_command(engine: CommandRules, tool: str, command: str, mode: Mode | N
         if hit:
             return _rule("ask", hit.rule.raw, hit.origin)
     if opaque:
-        return Decision("ask", f"cannot be checked: {opaque[0]}", "mode")
+        return Decision("ask", f"cannot be checked: {opaque[0]}", "mode", unjudged=engine.has_command_denies())
     for decision in path_decisions:
         if decision.kind == "ask":
             return decision

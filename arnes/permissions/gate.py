@@ -95,6 +95,9 @@ def with_hook(decision: Decision, hook: HookDecision | None) -> Decision:
         return Decision("deny", f"a PreToolUse hook denied it{said}", "hook")
     if hook.kind == "ask" and decision.kind == "allow":
         return Decision("ask", f"a PreToolUse hook asks{said}", "hook")
+    if hook.kind == "allow" and decision.kind == "ask" and decision.unjudged:
+        why = f"a PreToolUse hook allowed it{said}, but {decision.reason}, so the deny rules cannot be checked"
+        return Decision("deny", why, "rule")
     if hook.kind == "allow" and decision.kind == "ask" and decision.source == "mode":
         return Decision("allow", f"allowed by a PreToolUse hook{said} (was: {decision.reason})", "hook")
     return decision

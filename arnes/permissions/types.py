@@ -52,6 +52,9 @@ class Decision:
     rule: str | None = field(default=None, compare=False)  # the rule that decided, if any
     origin: str | None = field(default=None, compare=False)  # where that rule came from
     confine: bool = field(default=False, compare=False)  # allowed as read-only: run it read-only too
+    # An ask only because a command cannot be read, while deny rules on commands exist: a person
+    # may read it, but nothing that cannot read it either (a hook's allow) may say yes.
+    unjudged: bool = field(default=False, compare=False)
 
 
 class Policy(Protocol):
