@@ -158,6 +158,8 @@ def test_stdio_server_runs_in_the_sandbox(tmp_path: Path) -> None:
     assert run.code == 0, run.err
     out = results(events)["mcp__fake__probe"][1]
     assert "network blocked" in out and "HOME_SECRET=<unset>" in out
+    # Issue 23.9: a session whose only sandboxed process was the server leaves no stand-ins behind.
+    assert not (ws / ".git").exists() and not (ws / "features.json").exists()
 
 
 def test_mcp_list_shows_state_and_tools_and_a_hung_server(tmp_path: Path) -> None:

@@ -55,6 +55,7 @@ class ServerState:
     stop: asyncio.Event | None = None
     task: asyncio.Task[None] | None = None
     errlog: IO[str] | None = None  # the server's stderr, for the reason it failed
+    box: Sandbox | None = None  # the sandbox it ran in: its stand-ins go when the server stops
 
     def fail(self, why: str) -> None:
         if self.state in ("starting", "started"):
@@ -158,6 +159,9 @@ class McpHub:
         finally:
             if confined is not None:
                 confined.close()
+            if st.box is not None:  # the server is gone: the empty stand-ins bubblewrap made go too
+                with contextlib.suppress(OSError):
+                    st.box.settle()
             if st.state == "started":
                 st.fail("the server closed the connection")
 
@@ -171,7 +175,7 @@ class McpHub:
 
             st.sandbox = "unconfined"
             return Confined(argv, {**get_default_environment(), **cfg.env})
-        st.sandbox = sandbox.name
+        st.sandbox, st.box = sandbox.name, sandbox
         confined = sandbox.wrap(argv, self.workspace)
         env = {**confined.env, **cfg.env}
         if not confined.pass_fds:
