@@ -179,3 +179,19 @@ def test_a_refused_write_shows_only_what_a_read_would_show(shop: Path, tmp_path:
     assert "DISCOUNT_RATE" in results[2]  # an ordinary file in the workspace is shown
     assert "fake-secret" not in (tmp_path / "t.jsonl").read_text()
     assert (shop / ".env").read_text() == "TOKEN=fake-secret-in-env\n"
+
+
+def test_accept_edits_does_not_accept_a_new_mcp_server_definition(shop: Path, tmp_path: Path) -> None:
+    """Issue 23.6: the Write tool planted .mcp.json (a server the next trusted run starts) without a
+    question in acceptEdits. A grant file asks; with nobody to ask, it is not written."""
+    servers = json.dumps({"mcpServers": {"x": {"command": "python3", "args": ["-c", "print(1)"]}}})
+    code, out, _ = run_script(
+        shop, tmp_path, [call("Write", file_path=".mcp.json", content=servers), call("Write", file_path="ok.txt", content="x")],
+        "--permission-mode", "acceptEdits",
+    )  # fmt: skip
+    assert code == 0
+    assert not (shop / ".mcp.json").exists() and (shop / "ok.txt").exists()
+    assert (
+        out["denials"][0]["reason"]
+        == ".mcp.json is a grant file (it names programs a trusted run starts) (no terminal to ask)"
+    )

@@ -18,6 +18,7 @@ from arnes.host.paths import inside_str, is_inside, real_path, resolve_real
 from arnes.permissions.protected import (
     ANY_DEPTH,
     TOP_LEVEL_FILES,
+    grant_file,
     protected_outside,
     protected_part,
     user_config_dir,
@@ -226,6 +227,9 @@ class RuleEngine:
             return Decision("ask", f"{target.access} outside the workspace: {real}", "perimeter")
         if target.access == "read":
             return Decision("allow", "read inside the workspace", "perimeter")
+        grant = grant_file(real[len(self._root) :]) if mode == "acceptEdits" else None
+        if grant is not None:  # acceptEdits accepts edits, not new grants: the user says yes to those
+            return Decision("ask", f"{grant} is a grant file (it names programs a trusted run starts)", "builtin")
         if mode in ("acceptEdits", "bypass"):
             return Decision("allow", f"{mode}: write inside the workspace", "mode")
         return Decision("ask", f"write {real}", "mode")

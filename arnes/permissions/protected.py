@@ -75,6 +75,19 @@ def protected_part(relative: str) -> str | None:
     return None
 
 
+# Files at the top of a workspace that grant once the folder is trusted (DESIGN §10), beyond the
+# settings the file tools never write: a server definition is a program the next trusted run starts.
+GRANT_FILES = (".mcp.json",)
+
+
+def grant_file(relative: str) -> str | None:
+    """The grant file a path relative to the workspace is (`.mcp.json`), else None."""
+    parts = [p for p in relative.split("/") if p]
+    if len(parts) == 1 and fold(parts[0]) in GRANT_FILES:
+        return parts[0]
+    return None
+
+
 def protected_outside(path: str) -> str | None:
     """Outside the workspace only `.git` counts: another repository's config runs code too."""
     for part in path.split("/"):
