@@ -186,7 +186,8 @@ def test_accept_edits_does_not_accept_a_new_mcp_server_definition(shop: Path, tm
     question in acceptEdits. A grant file asks; with nobody to ask, it is not written."""
     servers = json.dumps({"mcpServers": {"x": {"command": "python3", "args": ["-c", "print(1)"]}}})
     code, out, _ = run_script(
-        shop, tmp_path, [call("Write", file_path=".mcp.json", content=servers), call("Write", file_path="ok.txt", content="x")],
+        shop, tmp_path,
+        [call("Write", file_path=".mcp.json", content=servers), call("Write", file_path="ok.txt", content="x")],
         "--permission-mode", "acceptEdits",
     )  # fmt: skip
     assert code == 0
