@@ -201,6 +201,7 @@ def _echoes(text: str, error: str) -> bool:
 _BLOCK = re.compile(r"```[\w+-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _NUMBER_ONLY = re.compile(r"^\s*\d+\s*$")
 _MOST_CHANGED = 3  # lines: a bigger rewrite in the chat is not turned into one Edit
+_MOST_WINDOWS = 2000  # places in one file a block could stand: more is no clear place for an Edit
 _MOST_BLOCKS = 8  # code blocks of one reply lined up with the files (a longer reply is no small change)
 _SIMILAR = 0.6  # a changed line still looks like the line it replaces
 _SIMILAR_ALONE = 0.8
@@ -321,6 +322,8 @@ def _aligned(block: list[str], content: str) -> tuple[float, str, str] | None:
                 if 0 <= n - k <= len(file_lines) - size
             }
         )
+        if len(starts) > _MOST_WINDOWS:  # the block's lines repeat all over the file: no one clear place
+            return None
     for start in starts:
         window = file_lines[start : start + size]
         changed = [k for k in range(size) if window[k] != block[k]]
