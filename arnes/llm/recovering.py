@@ -11,26 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arnes.llm.base import Provider, TextSink
+from arnes.llm.base import TextSink
 from arnes.llm.recovery import call_id, cut_call, cut_in_last, split_tool_calls
+from arnes.llm.wrapper import ProviderWrapper
 from arnes.messages import Message, ModelResponse, StopReason, TextBlock, ToolCall, ToolSpec
 
 
 @dataclass
-class RecoveringProvider:
+class RecoveringProvider(ProviderWrapper):
     """A reply with no native call whose text holds calls: those calls, each with its own id; the
     reply as printed stays in `raw_text`."""
 
-    inner: Provider
     cap: int  # the output cap: a recovered call cut by it is marked cut, never run half
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
 
     def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], on_text: TextSink | None = None

@@ -7,30 +7,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from arnes.errors import ProviderError
-from arnes.llm.base import Provider, TextSink
+from arnes.llm.base import TextSink
+from arnes.llm.wrapper import ProviderWrapper
 from arnes.messages import Message, ModelResponse, ToolSpec
 
 RetryNotice = Callable[[int, float, str], None]
 
 
 @dataclass
-class RetryingProvider:
+class RetryingProvider(ProviderWrapper):
     """Wraps a provider: retryable failures wait and try again, the last one is raised."""
 
-    inner: Provider
     attempts: int = 4
     base_delay: float = 0.5
     max_delay: float = 8.0
     on_retry: RetryNotice | None = None
     sleep: Callable[[float], None] = field(default=time.sleep)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
 
     def complete(
         self,
