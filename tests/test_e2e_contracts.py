@@ -124,6 +124,8 @@ def test_the_small_profile_shows_its_interventions_in_trace_and_stream_json(tmp_
         ("nudge", "reply", "nudge"),
         ("small-read", "call", "rewrite"),
     ]
+    assert steered[1]["sent"] == 'Read {"file_path": "util.py", "limit": 1}'  # what the model sent, then what ran
+    assert steered[1]["ran"].endswith('Read {"file_path": "util.py"}')
     lines = [json.loads(line) for line in done.out.splitlines()]
     system = [(o["piece"], o["action"]) for o in lines if o.get("type") == "system" and o.get("subtype") == "steered"]
     assert system == [("nudge", "nudge"), ("small-read", "rewrite")]

@@ -77,7 +77,7 @@ class Pipeline:
         return ACCEPT
 
     def task_note(self, task: str) -> str:
-        return "\n\n".join(note for piece in self.pieces if (note := piece.task_note(task)))
+        return "\n\n".join(note for piece in self.pieces if "task" in piece.moments and (note := piece.task_note(task)))
 
 
 FORMATS = frozenset({"whole", "search-replace"})  # the pieces that apply files from a reply

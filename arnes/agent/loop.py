@@ -292,10 +292,11 @@ class Agent:
             self._announced = False
             results = [self._make(call, decision) for call in decision.calls]
             made = [_said(c) for c, res in zip(decision.calls, results, strict=True) if res is not None]
-            self._steered(decision, "reply", "act", "; ".join(made) or "nothing: the rules would not allow it unasked")
+            ran = "; ".join(made) or "nothing: the rules would not allow it unasked"
+            self._steered(decision.piece, "reply", "act", decision.sent or text, ran)
             decision = self.steer.on_acted(decision, results, reply)
         if isinstance(decision, Nudge):
-            self._steered(decision, "reply", "nudge", decision.text)
+            self._steered(decision.piece, "reply", "nudge", decision.sent or text, decision.text)
             self._append(Message.user(decision.text))
             return True
         if decision.note:
@@ -308,11 +309,9 @@ class Agent:
         r.stop_reason = "end_turn"
         return False
 
-    def _steered(self, decision: Nudge | Act | Rewrite | Refuse, moment: str, action: str, ran: str) -> None:
-        sent = getattr(decision, "sent", "")
-        if isinstance(decision, Rewrite | Refuse):
-            sent = sent or action
-        self.s.bus.emit(Steered(decision.piece, moment, action, _cut(sent), _cut(ran)))
+    def _steered(self, piece: str, moment: str, action: str, sent: str, ran: str) -> None:
+        """One intervention in the trace, on screen and in stream-json: what the model sent, what ran."""
+        self.s.bus.emit(Steered(piece, moment, action, _cut(sent), _cut(ran)))
 
     def _make(self, call: ToolCall, act: Act) -> ToolResultBlock | None:
         """A call arnes makes for the model: through the hooks and the gate like the model's own,
@@ -339,7 +338,7 @@ class Agent:
         prepared = self._admit(call)
         if isinstance(prepared, ToolResultBlock):
             return None if act.quiet else prepared
-        return self._run_tool(call, prepared)
+        return self._run_tool(call, prepared, by_model=False)
 
     def _query(self, system: str, specs: list[ToolSpec], fixed: int) -> ModelResponse:
         """Ask the model; a server that finds the request too long gets a compacted one, once."""
@@ -438,11 +437,11 @@ class Agent:
             self.s.bus.emit(ToolCallEvent(call.id, call.name, call.input))
             decision = self.steer.before_call(call)
             if isinstance(decision, Refuse):
-                self._steered(decision, "call", "refuse", decision.text)
+                self._steered(decision.piece, "call", "refuse", _said(call), decision.text)
                 pending.append(self._finish(call, decision.text, True, 0))
                 continue
             if isinstance(decision, Rewrite):
-                self._steered(decision, "call", "rewrite", f"{decision.why}: {_said(decision.call)}")
+                self._steered(decision.piece, "call", "rewrite", _said(call), f"{decision.why}: {_said(decision.call)}")
                 call = ToolCall(call.id, decision.call.name, decision.call.input)
             prepared = self._admit(call)
             if isinstance(prepared, ToolResultBlock):
@@ -495,7 +494,7 @@ class Agent:
         targets = tuple(Target(t.path, t.access, resolve_real(t.path)) for t in tool.targets(args, s.ctx))
         return tool, args, ToolRequest(call.name, call.input, targets, tool.read_only, tool.command(args)), dropped
 
-    def _run_tool(self, call: ToolCall, admitted: _Admitted) -> ToolResultBlock:
+    def _run_tool(self, call: ToolCall, admitted: _Admitted, by_model: bool = True) -> ToolResultBlock:
         started = time.perf_counter()
         self._current_call = call.id
         ctx = self.s.ctx
@@ -521,9 +520,10 @@ class Agent:
             cut = len(output) - cap
             output = output[:cap] + f"\n... [{cut} characters cut; ask for less, e.g. Read with offset/limit]"
         output = self.hooks.post_tool(call, output, is_error)
-        note = self.steer.after_result(call, ToolResultBlock(call.id, output, is_error))
+        # The layer judges the model's own calls; its own (a test run, a format's Write) it already knows.
+        note = self.steer.after_result(call, ToolResultBlock(call.id, output, is_error)) if by_model else None
         if isinstance(note, Nudge):
-            self._steered(note, "result", "nudge", note.text)
+            self._steered(note.piece, "result", "nudge", _said(call), note.text)
             output += "\n" + note.text
         return self._finish(call, output, is_error, ms)
 

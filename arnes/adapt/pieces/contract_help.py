@@ -22,10 +22,6 @@ SMALL_FILE_LINES = 200
 TINY_LIMIT = 20
 
 
-def _text(env: Env, name: object) -> tuple[str, str] | None:
-    return readable_text(env.ctx, name)
-
-
 class _Once(Piece):
     """A refusal made once per distinct call."""
 
@@ -51,7 +47,7 @@ class ContentCheck(_Once):
     def before_call(self, call: ToolCall) -> CallDecision:
         if call.name not in ("Write", "Edit"):
             return ACCEPT
-        found = _text(self.env, call.input.get("file_path"))
+        found = readable_text(self.env.ctx, call.input.get("file_path"))
         shown, before = found if found is not None else (str(call.input.get("file_path")), "")
         suffix = "." + shown.rsplit(".", 1)[-1] if "." in shown else ""
         if call.name == "Write":
@@ -131,7 +127,7 @@ class WholeSmallFile(Piece):
         limit = call.input.get("limit")
         if call.name != "Read" or not isinstance(limit, int) or limit >= TINY_LIMIT:
             return ACCEPT
-        found = _text(self.env, call.input.get("file_path"))
+        found = readable_text(self.env.ctx, call.input.get("file_path"))
         if found is None or found[1].count("\n") >= SMALL_FILE_LINES:
             return ACCEPT
         whole = {k: v for k, v in call.input.items() if k not in ("offset", "limit")}

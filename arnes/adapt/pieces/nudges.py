@@ -35,7 +35,7 @@ class Nudges(Piece):
 
     def new_turn(self, task: str) -> None:
         self.announced = self.unfinished = 0
-        self.offered = None
+        self.offered, self.state.said = None, None  # an echo is of this message's nudges
 
     def on_reply(self, reply: Reply) -> ReplyDecision:
         if reply.applied:
