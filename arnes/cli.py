@@ -109,6 +109,7 @@ def dispatch(command: str, args: argparse.Namespace, rest: list[str]) -> int:
         "doctor": ("setup", "run_doctor"),
         "trust": ("trust", "run"),
         "mcp": ("mcp", "run"),
+        "rewind": ("rewind", "run"),
     }[command]
     handler = getattr(import_module(f"arnes.commands.{module}"), function)
     code: int = handler(args, rest)

@@ -12,7 +12,7 @@ from arnes.errors import ConfigError
 
 SUBCOMMANDS = (
     "demo", "permissions", "features", "next", "check", "handoff", "checker", "eval", "team", "init", "doctor",
-    "trust", "mcp",
+    "trust", "mcp", "rewind",
 )  # fmt: skip
 
 

@@ -88,6 +88,17 @@ class VerifySettings(Strict):
     ladder: dict[Literal["unit", "integration", "e2e"], str] = Field(default_factory=dict)
 
 
+class RewindSettings(Strict):
+    """Checkpoints for rewind (DESIGN §17); the user's settings only: a repository must not turn
+    off the undo of what is done to it."""
+
+    enabled: bool | None = Field(None, description="Checkpoint before every user turn (default true).")
+    max_storage_mb: int | None = Field(
+        None, ge=10, description="Checkpoint storage per workspace, MB (2048); the oldest sessions go first."
+    )
+    max_file_mb: int | None = Field(None, ge=1, description="A bigger file is recorded but not kept, MB (16).")
+
+
 class PriceSettings(Strict):
     input: float = Field(ge=0, description="USD per million input tokens.")
     output: float = Field(ge=0, description="USD per million output tokens.")
@@ -111,6 +122,7 @@ class Settings(Strict):
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     verify: VerifySettings = Field(default_factory=VerifySettings)
+    rewind: RewindSettings = Field(default_factory=RewindSettings)
     mcpServers: dict[str, McpServer] = Field(default_factory=dict)  # noqa: N815  (Claude Code's key, DESIGN §13)
     hooks: HookSettings = Field(default_factory=dict, description="Commands run at moments of the loop (§13).")
     hooks_fail: FailMode | None = Field(None, description='A failing PreToolUse hook blocks ("closed") or not.')
@@ -158,6 +170,7 @@ class EffectiveConfig:
     mcp_servers: dict[str, ServerEntry] = field(default_factory=dict)  # by name; later layers win
     hooks: list[HookEntry] = field(default_factory=list)  # every layer's, in order; `runs` says which may
     hooks_fail: FailMode = "closed"
+    rewind: RewindSettings = field(default_factory=RewindSettings)
 
     def configured_tests(self) -> TestCommand | None:
         """verify.command as the settings name it: the user's always, a project's only once the
@@ -292,6 +305,10 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         if settings.verify.command:
             cfg.verify_command, cfg.verify_command_from = settings.verify.command, str(path)
         cfg.verify_timeout = settings.verify.timeout or cfg.verify_timeout
+        if settings.rewind.model_fields_set and layer != "user":
+            cfg.warnings.append(f"{path}: rewind ignored: only your user settings may set it ({layer} layer given)")
+        elif settings.rewind.model_fields_set:
+            cfg.rewind = settings.rewind
         cfg.verify_build = settings.verify.build or cfg.verify_build
         cfg.ladder.update({str(k): v for k, v in settings.verify.ladder.items()})
     mcp_file = workspace / MCP_FILE

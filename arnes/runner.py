@@ -211,6 +211,7 @@ def build_session(
         return retrying(_provider(chosen, cfg, stream, window)[0])
 
     session.model_switch = switch
+    attach_checkpoints(session, cfg)
     session.agents = agent_catalog(session, cfg)
     if cfg.mcp_servers:  # started behind the banner (agent/loop.py): start-up does not wait for them
         from arnes.mcp.start import make_hub
@@ -222,6 +223,26 @@ def build_session(
         assert session.shared is not None
         session.hooks = Hooks(cfg.hooks, session.workspace, session.sandbox, session.shared.spec, cfg.hooks_fail)
     return session
+
+
+def attach_checkpoints(session: Session, cfg: EffectiveConfig) -> None:
+    """Rewind's checkpoints (DESIGN §17), unless the user's settings turn them off or nothing can
+    change (plan mode)."""
+    if cfg.rewind.enabled is False or session.mode == "plan":
+        return
+    from arnes.rewind.checkpoints import MB, MOST_FILE_BYTES, MOST_STORE_BYTES, Checkpoints
+    from arnes.rewind.store import store_for
+
+    settings = cfg.rewind
+    checkpoints = Checkpoints(
+        session.workspace,
+        session.id,
+        store_for(session.workspace),
+        most_file_bytes=settings.max_file_mb * MB if settings.max_file_mb else MOST_FILE_BYTES,
+        most_store_bytes=settings.max_storage_mb * MB if settings.max_storage_mb else MOST_STORE_BYTES,
+    )
+    session.checkpoints = checkpoints
+    session.ctx.changes.on_write = checkpoints.before_write
 
 
 def agent_catalog(session: Session, cfg: EffectiveConfig) -> Catalog:

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from arnes.extensions.agents import AgentMode, Catalog
     from arnes.extensions.hooks import HookRunner
     from arnes.mcp.client import McpHub
+    from arnes.rewind.checkpoints import Checkpoints
 
 Role = Literal["main", "subagent", "compaction"]
 WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
@@ -165,6 +166,8 @@ class Session:
     mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
     hooks: HookRunner | None = None  # the settings' hooks (set by the runner; sub-agents share them)
     trace_path: Path | None = None  # the JSONL trace, as hooks see it (transcript_path)
+    # Rewind's checkpoints (DESIGN §17), the top-level session's only (set by the runner).
+    checkpoints: Checkpoints | None = None
     skill_catalog: SkillCatalog | None = None  # default: discovered in the workspace at first use
     active_skills: ActiveSkills = field(init=False)  # the loaded skills' allowed-tools, this turn
     agents: Catalog | None = None  # agent definitions Delegate may name (set by the runner)

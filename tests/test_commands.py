@@ -113,7 +113,7 @@ def test_completer_offers_built_in_and_file_commands(tmp_path: Path) -> None:
         found = completer.get_completions(Document(text), CompleteEvent(completion_requested=True))
         return [(c.text, c.display_meta_text) for c in found]
 
-    assert complete("/re") == [("/review", "[file] Review it")]
+    assert complete("/rev") == [("/review", "[file] Review it")]
     assert [name for name, _ in complete("/co")] == ["/compact", "/cost"]
     assert ("/mode", "[MODE] show or set the permission mode (default, acceptEdits, plan, bypass)") in complete("/")
     assert complete("/review src") == [] and complete("review") == []

@@ -210,19 +210,23 @@ def test_host_files_refuse_what_the_rules_or_the_perimeter_refuse(ws: Path, home
     assert not HostFiles(ws).is_file("link.md") and HostFiles(ws).is_file("app.py")
 
 
-def test_undo_puts_back_the_recorded_file_not_what_a_link_says_now(tmp_path: Path, home: Path) -> None:
-    from arnes.tools.filestate import ChangeLog
+def test_rewind_puts_back_the_file_not_through_the_link_a_command_left(tmp_path: Path, home: Path) -> None:
+    from arnes.rewind.apply import apply
+    from arnes.rewind.checkpoints import Checkpoints
+    from arnes.rewind.plan import plan
+    from arnes.rewind.store import store_for
 
     ws = tmp_path / "undo"
     ws.mkdir()
     (ws / "a.txt").write_text("before\n")
-    changes = ChangeLog()
-    changes.new_turn()
-    changes.before_write(ws / "a.txt")
+    checkpoints = Checkpoints(ws, "s", store_for(ws))
+    checkpoints.begin("turn", "t")
     (ws / "a.txt").unlink()
     (ws / "a.txt").symlink_to(home / ".bashrc")  # a command swapped the file for a link
-    assert changes.changed() == [ws / "a.txt"]  # a link is not the file it was
-    assert changes.undo_last_turn() == [ws / "a.txt"]
+    checkpoints.end()
+    current = checkpoints.current()
+    assert current is not None
+    assert apply(plan(checkpoints.points(), 1, current, checkpoints.store), ws, checkpoints.store).done == ["a.txt"]
     assert (home / ".bashrc").read_text() == BASHRC
     assert not (ws / "a.txt").is_symlink() and (ws / "a.txt").read_text() == "before\n"
 

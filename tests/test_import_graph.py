@@ -152,6 +152,7 @@ FOLDER_NEVER_IMPORTS = {
     "agent": {"adapt", "workflow", "commands", "ui"},
     "adapt": {"ui", "workflow", "commands", "extensions", "mcp"},
     "llm": {"agent", "adapt", "tools", "permissions", "ui", "workflow", "commands"},
+    "rewind": {"agent", "adapt", "tools", "ui", "workflow", "commands", "sandbox", "extensions", "llm", "mcp"},
 }
 
 

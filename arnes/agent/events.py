@@ -191,6 +191,29 @@ class CompactionEvent(Event):
 
 
 @dataclass(frozen=True)
+class TurnStart(Event):
+    """A numbered point of the session began (a user turn, a rewind, a verify round): the mark a
+    conversation rewind goes back to (DESIGN §17)."""
+
+    event: ClassVar[str] = "turn"
+    n: int
+    kind: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Rewound(Event):
+    """Point `n` rewound the session to how it was before point `to`: its files, its conversation, or both."""
+
+    event: ClassVar[str] = "rewind"
+    n: int
+    to: int
+    what: str  # both | code | conversation
+    files: list[str]
+    failed: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Nested(Event):
     """A sub-agent's event, filed under the parent's tool call id."""
 

@@ -28,6 +28,7 @@ from arnes.agent.events import (
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
+    TurnStart,
     VerifyEvent,
 )
 from arnes.agent.guard import LoopGuard, Stuck
@@ -48,6 +49,7 @@ from arnes.messages import (
     block_to_json,
 )
 from arnes.permissions.types import Target, ToolRequest
+from arnes.rewind.checkpoints import first_line
 from arnes.session import Session
 from arnes.tools.base import Tool, ToolArgs, ToolError, dropped_note
 
@@ -101,6 +103,14 @@ class Agent:
         self._last_error: str | None = None  # the last tool error of the last tool turn, if it had one
         self.hooks = HookPoints(session)
         self._hook_context: list[str] = []  # what SessionStart hooks said, for the next user message
+        self._point = 0  # the session's last numbered point (turns, rewinds, verify rounds)
+        self._said: set[str] = set()
+
+    def rewind_conversation(self, messages: list[Message]) -> None:
+        """The conversation as it was at an earlier point (read back from the trace by rewind)."""
+        self.messages = list(messages)
+        self._known = None
+        self.guard.forget()
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, task: str) -> RunResult:
@@ -137,6 +147,31 @@ class Agent:
         """The user's message, then model turns (and verify rounds) until the model is done."""
         s, r = self.s, self.result
         r.stop_reason, r.error, r.limit, r.text = "end_turn", None, None, ""
+        self.mark("turn", task)
+        try:
+            return self._turn(task)
+        finally:
+            if s.checkpoints is not None:
+                s.checkpoints.end()
+
+    def mark(self, kind: str, label: str, **extra: Any) -> int:
+        """Point n of the session begins: a checkpoint of the workspace (the top-level session's),
+        and a mark in the trace that a conversation rewind goes back to (DESIGN §17)."""
+        s = self.s
+        if s.depth > 0:
+            return 0
+        if s.checkpoints is not None:
+            self._point = s.checkpoints.begin(kind, label, **extra)
+            if s.checkpoints.problem is not None and "checkpoints" not in self._said:
+                self._said.add("checkpoints")
+                s.bus.emit(Notice("warning", f"warning: {s.checkpoints.problem}"))
+        else:
+            self._point += 1
+        s.bus.emit(TurnStart(self._point, kind, first_line(label)))
+        return self._point
+
+    def _turn(self, task: str) -> RunResult:
+        s, r = self.s, self.result
         s.ctx.changes.new_turn()
         self.guard.reset()
         self.steer.new_turn(task)
@@ -172,6 +207,7 @@ class Agent:
                 if s.verifier is None:
                     break
                 rounds += 1
+                self.mark("verify", f"verify round {rounds}: {s.verifier.command}")
                 s.ctx.changes.before_command()  # what the verify command writes is reported too
                 verdict = s.verifier.check()
                 r.verified = verdict.passed
@@ -199,6 +235,9 @@ class Agent:
     def finish(self) -> None:
         s, r = self.s, self.result
         self.hooks.session_end(r.stop_reason)
+        if s.checkpoints is not None:
+            for dropped in s.checkpoints.close():
+                s.bus.emit(Notice("info", f"rewind: dropped the checkpoints of session {dropped} (storage cap)"))
         self._pool.shutdown(wait=False, cancel_futures=True)
         if s.owns_jobs:
             s.close()
@@ -281,7 +320,7 @@ class Agent:
         names = {spec.name for spec in specs}
         reply = Reply(
             text,
-            wrote=bool(s.ctx.changes.turns and s.ctx.changes.turns[-1]),
+            wrote=bool(s.ctx.changes.this_turn),
             can_write=s.mode != "plan" and (bool(names & {"Write", "Edit"}) or s.edit_format != "tools"),
             can_run="Bash" in names,
             last_error=self._last_error,

@@ -57,9 +57,12 @@ def load_history(trace: Path) -> list[Message]:
     return parse_history(trace.read_text(encoding="utf-8"))
 
 
-def parse_history(text: str) -> list[Message]:
-    """Replay the top-level `message` and `compaction` events into the conversation."""
+def parse_history(text: str, before: int | None = None) -> list[Message]:
+    """Replay the top-level `message` and `compaction` events into the conversation; a `rewind` of
+    the conversation goes back to what it was at its `turn` mark. With `before`, the conversation
+    as it stood when point `before` began."""
     messages: list[Message] = []
+    marks: dict[int, list[Message]] = {}
     for line in text.split("\n"):  # not splitlines(): a U+2028 inside a JSON string is not a line end
         if not line.strip():
             continue
@@ -75,8 +78,16 @@ def parse_history(text: str) -> list[Message]:
                     messages.append(message)
             elif event.get("event") == "compaction":
                 messages = [Message.from_json(m) for m in event["messages"]]
+            elif event.get("event") == "turn" and isinstance(event.get("n"), int):
+                if event["n"] == before:
+                    return _repair(messages)
+                marks[event["n"]] = list(messages)
+            elif event.get("event") == "rewind" and event.get("what") in ("both", "conversation"):
+                messages = list(marks.get(event["to"], messages))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):
             continue  # a line cut by a crash or edited by hand: what came before is still good
+    if before is not None:
+        raise ConfigError(f"the trace has no mark for checkpoint {before}")
     return _repair(messages)
 
 

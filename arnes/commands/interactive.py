@@ -12,7 +12,7 @@ from rich.console import Console
 
 from arnes.agent.loop import Agent
 from arnes.cliargs import workspace_of
-from arnes.commands import features, workflow
+from arnes.commands import features, rewind, workflow
 from arnes.commands.permissions import show_rules, show_trust
 from arnes.config import EffectiveConfig, ModelSettings
 from arnes.llm.base import Provider
@@ -51,6 +51,8 @@ def repl_actions(session: Session, cfg: EffectiveConfig) -> ReplActions:
         switch_model=switch_model,
         handoff=handoff,
         permissions=permissions,
+        rewind=lambda agent, say, ask, rest: rewind.at_the_prompt(session, agent, say, ask, rest),
+        undo=lambda agent, say, ask: rewind.undo_at_the_prompt(session, agent, say, ask),
         workflows={
             "/features": features.list_features,
             "/next": features.run_next,

@@ -11,16 +11,17 @@ from pathlib import Path
 from arnes.host.nofollow import LinkRefused, open_folder
 
 
-def atomic_write(path: Path, data: bytes, real: Path | None = None) -> None:
+def atomic_write(path: Path, data: bytes, real: Path | None = None, mode: int | None = None) -> None:
     """Write via a temporary file and rename: readers see the old file or the new, never half.
 
     The bytes land on `real` (the real path the permission decision was made on; by default the
     real path now). Every folder on the way is opened without following links, so a link swapped
     in after the decision makes the write fail instead of landing elsewhere. A link at the file
-    itself is replaced by the file, inside the folder that was judged. The file's mode is kept;
-    new files get the default mode under the umask. Ctrl-C mid-write leaves no temporary behind.
+    itself is replaced by the file, inside the folder that was judged. The file's mode is kept
+    (or set to `mode`); new files get the default mode under the umask. Ctrl-C mid-write leaves no temporary behind.
     """
     target = real or Path(os.path.realpath(path))
+    wanted = mode
     folder = _open_folder(target.parent)
     try:
         try:
@@ -28,6 +29,8 @@ def atomic_write(path: Path, data: bytes, real: Path | None = None) -> None:
             mode = st.st_mode & 0o7777 if stat.S_ISREG(st.st_mode) else _default_mode()
         except FileNotFoundError:
             mode = _default_mode()
+        if wanted is not None:
+            mode = wanted
         tmp = f".{target.name}.arnes-{uuid.uuid4().hex[:8]}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=folder)
         try:

@@ -93,7 +93,7 @@ def _fast_open(dirfd: int, path: str, flags: int, mode: int, resolve: int, shown
         return None
     ctypes, syscall, how_type = fast
     how = how_type(flags, mode if flags & os.O_CREAT else 0, resolve | _RESOLVE_NO_MAGICLINKS)
-    fd = int(syscall(_SYS_OPENAT2, dirfd, path.encode(), ctypes.byref(how), ctypes.sizeof(how)))
+    fd = int(syscall(_SYS_OPENAT2, dirfd, os.fsencode(path), ctypes.byref(how), ctypes.sizeof(how)))
     if fd >= 0:
         return fd
     code = ctypes.get_errno()

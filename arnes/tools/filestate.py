@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from arnes.host.atomic import atomic_write
 from arnes.host.nofollow import read_regular
 from arnes.tools.treewatch import Report, TreeWatch
 
@@ -128,13 +128,16 @@ class FileStateCache:
 
 @dataclass
 class ChangeLog:
-    """The content each file had before the session first wrote it: for the summary and undo."""
+    """The content each file had before the session first wrote it: for the summary and the diff.
+
+    Taking changes back is rewind's (arnes/rewind/): `on_write` tells it a file tool is about to
+    write, so a file no checkpoint scan covers is kept first."""
 
     originals: dict[Path, bytes | None] = field(default_factory=dict)
-    # One checkpoint per user turn: what each file held before that turn first wrote it (for /undo).
-    turns: list[dict[Path, bytes | None]] = field(default_factory=list)
+    this_turn: set[Path] = field(default_factory=set)  # what the file tools wrote since the user's message
     # What shell commands changed (set by the session; None: commands are not watched).
     tree: TreeWatch | None = None
+    on_write: Callable[[Path], None] | None = None
 
     def before_command(self) -> None:
         if self.tree is not None:
@@ -144,29 +147,15 @@ class ChangeLog:
         return self.tree.report() if self.tree is not None else Report()
 
     def new_turn(self) -> None:
-        self.turns.append({})
+        self.this_turn = set()
 
     def before_write(self, path: Path, real: Path | None = None) -> None:
         real = real or Path(os.path.realpath(path))
-        current = _content(real)
+        if self.on_write is not None:
+            self.on_write(real)
         if real not in self.originals:
-            self.originals[real] = current
-        if self.turns and real not in self.turns[-1]:
-            self.turns[-1][real] = current
-
-    def undo_last_turn(self) -> list[Path]:
-        """Put back the files the last turn that wrote anything changed; returns them."""
-        while self.turns and not self.turns[-1]:
-            self.turns.pop()
-        if not self.turns:
-            return []
-        checkpoint = self.turns.pop()
-        for path, before in checkpoint.items():
-            if before is None:
-                path.unlink(missing_ok=True)
-            else:
-                atomic_write(path, before, real=path)  # the recorded real path, not what a link says now
-        return sorted(checkpoint)
+            self.originals[real] = _content(real)
+        self.this_turn.add(real)
 
     def changed(self) -> list[Path]:
         """Files the file tools changed, then files shell commands changed that are worth naming."""

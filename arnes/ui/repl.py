@@ -34,6 +34,9 @@ class ReplActions:
     handoff: Callable[[], None]  # the quick handoff checks on the way out
     permissions: Callable[[Console], None]  # /permissions: the rules, and what the folder may grant
     workflows: Mapping[str, Callable[[argparse.Namespace, list[str]], int]]  # /features /next /check /checker
+    # /rewind [N] and /undo (commands/rewind.py): (agent, say, ask, rest)
+    rewind: Callable[[Agent, Callable[[str], None], Callable[[str], str], str], None]
+    undo: Callable[[Agent, Callable[[str], None], Callable[[str], str]], None]
 
 
 @dataclass
@@ -45,6 +48,7 @@ class Repl:
     actions: ReplActions
     console: Console = field(default_factory=terminal_console)
     read: Callable[[], str] | None = None  # injectable for tests; default prompt_toolkit
+    ask: Callable[[str], str] | None = None  # a question inside a command (/rewind); default prompt_toolkit
     catalog: Catalog = field(default_factory=Catalog)  # the command files, read again before each line
 
     def run(self) -> int:
@@ -142,6 +146,10 @@ class Repl:
         def _newline(event):  # type: ignore[no-untyped-def]  # prompt_toolkit's handler signature
             event.current_buffer.insert_text("\n")
 
+        @keys.add("escape", "escape")
+        def _rewind(event):  # type: ignore[no-untyped-def]  # Esc Esc, as in Claude Code: /rewind
+            event.app.exit(result="/rewind")
+
         from arnes.ui.completion import SlashCompleter
 
         completer = SlashCompleter(lambda: self.catalog, HELP)
@@ -166,9 +174,9 @@ class Repl:
         elif name == "/diff":
             self._diff()
         elif name == "/undo":
-            restored = s.ctx.changes.undo_last_turn()
-            names = visible(", ".join(s.ctx.display(p) for p in restored))
-            c.print(f"restored: {names}" if restored else "nothing to undo", markup=False)
+            self.actions.undo(self.agent, self._say, self._ask)
+        elif name == "/rewind":
+            self.actions.rewind(self.agent, self._say, self._ask, rest)
         elif name == "/cost":
             b = s.budget
             c.print(f"{b.input_tokens} input tokens, {b.output_tokens} output tokens, ${b.cost:.4f}", markup=False)
@@ -185,6 +193,19 @@ class Repl:
         elif name.lstrip("/") in BUILTINS or not self._custom(text):
             self._workflow(name, rest)
         return True
+
+    def _say(self, text: str) -> None:
+        self.console.print(visible(text), markup=False)
+
+    def _ask(self, question: str) -> str:
+        if self.ask is not None:
+            return self.ask(question)
+        from prompt_toolkit import prompt
+
+        try:
+            return prompt(question)
+        except (EOFError, KeyboardInterrupt):
+            return ""
 
     def _workflow(self, name: str, rest: str) -> None:
         handler = self.actions.workflows.get(name)

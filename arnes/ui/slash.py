@@ -15,7 +15,8 @@ HELP = {
     "/mode [MODE]": "show or set the permission mode (default, acceptEdits, plan, bypass)",
     "/model [NAME]": "show or switch the model",
     "/diff": "what the agent changed this session",
-    "/undo": "put back the files the last turn changed",
+    "/undo": "take back the files the last turn changed (any tool or command)",
+    "/rewind [N]": "back to before a turn: code, conversation or both (Esc Esc too)",
     "/cost": "tokens and cost so far",
     "/exit": "leave (Ctrl-D too)",
 }

@@ -220,10 +220,17 @@ class TeamRunner:
                 refusals.append((event.name, event.output.splitlines()[0]))
 
         session.bus.subscribe(collect)
+        # A node that writes the workspace itself is a checkpoint (DESIGN §17): `arnes rewind --session`
+        # with the node's session id takes its changes back. Copies of parallel branches are not.
+        checkpoints = base.checkpoints if workspace == self.workspace and not node.read_only else None
         try:
             session.self_check = session.self_check and node.verify is None  # a verify runs the tests itself
+            if checkpoints is not None:
+                checkpoints.begin("node", f"team {self.team.name}: node {node.id}")
             result = Agent(session).run(prompt)
         finally:
+            if checkpoints is not None:
+                checkpoints.close()
             # The node's sandbox stops with it: the mount points bubblewrap made in the tree
             # (an empty features.json) go before the tree is compared, not when the team ends.
             base.close()
