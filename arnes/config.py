@@ -1,4 +1,10 @@
-"""Settings: user < project < local < flags, validated strictly (unknown key or bad rule -> exit 2)."""
+"""Settings: user < project < local < flags, validated strictly (unknown key or bad rule -> exit 2).
+
+The user's level is two files: Claude Code's `~/.claude/settings.json` (read leniently, and a file
+that does not parse is one warning, never the end of the run) under arnes's own
+`~/.config/arnes/settings.json`, which wins a value both set (the conflict named in one line).
+Rules of every file accumulate: deny > ask > allow decides, whatever the file.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +15,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from arnes.config_conflicts import mode_conflict, rule_conflicts
 from arnes.errors import ConfigError
 from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings
 from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.jsonfile import read_json
 from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, load_mcp_file
 from arnes.permissions.grants import split_grants
-from arnes.permissions.protected import user_config_dir
+from arnes.permissions.protected import claude_user_dir, user_config_dir
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 
 ProviderName = Literal["ollama", "openai", "anthropic", "script"]
@@ -190,7 +197,8 @@ class EffectiveConfig:
 
 
 PROJECT_LAYERS = ("claude-project", "claude-local", "project", "local")
-CLAUDE_LAYERS = ("claude-project", "claude-local")  # a copied Claude Code file: lenient (config_claude.py)
+USER_LAYERS = ("claude-user", "user")  # the user's own files: their grants apply everywhere
+CLAUDE_LAYERS = ("claude-user", "claude-project", "claude-local")  # Claude Code's files: lenient (config_claude.py)
 
 
 def user_settings_path(env: dict[str, str] | None = None) -> Path:
@@ -199,8 +207,9 @@ def user_settings_path(env: dict[str, str] | None = None) -> Path:
 
 def settings_layers(workspace: Path, env: dict[str, str] | None = None) -> list[tuple[str, Path]]:
     return [
+        # Each level's Claude Code file before arnes's own, so that arnes's win where both set a value.
+        ("claude-user", claude_user_dir(env) / "settings.json"),
         ("user", user_settings_path(env)),
-        # Claude Code's files before arnes's own, so that arnes's win where both set a value.
         ("claude-project", workspace / ".claude" / "settings.json"),
         ("claude-local", workspace / ".claude" / "settings.local.json"),
         ("project", workspace / ".arnes" / "settings.json"),
@@ -231,15 +240,17 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
     they carry are collected in `ignored` for one warning and for the trust prompt.
     """
     cfg = EffectiveConfig(trusted=trusted)
-    for layer, path in settings_layers(workspace, env):
+    layers = settings_layers(workspace, env)
+    user_files = [str(path) for layer, path in layers if layer in USER_LAYERS]
+    claude_mode: tuple[str, str] | None = None  # the mode ~/.claude/settings.json set, for a conflict line
+    for layer, path in layers:
         if not path.is_file():
             continue
         if layer in CLAUDE_LAYERS:
-            from arnes.config_claude import read_claude_settings
-
-            raw, warnings = read_claude_settings(path)
-            cfg.warnings += warnings
-            settings = Settings.model_validate(raw)
+            loaded = _claude_file(cfg, path, layer)
+            if loaded is None:
+                continue
+            settings = loaded
         else:
             settings = load_file(path)
         cfg.files.append(path)
@@ -286,6 +297,10 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
                 "(use --permission-mode bypass or your user settings)"
             )
         elif p.defaultMode:
+            if layer == "user" and claude_mode and (line := mode_conflict(claude_mode, (str(path), p.defaultMode))):
+                cfg.warnings.append(line)
+            if layer == "claude-user":
+                claude_mode = (str(path), p.defaultMode)
             cfg.mode = p.defaultMode
         for kind in ("allow", "ask", "deny"):
             for rule in getattr(p, kind):
@@ -321,9 +336,30 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             }
         if servers:
             cfg.files.append(mcp_file)
-    _deny_secrets_by_default(cfg, user_settings_path(env))
+    cfg.warnings += rule_conflicts(cfg.rules, user_files)
+    _deny_secrets_by_default(cfg, user_files)
     _warn_boxed_anyway(cfg)
     return cfg
+
+
+def _claude_file(cfg: EffectiveConfig, path: Path, layer: str) -> Settings | None:
+    """A Claude Code settings file as arnes settings. The user's own that does not parse is one
+    warning and is skipped (the other files still load); a project's stops the run, as arnes's own do."""
+    from arnes.config_claude import read_claude_settings
+
+    user = layer == "claude-user"
+    try:
+        raw, warnings = read_claude_settings(path, user=user)
+        settings = Settings.model_validate(raw)
+    except (ConfigError, ValidationError) as exc:
+        if not user:
+            raise
+        first = str(exc).splitlines()[0]
+        where = "" if first.startswith(str(path)) else f"{path}: "
+        cfg.warnings.append(f"{where}{first}; its rules and hooks do not apply (the other settings files still do)")
+        return None
+    cfg.warnings += warnings
+    return settings
 
 
 def _warn_boxed_anyway(cfg: EffectiveConfig) -> None:
@@ -347,15 +383,15 @@ SECRET_DENIES = (
 SECRET_SOURCE = "built in: secrets"
 
 
-def _deny_secrets_by_default(cfg: EffectiveConfig, user: Path) -> None:
-    lifted = {r.rule for r in cfg.rules if r.kind == "allow" and r.source == str(user)}
+def _deny_secrets_by_default(cfg: EffectiveConfig, user: list[str]) -> None:
+    lifted = {r.rule for r in cfg.rules if r.kind == "allow" and r.source in user}
     cfg.rules += [SourcedRule("deny", rule, SECRET_SOURCE) for rule in SECRET_DENIES if rule not in lifted]
 
 
 def _add_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], path: Path, layer: str, trusted: bool) -> None:
     """Record a layer's MCP servers; a project's start only in a trusted folder (DESIGN §10)."""
     for name, server in servers.items():
-        user = layer == "user"
+        user = layer in USER_LAYERS
         lifted = [k for k, on in (("sandbox", not server.sandbox), ("network", server.network is True)) if on]
         if lifted and not user:
             keys = " and ".join(f"mcpServers.{name}.{k}" for k in lifted)
@@ -365,7 +401,7 @@ def _add_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], path: Path
 
 def _add_hooks(cfg: EffectiveConfig, hooks: HookSettings, path: Path, layer: str, trusted: bool) -> None:
     """Record a layer's hooks; a project's run only in a trusted folder, and always sandboxed (DESIGN §10)."""
-    user = layer == "user"
+    user = layer in USER_LAYERS
     for event, matchers in hooks.items():
         for i, entry in enumerate(matchers):
             for j, hook in enumerate(entry.hooks):

@@ -1,8 +1,11 @@
-"""A copied Claude Code `.claude/settings.json` (and `.local.json`), read as arnes settings.
+"""A Claude Code settings file read as arnes settings: a project's `.claude/settings.json` (and
+`.local.json`), and the user's own `~/.claude/settings.json`.
 
 Only what means the same in both is taken: `permissions.allow/ask/deny`, `defaultMode` and `hooks`
 (extensions/hooks_config.py keeps the hooks arnes can run and names the rest). Every
 other key is named in a warning, never fatal, in these files only (arnes's own files stay strict).
+In the user's file the keys arnes does not use (theme, model, env, ...) are Claude Code's own
+business and are not named on every run; a deny or ask rule arnes cannot read still is.
 Claude Code's path rules are relative to the project where arnes's absolute ones start with `/`:
 `Read(./.env)` and `Edit(/src/**)` are the project's, `//etc/x` is absolute; they are translated.
 """
@@ -36,8 +39,8 @@ def translate_rule(raw: str) -> str:
     return f"{tool}({spec})" if spec else tool
 
 
-def read_claude_settings(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """(arnes settings as a dict, warnings) from one Claude Code settings file."""
+def read_claude_settings(path: Path, *, user: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """(arnes settings as a dict, warnings) from one Claude Code settings file; `user`: the user's own."""
     raw = read_json(path)
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a settings file is a JSON object")
@@ -47,7 +50,7 @@ def read_claude_settings(path: Path) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(perms, dict):
         raise ConfigError(f"{path}: permissions must be an object")
     unused += [f"permissions.{k}" for k in perms if k not in ("allow", "ask", "deny", "defaultMode")]
-    if unused:
+    if unused and not user:
         warnings.append(f"{path}: Claude Code keys arnes does not use, ignored: {', '.join(unused)}")
     kept: dict[str, Any] = {}
     for kind in ("allow", "ask", "deny"):
@@ -59,6 +62,8 @@ def read_claude_settings(path: Path) -> tuple[dict[str, Any], list[str]]:
             try:
                 parse_rule(translated)
             except RuleError as exc:
+                if user and kind == "allow":
+                    continue  # a grant arnes cannot read grants nothing: nothing to say on every run
                 lost = " (this deny does not apply in arnes: add an arnes rule for it)" if kind == "deny" else ""
                 warnings.append(f"{path}: permissions.{kind} rule {rule!r} skipped: {exc}{lost}")
                 continue

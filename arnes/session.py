@@ -15,6 +15,7 @@ from arnes.adapt.piece import Env
 from arnes.agent.budget import Budget
 from arnes.agent.context import SUMMARY_PROMPT
 from arnes.agent.events import Event, EventBus, Nested, Notice
+from arnes.agent.instructions import cap_for
 from arnes.agent.listing import visible_files
 from arnes.agent.named import named_files
 from arnes.agent.prompt import session_context, system_prompt
@@ -379,7 +380,7 @@ class Session:
             if self.depth == 0:  # said once, not again by every sub-agent
                 notes += [f"skill refused: {r.why}" for r in self.skill_catalog.refused()]
         agents = self.agents.summary() if self.agents and "Delegate" in names else ""
-        text = session_context(self.host, names, notes, skills=skills, agents=agents)
+        text = session_context(self.host, names, notes, skills=skills, agents=agents, cap=cap_for(self.context_window))
         if self.instructions:  # here, not in the system prompt: a server's cached prefix still fits
             text += f"\n\nYour instructions as this agent (from its definition):\n{self.instructions}"
         for note in notes:

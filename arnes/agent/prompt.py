@@ -9,14 +9,13 @@ user message instead, where the repository's words are data about the task anywa
 
 from __future__ import annotations
 
-import os
-
+from arnes.agent.instruction_files import UserDirs
+from arnes.agent.instructions import CAP, gather
 from arnes.agent.listing import listing
 from arnes.agent.progress import load as load_progress
 from arnes.host.files import HostFiles, Refused
 from arnes.tools.docs import topics
 
-AGENTS_MD_CAP = 8000
 CONTEXT_HEADER = "Context of this session (from arnes):"
 
 BASE = """You are arnes, a coding agent working in a folder, the workspace (named in the first message).
@@ -42,29 +41,31 @@ def system_prompt(*, read_only: bool = False) -> str:
 
 
 def session_context(
-    files: HostFiles, tool_names: list[str], notes: list[str] | None = None, *, skills: str = "", agents: str = ""
+    files: HostFiles,
+    tool_names: list[str],
+    notes: list[str] | None = None,
+    *,
+    skills: str = "",
+    agents: str = "",
+    user: UserDirs | None = None,
+    cap: int = CAP,
 ) -> str:
     """What this run knows about its workspace, for the head of the first user message.
 
     A short listing of the files comes before the path, so a model's first call names a real
     file instead of a guessed one. The path comes last: what several runs share (a project's
     AGENTS.md across eval repeats in fresh copies) stays in the prefix a server can reuse. What
-    was left out (a link out of the workspace, a file a rule hides) goes to `notes`.
+    was left out (a link out of the workspace, a file a rule hides) goes to `notes`. The
+    instructions (the user's and the project's, with their imports) are agent/instructions.py's.
     """
     workspace = files.root
     parts = [CONTEXT_HEADER]
-    # A project written for Claude Code keeps its notes in CLAUDE.md: read when there is no AGENTS.md.
-    present = [n for n in ("AGENTS.md", "CLAUDE.md") if os.path.lexists(workspace / n)]
-    name = present[0] if present else "AGENTS.md"
-    try:
-        text = (files.read_text(name, limit=AGENTS_MD_CAP * 4 + 1) or "").strip()
-    except Refused as exc:
-        text = ""
-        _note(notes, f"{name} left out of the prompt: {exc.strerror}")
-    if text:
-        if len(text) > AGENTS_MD_CAP:
-            text = text[:AGENTS_MD_CAP] + f"\n[{name} cut here; Read it for the rest]"
-        parts.append(f"The project's {name} (its own rules; follow them):\n{text}")
+    left_out: list[str] = []
+    instructions = gather(files, left_out, user=user, cap=cap)
+    for line in left_out:
+        _note(notes, line)
+    if instructions:
+        parts.append(instructions)
     try:
         progress = load_progress(files)
     except Refused as exc:

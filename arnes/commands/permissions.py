@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arnes.cliargs import parse_subcommand
-from arnes.config import SECRET_SOURCE, EffectiveConfig
+from arnes.config import SECRET_SOURCE, EffectiveConfig, settings_layers
 from arnes.host.paths import absolute
 from arnes.permissions.engine import READ_FAMILY, RuleEngine
 from arnes.permissions.rules import KNOWN_TOOLS, MCP_RULE
@@ -40,8 +40,27 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     if opts.action == "check":
         return _check(console, engine, opts.tool, opts.target)
     show_rules(console, engine)
+    show_files(console, cfg, ws)
     show_trust(console, cfg, ws)
     return 0
+
+
+LAYER_NAMES = {
+    "claude-user": "yours, Claude Code's",
+    "user": "yours",
+    "claude-project": "the project's, Claude Code's",
+    "claude-local": "the project's local file, Claude Code's",
+    "project": "the project's",
+    "local": "the project's local file",
+}
+
+
+def show_files(console: Console, cfg: EffectiveConfig, workspace: Path) -> None:
+    """The settings files read, in the order a value is taken (DESIGN §5, §16): the later wins."""
+    read = [f"{path} ({LAYER_NAMES[layer]})" for layer, path in settings_layers(workspace) if path in cfg.files]
+    if read:
+        line = f"settings read, a later file wins a value: {', '.join(read)}; flags win over all of them"
+        console.print(visible(line), markup=False)
 
 
 def show_trust(console: Console, cfg: EffectiveConfig, workspace: Path) -> None:
@@ -90,7 +109,7 @@ def show_rules(console: Console, engine: RuleEngine) -> None:
     )
     console.print(
         "built in: the file tools never write .git (at any depth, a folder or a gitfile), .arnes, "
-        "features.json, or your arnes config folder; names compared case-insensitively",
+        "features.json, your arnes config folder, or your ~/.claude/settings.json; names compared case-insensitively",
         markup=False,
     )
 

@@ -37,7 +37,8 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
     parse_subcommand(argparse.ArgumentParser(prog="arnes doctor", description="What arnes found here."), rest, args)
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
-    findings = [model_finding(cfg), *sandbox_findings(cfg.sandbox), ripgrep_finding(), instructions_finding(ws)]
+    findings = [model_finding(cfg), *sandbox_findings(cfg.sandbox), ripgrep_finding()]
+    findings.append(instructions_finding(ws, cfg.rules))
     console = Console(highlight=False, soft_wrap=True)
     # Paths, hook commands, key names and file names are the repository's: every line is shown
     # through visible(), never obeyed by the terminal.
@@ -246,11 +247,20 @@ def tests_line(found: TestCommand | None) -> tuple[str, bool]:
     return f"tests: {found.command} ({found.why})", True
 
 
-def instructions_finding(ws: Path) -> Finding:
-    for name in ("AGENTS.md", "CLAUDE.md"):
-        if (ws / name).is_file() and not (ws / name).is_symlink():
-            return Finding("project instructions", True, name)
-    return Finding("project instructions", False, "no AGENTS.md", "run `arnes init` to write one")
+def instructions_finding(ws: Path, rules: list[SourcedRule]) -> Finding:
+    """The instruction files a session would read here (agent/instructions.py), and what it leaves out."""
+    from arnes.agent.instructions import collect
+    from arnes.host.files import HostFiles
+    from arnes.permissions.engine import RuleEngine
+
+    notes: list[str] = []
+    shown = [s.shown for s in collect(HostFiles(ws, RuleEngine(ws, rules=list(rules))), notes)]
+    project = [name for name in shown if not name.startswith(("~/", "/"))]
+    yours = [name for name in shown if name not in project]
+    detail = ", ".join(project) or "no AGENTS.md"
+    detail += f"; yours: {', '.join(yours)}" if yours else ""
+    detail += "".join(f"; {note}" for note in notes)
+    return Finding("project instructions", bool(project), detail, "run `arnes init` to write one")
 
 
 def agents_section(console: Console, ws: Path, trusted: bool, rules: list[SourcedRule]) -> None:

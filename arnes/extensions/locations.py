@@ -1,9 +1,10 @@
-"""Where each kind of extension file lives (DESIGN §13): the user's own folder first, then the
-project's, arnes's own folders before Claude Code's.
+"""Where each kind of extension file lives (DESIGN §13, §16): the user's own folders first, then the
+project's, arnes's own folders before Claude Code's at each level.
 
 Project files are read through `HostFiles` (no link out of the workspace, no file a Read rule
 hides), so a repository cannot ship `.arnes/commands/x.md -> ~/.ssh/id_rsa` and have the key
-put into a prompt. The user's own folder (`~/.config/arnes/KIND/`) is read as it is.
+put into a prompt. The user's own folders (`~/.config/arnes/KIND/`, then Claude Code's
+`~/.claude/KIND/`) are read as they are: the user's files, trusted like the user's settings.
 
 An earlier location wins a name: the user's `~/.config/arnes/agents/reviewer.md` over a
 project's `.arnes/agents/reviewer.md`, and `.arnes/commands/fix.md` over `.claude/commands/fix.md`.
@@ -24,7 +25,7 @@ from typing import Literal
 from arnes.errors import ConfigError
 from arnes.extensions.frontmatter import MAX_BYTES, Document, decode, load_user
 from arnes.host.files import HostFiles, Refused
-from arnes.permissions.protected import user_config_dir
+from arnes.permissions.protected import claude_user_dir, user_config_dir
 
 Kind = Literal["commands", "agents", "skills"]
 PROJECT_DIRS: dict[Kind, tuple[str, ...]] = {
@@ -51,8 +52,8 @@ class Refusal:
 def shadowed(path: Path, name: str, winner: Path | str) -> Refusal:
     """The one line for a file whose name an earlier location took (see the module's docstring)."""
     why = (
-        f"{path} is not used: {winner} has the name {name!r} and comes first (your own files, then "
-        ".arnes/, then .claude/); rename one"
+        f"{path} is not used: {winner} has the name {name!r} and comes first (your own files in "
+        "~/.config/arnes/ then ~/.claude/, then the project's .arnes/, then .claude/); rename one"
     )
     return Refusal(path, why, shadowed=True)
 
@@ -63,12 +64,12 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
     decides by the final name, the first winning it; `shadowed` says why another is not used."""
     found: list[Found] = []
     refused: list[Refusal] = []
-    user = user_config_dir(env) / kind
-    for name, path in _user_entries(kind, user):
-        try:
-            found.append(Found(name, load_user(path), "user"))
-        except ConfigError as exc:
-            refused.append(Refusal(path, str(exc)))
+    for user in user_folders(kind, env):
+        for name, path in _user_entries(kind, user):
+            try:
+                found.append(Found(name, load_user(path), "user"))
+            except ConfigError as exc:
+                refused.append(Refusal(path, str(exc)))
     for rel in PROJECT_DIRS[kind]:
         for name, data, path in _project_entries(kind, files, rel, refused):
             try:
@@ -76,6 +77,11 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
             except ConfigError as exc:
                 refused.append(Refusal(path, str(exc)))
     return found, refused
+
+
+def user_folders(kind: Kind, env: dict[str, str] | None = None) -> list[Path]:
+    """The user's folders of `kind`, arnes's own first: it wins a name both have."""
+    return [user_config_dir(env) / kind, claude_user_dir(env) / kind]
 
 
 def _project_entries(kind: Kind, files: HostFiles, rel: str, refused: list[Refusal]) -> list[tuple[str, bytes, Path]]:

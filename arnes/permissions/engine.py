@@ -18,6 +18,7 @@ from arnes.host.paths import inside_str, is_inside, real_path, resolve_real
 from arnes.permissions.protected import (
     ANY_DEPTH,
     TOP_LEVEL_FILES,
+    claude_user_dir,
     grant_file,
     protected_outside,
     protected_part,
@@ -104,6 +105,8 @@ class RuleEngine:
     sandboxed: bool = False  # an OS sandbox holds the perimeter for shell commands
     # The user's arnes folder (settings, the trust record): a write there would grant, so never.
     config_dir: Path = field(default_factory=user_config_dir)
+    # The user's Claude Code settings grant like arnes's own (config.py reads them as the user's).
+    claude_settings: Path = field(default_factory=lambda: claude_user_dir() / "settings.json")
     _groups: dict[tuple[RuleKind, str], _Group] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
@@ -111,6 +114,7 @@ class RuleEngine:
         self.workspace = resolve_real(self.workspace)
         self._root = str(self.workspace)
         self._config = os.path.realpath(self.config_dir)
+        self._claude_settings = os.path.realpath(self.claude_settings).casefold()
         self._compile()
 
     # -- rules ---------------------------------------------------------------------------------
@@ -239,6 +243,8 @@ class RuleEngine:
             found: str | None
             if inside_str(self._config, form):
                 found = f"{self._config}/ (your arnes settings and trust record)"
+            elif form.casefold() == self._claude_settings:  # a disk that folds names: Settings.json too
+                found = f"{form} (your Claude Code settings, which arnes reads as yours)"
             elif inside_str(self._root, form):
                 found = protected_part(form[len(self._root) :])
             else:

@@ -113,3 +113,16 @@ def user_config_dir(env: dict[str, str] | None = None) -> Path:
     env = dict(os.environ) if env is None else env
     base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", "~"), ".config")
     return Path(os.path.expanduser(base)) / "arnes"
+
+
+def claude_user_dir(env: dict[str, str] | None = None) -> Path:
+    """The user's Claude Code folder, ~/.claude (CLAUDE_CONFIG_DIR when set, as Claude Code reads it):
+    read by arnes as the user's own, like its own config folder (DESIGN §16)."""
+    env = dict(os.environ) if env is None else env
+    return Path(os.path.expanduser(env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME", "~"), ".claude")))
+
+
+def codex_user_dir(env: dict[str, str] | None = None) -> Path:
+    """The user's Codex folder, ~/.codex (CODEX_HOME when set, as Codex reads it)."""
+    env = dict(os.environ) if env is None else env
+    return Path(os.path.expanduser(env.get("CODEX_HOME") or os.path.join(env.get("HOME", "~"), ".codex")))

@@ -1,0 +1,153 @@
+"""The instructions a session starts with, gathered as Claude Code and Codex gather theirs (DESIGN §16).
+
+In this order (a model weighs what comes later, and later is closer to the work):
+1. the user's own: `~/.codex/AGENTS.md` (its `AGENTS.override.md` first, as Codex reads it), then
+   `~/.claude/CLAUDE.md`;
+2. the project's, from the repository root down to the workspace: in each folder AGENTS.md, else
+   CLAUDE.md, else .claude/CLAUDE.md (one of them: CLAUDE.md is often AGENTS.md again), then
+   CLAUDE.local.md. Nothing above the repository root; with no repository, the workspace alone.
+Each file is followed by what it imports (`@path`, agent/imports.py), depth first, every file once
+(a cycle ends where it started). Where each may come from is agent/instruction_files.py's rule.
+All of it stops at 32 KiB, Codex's budget (less for a small window); the cut is marked and named.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from arnes.agent.imports import MAX_DEPTH, import_paths
+from arnes.agent.instruction_files import Loaded, Places, UserDirs, repository_root
+from arnes.host.files import HostFiles, Refused
+
+CAP = 32 * 1024  # bytes of instructions in the first message at most
+MAX_FILES = 64  # files read at most, imports included: a fan of imports cannot make a start slow
+PROJECT_NAMES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md")
+LOCAL_NAME = "CLAUDE.local.md"
+PROJECT_HEADER = "The project's {} (its own rules; follow them):"
+LOCAL_HEADER = "Your notes for this project, {} (follow them):"
+
+
+def cap_for(window: int) -> int:
+    """32 KiB, or about a quarter of a small model's window (4 bytes a token)."""
+    return max(1024, min(CAP, window))
+
+
+@dataclass(frozen=True)
+class Section:
+    header: str
+    text: str
+    shown: str
+
+
+@dataclass
+class _Walk:
+    places: Places
+    notes: list[str]
+    sections: list[Section] = field(default_factory=list)
+    seen: set[Path] = field(default_factory=set)
+    stopped: bool = False  # MAX_FILES reached: said once
+
+    def user_level(self) -> None:
+        dirs, read = self.places.user, self.places.user_file
+        header = "Your own instructions, {} (for every project; follow them):"
+        override, codex, claude = dirs.codex / "AGENTS.override.md", dirs.codex / "AGENTS.md", dirs.claude / "CLAUDE.md"
+        before = len(self.sections)
+        self._add(partial(read, override), dirs.shown(override), header)
+        if len(self.sections) == before:  # Codex reads AGENTS.md only when the override says nothing
+            self._add(partial(read, codex), dirs.shown(codex), header)
+        self._add(partial(read, claude), dirs.shown(claude), header)
+
+    def project(self) -> None:
+        workspace = self.places.files.root
+        root = repository_root(workspace) or workspace
+        top = HostFiles(root, self.places.files.rules)  # no link out of the repository
+        folders = [root / rel for rel in reversed(workspace.relative_to(root).parents)] + [workspace]
+        for folder in folders:
+            main = next((name for name in PROJECT_NAMES if os.path.lexists(folder / name)), None)
+            for name in (main, LOCAL_NAME):
+                if name is None or not os.path.lexists(folder / name):
+                    continue
+                header = PROJECT_HEADER if name != LOCAL_NAME else LOCAL_HEADER
+                if folder == workspace:
+                    self._add(partial(self.places.workspace_file, name), name, header)
+                else:
+                    shown = os.path.relpath(folder / name, workspace)
+                    self._add(partial(self.places.parent_file, top, folder, name), shown, header)
+
+    def _add(self, load: Callable[[], Loaded | None], shown: str, header: str) -> None:
+        try:
+            loaded = load()
+        except Refused as exc:
+            self.notes.append(f"{shown} left out of the prompt: {exc.strerror}")
+            return
+        if loaded is None or loaded.real in self.seen:
+            return
+        self.seen.add(loaded.real)
+        if loaded.text:
+            self.sections.append(Section(header.format(loaded.shown), loaded.text, loaded.shown))
+        self._imports(loaded, 1)
+
+    def _imports(self, importer: Loaded, depth: int) -> None:
+        for written in import_paths(importer.text):
+            if self.stopped or len(self.seen) >= MAX_FILES:
+                if not self.stopped:
+                    why = f"{MAX_FILES} instruction files at most"
+                    self.notes.append(f"{importer.shown}: @{written} and later imports not read ({why})")
+                self.stopped = True
+                return
+            try:
+                found = self.places.imported(written, importer.path.parent, importer.user)
+            except Refused as exc:
+                self.notes.append(f"{importer.shown}: @{written} not imported: {exc.strerror}")
+                continue
+            if found is None or found.real in self.seen:
+                continue  # no such file (`@someone` in prose), or read already
+            if depth > MAX_DEPTH:
+                self.notes.append(f"{importer.shown}: @{written} not imported: imports go {MAX_DEPTH} deep at most")
+                continue
+            self.seen.add(found.real)
+            if found.text:
+                self.sections.append(Section(f"{found.shown} (imported by {importer.shown}):", found.text, found.shown))
+            self._imports(found, depth + 1)
+
+
+def gather(files: HostFiles, notes: list[str], *, user: UserDirs | None = None, cap: int = CAP) -> str:
+    """The instructions for the first message (empty when there are none); what was left out goes to `notes`."""
+    return render(collect(files, notes, user=user, cap=cap), cap, notes)
+
+
+def collect(files: HostFiles, notes: list[str], *, user: UserDirs | None = None, cap: int = CAP) -> list[Section]:
+    """Every instruction file that has something to say, in order (for `arnes doctor` too)."""
+    walk = _Walk(Places(files, user or UserDirs.of(), cap + 1), notes)
+    walk.user_level()
+    walk.project()
+    return walk.sections
+
+
+def render(sections: list[Section], cap: int, notes: list[str]) -> str:
+    """The sections in order, cut at `cap` bytes; the cut file is marked and named in a note."""
+    parts: list[str] = []
+    used = 0
+    size = f"{cap / 1024:g} KiB"
+    for i, section in enumerate(sections):
+        data = section.text.encode("utf-8")
+        room = cap - used
+        if len(data) <= room:
+            parts.append(f"{section.header}\n{section.text}")
+            used += len(data)
+            continue
+        later = len(sections) - i - 1
+        if room > 0:
+            cut = data[:room].decode("utf-8", errors="ignore")
+            parts.append(f"{section.header}\n{cut}\n[{section.shown} cut here: the instructions stop at {size}; "
+                         "Read it for the rest]")  # fmt: skip
+            what = f"{section.shown} cut" + (f", {later} later file(s) left out" if later else "")
+        else:
+            what = f"{section.shown} and {later} later file(s) left out" if later else f"{section.shown} left out"
+        notes.append(f"the instructions stop at {size}: {what}")
+        break
+    return "\n\n".join(parts)
