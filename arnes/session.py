@@ -164,7 +164,8 @@ class Session:
     model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
     mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
     hooks: HookRunner | None = None  # the settings' hooks (set by the runner; sub-agents share them)
-    trace_path: Path | None = None  # the JSONL trace, as hooks see it (transcript_path)
+    trace_path: Path | None = None  # the JSONL trace (DESIGN §7)
+    transcript_path: Path | None = None  # the conversation in Claude Code's shape, for hooks (agent/transcript.py)
     skill_catalog: SkillCatalog | None = None  # default: discovered in the workspace at first use
     active_skills: ActiveSkills = field(init=False)  # the loaded skills' allowed-tools, this turn
     agents: Catalog | None = None  # agent definitions Delegate may name (set by the runner)
@@ -307,6 +308,7 @@ class Session:
             model_switch=self.model_switch,
             hooks=self.hooks,
             trace_path=self.trace_path,
+            transcript_path=self.transcript_path,
             skill_catalog=self.skill_catalog,
             self_check=self.self_check,
             steering_set=self.steering_set,
