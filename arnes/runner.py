@@ -228,9 +228,10 @@ def build_session(
 def agent_catalog(session: Session, cfg: EffectiveConfig) -> Catalog:
     """The agent definitions Delegate may name; what was refused or ignored is said once, on stderr."""
     from arnes.extensions.agents import load_catalog
+    from arnes.extensions.locations import one_warning
 
     catalog = load_catalog(session.host, trusted=cfg.trusted)
-    for warning in catalog.warnings:
+    if (warning := one_warning("agent definition files", catalog.warnings)) is not None:
         print(f"arnes: warning: {visible(warning)}", file=sys.stderr)
     return catalog
 

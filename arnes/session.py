@@ -19,6 +19,7 @@ from arnes.agent.listing import visible_files
 from arnes.agent.named import named_files
 from arnes.agent.prompt import session_context, system_prompt
 from arnes.agent.steering import Steering
+from arnes.extensions.locations import one_warning
 from arnes.extensions.skill_scope import ActiveSkills
 from arnes.extensions.skills import SkillCatalog, SkillLoader
 from arnes.host.files import HostFiles
@@ -376,7 +377,8 @@ class Session:
         if "Skill" in names and self.skill_catalog is not None:
             skills = self.skill_catalog.summary(bundled=self.context_window > SMALL_WINDOW)
             if self.depth == 0:  # said once, not again by every sub-agent
-                notes += [f"skill refused: {r.why}" for r in self.skill_catalog.refused()]
+                refused = one_warning("skill files", [f"skill refused: {r.why}" for r in self.skill_catalog.refused()])
+                notes += [refused] if refused else []
         agents = self.agents.summary() if self.agents and "Delegate" in names else ""
         text = session_context(self.host, names, notes, skills=skills, agents=agents)
         if self.instructions:  # here, not in the system prompt: a server's cached prefix still fits

@@ -50,6 +50,7 @@ from arnes.messages import (
 from arnes.permissions.types import Target, ToolRequest
 from arnes.session import Session
 from arnes.tools.base import Tool, ToolArgs, ToolError, dropped_note
+from arnes.tools.delegate import as_delegate
 
 MAX_WORKERS = 8
 MAX_CUT = 3  # replies cut at the output cap in a row before the run stops (stop_reason max_tokens)
@@ -435,6 +436,8 @@ class Agent:
         for call in calls:
             self.result.tool_calls += 1
             self.s.bus.emit(ToolCallEvent(call.id, call.name, call.input))
+            if (delegated := as_delegate(call.name, call.input)) is not None:  # Claude Code's name for it
+                call = ToolCall(call.id, "Delegate", delegated)
             decision = self.steer.before_call(call)
             if isinstance(decision, Refuse):
                 self._steered(decision.piece, "call", "refuse", _said(call), decision.text)
