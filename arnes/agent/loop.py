@@ -472,7 +472,7 @@ class Agent:
                 s.bus.emit(PermissionEvent(call.id, call.name, "deny", why, "hook"))
                 self.result.denials.append({"tool": call.name, "reason": said.blocked, "source": "hook"})
                 return self._finish(call, f"Blocked by a PreToolUse hook: {said.blocked}", True, 0)
-            if said.updated is not None:  # the new input is what runs, so it is what the gate judges
+            if said.updated is not None and said.updated != call.input:  # what runs is what the gate judges
                 call = ToolCall(call.id, call.name, said.updated)
                 tool, args, request, dropped = self._rewritten(call)
                 note = rewrite_note(call)
