@@ -176,7 +176,7 @@ class EffectiveConfig:
     trust_status: str = "unknown"  # for `arnes permissions`: trusted, changed, declined, unknown
     mcp_servers: dict[str, ServerEntry] = field(default_factory=dict)  # by name; later layers win
     hooks: list[HookEntry] = field(default_factory=list)  # every layer's, in order; `runs` says which may
-    hooks_fail: FailMode = "closed"
+    hooks_fail: FailMode = "open"  # Claude Code's: a hook that fails (exit 1, 127, ...) does not block
     rewind: RewindSettings = field(default_factory=RewindSettings)
 
     def configured_tests(self) -> TestCommand | None:
@@ -311,10 +311,12 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         home = (os.environ if env is None else env).get("HOME") or os.path.expanduser("~")
         _user_only_sandbox_keys(cfg, layer, path, settings.sandbox, home)
         if layer in PROJECT_LAYERS and settings.hooks_fail == "open":
-            # Trusting a folder lets its own hooks run; it must not loosen the user's guard hooks.
-            cfg.warnings.append(
-                f'{path}: hooks_fail "open" ignored: only your user settings may let a failing hook\'s call run'
-            )
+            # Trusting a folder lets its own hooks run; it must not loosen the user's guard hooks
+            # ("open" is the default: only a "closed" of the user's is worth a word).
+            if cfg.hooks_fail == "closed":
+                cfg.warnings.append(
+                    f'{path}: hooks_fail "open" ignored: only your user settings may let a failing hook\'s call run'
+                )
         else:
             cfg.hooks_fail = settings.hooks_fail or cfg.hooks_fail
         if settings.verify.command:

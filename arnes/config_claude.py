@@ -25,7 +25,10 @@ _PATH_RULE = re.compile(r"^(Read|Edit|Write|Glob|Grep)\((.*)\)$", re.DOTALL)
 
 
 def translate_rule(raw: str) -> str:
-    """Claude Code's spelling of a path rule as arnes's (DESIGN §4): anchors differ, the rest is the same."""
+    """Claude Code's spelling of a rule as arnes's (DESIGN §4): `Task` is Delegate; a path rule's
+    anchors differ, the rest is the same."""
+    if raw.strip() in ("Task", "Agent"):
+        return "Delegate"
     match = _PATH_RULE.match(raw.strip())
     if not match:
         return raw.strip()

@@ -15,6 +15,7 @@ from arnes.agent.events import Notice, Retry
 from arnes.agent.loop import Agent, RunResult
 from arnes.agent.sessions import refusal, remember
 from arnes.agent.trace import JsonlTrace
+from arnes.agent.transcript import open_transcript
 from arnes.cliargs import workspace_of
 from arnes.config import EffectiveConfig, ModelSettings, RoleName
 from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, ConfigError
@@ -248,9 +249,10 @@ def attach_checkpoints(session: Session, cfg: EffectiveConfig) -> None:
 def agent_catalog(session: Session, cfg: EffectiveConfig) -> Catalog:
     """The agent definitions Delegate may name; what was refused or ignored is said once, on stderr."""
     from arnes.extensions.agents import load_catalog
+    from arnes.extensions.locations import one_warning
 
     catalog = load_catalog(session.host, trusted=cfg.trusted)
-    for warning in catalog.warnings:
+    if (warning := one_warning("agent definition files", catalog.warnings)) is not None:
         print(f"arnes: warning: {visible(warning)}", file=sys.stderr)
     return catalog
 
@@ -404,12 +406,18 @@ def subscribe(
         raise ConfigError(f"cannot write the trace to {path}: {exc.strerror or exc}") from exc
     session.bus.subscribe(trace)
     session.trace_path = path
+    transcript = open_transcript(session.workspace, session.id) if session.hooks is not None else None
+    if transcript is not None:
+        session.bus.subscribe(transcript)
+        session.transcript_path = transcript.path
     for warning in cfg.warnings:
         session.bus.emit(Notice("warning", f"warning: {warning}"))
     try:
         yield path
     finally:
         trace.close()
+        if transcript is not None:
+            transcript.close()
         remember(session.workspace, path)  # outside the workspace: `-c` continues only what arnes wrote
 
 

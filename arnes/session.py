@@ -20,6 +20,7 @@ from arnes.agent.listing import visible_files
 from arnes.agent.named import named_files
 from arnes.agent.prompt import session_context, system_prompt
 from arnes.agent.steering import Steering
+from arnes.extensions.locations import one_warning
 from arnes.extensions.skill_scope import ActiveSkills
 from arnes.extensions.skills import SkillCatalog, SkillLoader
 from arnes.host.files import HostFiles
@@ -166,7 +167,8 @@ class Session:
     model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
     mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
     hooks: HookRunner | None = None  # the settings' hooks (set by the runner; sub-agents share them)
-    trace_path: Path | None = None  # the JSONL trace, as hooks see it (transcript_path)
+    trace_path: Path | None = None  # the JSONL trace (DESIGN §7)
+    transcript_path: Path | None = None  # the conversation in Claude Code's shape, for hooks (agent/transcript.py)
     # Rewind's checkpoints (DESIGN §17), the top-level session's only (set by the runner).
     checkpoints: Checkpoints | None = None
     skill_catalog: SkillCatalog | None = None  # default: discovered in the workspace at first use
@@ -311,6 +313,7 @@ class Session:
             model_switch=self.model_switch,
             hooks=self.hooks,
             trace_path=self.trace_path,
+            transcript_path=self.transcript_path,
             skill_catalog=self.skill_catalog,
             self_check=self.self_check,
             steering_set=self.steering_set,
@@ -378,7 +381,8 @@ class Session:
         if "Skill" in names and self.skill_catalog is not None:
             skills = self.skill_catalog.summary(bundled=self.context_window > SMALL_WINDOW)
             if self.depth == 0:  # said once, not again by every sub-agent
-                notes += [f"skill refused: {r.why}" for r in self.skill_catalog.refused()]
+                refused = one_warning("skill files", [f"skill refused: {r.why}" for r in self.skill_catalog.refused()])
+                notes += [refused] if refused else []
         agents = self.agents.summary() if self.agents and "Delegate" in names else ""
         text = session_context(self.host, names, notes, skills=skills, agents=agents, cap=cap_for(self.context_window))
         if self.instructions:  # here, not in the system prompt: a server's cached prefix still fits

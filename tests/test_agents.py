@@ -73,7 +73,7 @@ def test_tools_narrow_and_the_body_leads_the_childs_first_message(shop: Path, tm
     delegate = next(e for e in trace if e["event"] == "tool_result" and e["name"] == "Delegate")
     assert delegate["output"] == "pricing.py line 4"
     # Claude Code's alias means nothing to this provider: said, and the parent's model is used.
-    assert "model 'haiku' is a Claude Code alias" in run.out + run.err
+    assert "model 'haiku' is a Claude model, which the script provider does not serve" in run.out + run.err
     assert [e["model"] for e in trace if e["event"] == "session_start"] == ["script", "script"]
 
 

@@ -50,15 +50,18 @@ def test_catalog_refuses_bad_files_and_names_the_shadowed(tmp_path: Path) -> Non
     (folder / "bad.md").write_text("---\nallowed-tools: Bash(\n---\nx")
     (folder / "ok.md").write_text("---\nallowed-tools: Read, MultiEdit, WebFetch, Read(./src/**)\n---\n# Do it\nbody")
     (folder / "sub").mkdir()
+    (folder / "sub" / "deep.md").write_text("in a namespace")  # Claude Code's /sub:deep (DESIGN §16)
+    (folder / "my tools").mkdir()
+    (folder / "my tools" / "x.md").write_text("no command can be named so")
     catalog = load_catalog(HostFiles(tmp_path), BUILTINS, {"HOME": str(tmp_path / "home")})
-    assert catalog.names() == ["ok"]
+    assert catalog.names() == ["ok", "sub:deep"]
     ok = catalog.commands["ok"]
     assert ok.allowed == ("Read", "Edit", "Read(src/**)") and ok.description == "Do it"  # Claude names mapped
     assert any("WebFetch" in note for note in ok.notes)  # dropped: narrower, never wider
     assert [c.name for c in catalog.shadowed] == ["help"]
     assert "built-in" in (catalog.why_not("help") or "")
     assert "allowed-tools" in (catalog.why_not("bad") or "")
-    assert any("namespaces" in r.why for r in catalog.refused)
+    assert "cannot follow a slash" in (catalog.why_not("my tools:x") or "")
 
 
 class Inner:

@@ -105,7 +105,9 @@ def test_unknown_command_is_a_usage_error_listing_the_commands(tmp_path: Path) -
     base = ("--provider", "script", "--script", str(script), "-w", str(ws))
     unknown = run_arnes(*base, "-p", "/reveiw src/a.py")
     assert unknown.code == 2
-    assert unknown.err.strip().splitlines() == ["arnes: unknown command /reveiw; custom commands: /review"]
+    assert unknown.err.strip().splitlines() == [
+        "arnes: unknown command /reveiw; custom commands: /review; skills: /features-json, /verify"  # skills run so too
+    ]
     built_in = run_arnes(*base, "-p", "/help")  # the built-in wins over help.md, and is interactive only
     assert built_in.code == 2 and "interactive prompt" in built_in.err
     path = run_arnes(*base, "-p", "/usr/bin/env is missing")  # a path starts a task, not a command

@@ -77,7 +77,8 @@ def test_a_copied_claude_code_block_blocks_bash_with_exit_2_and_the_model_reads_
     seen = json.loads((ws / "seen.json").read_text())  # the second call's input, as Claude Code sends it
     assert seen["hook_event_name"] == "PreToolUse" and seen["tool_name"] == "Bash"
     assert seen["tool_input"] == {"command": "touch made"} and seen["cwd"] == str(ws.resolve())
-    assert seen["transcript_path"] == str(tmp_path / "t.jsonl") and seen["session_id"]
+    transcript = Path(seen["transcript_path"])  # the conversation in Claude Code's shape, not the trace
+    assert transcript.parent == ws.resolve() / ".arnes/traces/transcripts" and transcript.stem == seen["session_id"]
     assert [r["exit_code"] for r in hook_runs(events, "PreToolUse")] == [2, 0]
     assert "Claude Code keys arnes does not use" not in done.out + done.err
 

@@ -157,7 +157,7 @@ def test_bad_and_linked_skills_are_refused_and_nothing_outside_leaks(tmp_path: P
     (outside / "key").write_text("HOST-SECRET-2\n")
     ws = tmp_path / "ws"
     skill(ws / ".arnes/skills/nodesc", "name: nodesc\n")
-    skill(ws / ".arnes/skills/badyaml", "description: [unclosed\n")
+    skill(ws / ".arnes/skills/badyaml", "{description: [unclosed\n")  # neither YAML nor `key: value` lines
     (ws / ".arnes/skills/linked").mkdir(parents=True)
     (ws / ".arnes/skills/linked/SKILL.md").symlink_to(outside / "SKILL.md")
     (ws / ".claude/skills").mkdir(parents=True)
@@ -182,7 +182,9 @@ def test_bad_and_linked_skills_are_refused_and_nothing_outside_leaks(tmp_path: P
     ]
     run, events = run_turns(tmp_path, ws, turns)  # an untrusted folder: skills load, they only narrow
     assert run.code == 0, run.err
-    assert "warning: skill refused:" in run.out and "no 'description'" in run.out
+    # One line for the three refused (issue 24.8: a copied collection may hold dozens); doctor names each.
+    assert "warning: 3 skill files not used, or used in part; `arnes doctor` lists each with why" in run.out
+    assert "no 'description'" not in run.out
     loaded, linked, folderlink, leak = results(events)
     assert not loaded[1] and "leak.md" not in loaded[2]
     assert linked[1] and folderlink[1] and "No skill" in linked[2]

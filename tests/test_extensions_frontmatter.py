@@ -36,7 +36,7 @@ def test_list_field_as_yaml_list_and_no_front_matter() -> None:
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ("---\nname: [unclosed\n---\n", "not valid YAML (line 3)"),
+        ("---\n{unclosed: x\n---\n", "not valid YAML (line 3)"),
         ("---\nname: a\n", "never closed"),
         ("---\n- a\n- b\n---\n", "must be 'key: value' lines"),
         ("---\n!!python/object:os.system x\n---\n", "not valid YAML"),
@@ -90,7 +90,7 @@ def test_discover_skills_reads_skill_md_and_reports_bad_yaml(tmp_path: Path) -> 
     (ws / ".arnes/skills/good").mkdir(parents=True)
     (ws / ".arnes/skills/good/SKILL.md").write_text("---\nname: good\ndescription: Does good\n---\nSteps")
     (ws / ".claude/skills/bad").mkdir(parents=True)
-    (ws / ".claude/skills/bad/SKILL.md").write_text("---\nname: [\n---\n")
+    (ws / ".claude/skills/bad/SKILL.md").write_text("---\n{name: [\n---\n")
     (ws / ".agents/skills/outside").mkdir(parents=True)
     os.symlink(tmp_path / "secret", ws / ".agents/skills/outside/SKILL.md")
     (tmp_path / "secret").write_text("PRIVATE")

@@ -37,11 +37,13 @@ def test_a_trusted_projects_hooks_fail_open_does_not_open_the_users_guard(tmp_pa
 
 
 def test_control_without_the_project_setting_the_failing_guard_blocks(tmp_path: Path) -> None:
-    """Passes today: the user's fail-closed guard holds when the project says nothing."""
+    """The user's fail-closed guard holds when the project says nothing. ("open" is the default
+    since issue 24.6, as in Claude Code: the user says "closed" to have a guard fail closed.)"""
     home = tmp_path / "home"
     (home / ".config" / "arnes").mkdir(parents=True)
     (home / ".config" / "arnes" / "settings.json").write_text(json.dumps({
         "hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "exit 1"}]}]},
+        "hooks_fail": "closed",
     }))  # fmt: skip
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from arnes.agent.events import Notice
 from arnes.extensions.agents import AgentDefinition, Catalog
+from arnes.llm.claude_ids import model_for
 from arnes.session import Session
 from arnes.tools.base import ToolError
 
@@ -54,22 +55,10 @@ def child_for(
     )
 
 
-# Claude Code's model aliases, so a copied definition keeps working on Anthropic's API.
-CLAUDE_ALIASES = {"sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-5", "haiku": "claude-haiku-4-5"}
-
-
 def _model(parent: Session, definition: AgentDefinition) -> str | None:
-    """The definition's model as the parent's provider knows it; an alias elsewhere means nothing."""
-    model = definition.model
-    if model is None or model.lower() not in CLAUDE_ALIASES:
-        return model
-    if parent.provider_for("subagent").name == "anthropic":
-        return CLAUDE_ALIASES[model.lower()]
-    parent.bus.emit(
-        Notice(
-            "warning",
-            f"warning: agent {definition.name}: model {model!r} is a Claude Code alias, which the "
-            f"{parent.provider_for('subagent').name} provider does not know; the sub-agent uses the parent's model",
-        )
-    )
-    return None
+    """The definition's model as the parent's provider knows it (llm/claude_ids.py: a Claude model
+    is left out, with a note, where the provider serves none)."""
+    model, note = model_for(definition.model, parent.provider_for("subagent").name)
+    if note is not None:
+        parent.bus.emit(Notice("warning", f"warning: agent {definition.name}: {note}"))
+    return model

@@ -15,8 +15,18 @@ from arnes.extensions.hooks import HookOutcome
 from arnes.messages import ToolCall
 from arnes.permissions.gate import HookDecision
 from arnes.session import Session
+from arnes.tools.responses import tool_response
 
 MAX_STOP_BLOCKS = 3  # a Stop hook sends the model back at most this often per task: no endless loop
+
+
+@dataclass(frozen=True)
+class PreTool:
+    """What the PreToolUse hooks said about one call."""
+
+    blocked: str | None = None  # why the call does not run
+    decision: HookDecision | None = None  # their permission decision, for the gate
+    updated: dict[str, Any] | None = None  # `updatedInput`: the call runs with this, judged again
 
 
 @dataclass
@@ -31,7 +41,7 @@ class HookPoints:
             return None
         payload = {
             "session_id": s.id,
-            "transcript_path": str(s.trace_path.absolute()) if s.trace_path else "",
+            "transcript_path": str(s.transcript_path.absolute()) if s.transcript_path else "",
             "cwd": str(s.workspace),
             "permission_mode": s.mode,
             **extra,
@@ -46,21 +56,22 @@ class HookPoints:
             s.bus.emit(Notice("warning", f"a {event} hook ended the run: {outcome.stop}"))
         return outcome
 
-    def pre_tool(self, call: ToolCall) -> tuple[str | None, HookDecision | None]:
-        """(why the call is blocked, or None; the hooks' permission decision, for the gate)."""
+    def pre_tool(self, call: ToolCall) -> PreTool:
         got = self._run("PreToolUse", {"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id},
                         call.name)  # fmt: skip
         if got is None:
-            return None, None
+            return PreTool()
         if got.blocked or got.stop:  # `continue: false` stops the call too, as in Claude Code
-            return got.reason or got.stop, None
-        return None, HookDecision(got.permission, got.permission_reason) if got.permission else None
+            return PreTool(blocked=got.reason or got.stop)
+        decision = HookDecision(got.permission, got.permission_reason) if got.permission else None
+        return PreTool(decision=decision, updated=got.updated_input)
 
-    def post_tool(self, call: ToolCall, output: str, is_error: bool) -> str:
-        """The result as the model sees it: with the hooks' context, or their objection, after it."""
-        if is_error:
+    def post_tool(self, call: ToolCall, output: str, is_error: bool, raw: str, ms: int) -> str:
+        """The result as the model sees it: with the hooks' context, or their objection, after it.
+        `raw` is the tool's own result, whose Claude Code shape the hooks get as `tool_response`."""
+        if is_error or self.s.hooks is None or not self.s.hooks.has("PostToolUse", call.name):
             return output  # Claude Code runs PostToolUse on success only
-        response = {"output": output, "is_error": False}
+        response = tool_response(call.name, call.input, raw, self.s.workspace, ms)
         got = self._run("PostToolUse", {"tool_name": call.name, "tool_input": call.input, "tool_response": response,
                                         "tool_use_id": call.id}, call.name)  # fmt: skip
         if got is None:

@@ -52,6 +52,7 @@ from arnes.permissions.types import Target, ToolRequest
 from arnes.rewind.checkpoints import first_line
 from arnes.session import Session
 from arnes.tools.base import Tool, ToolArgs, ToolError, dropped_note
+from arnes.tools.delegate import as_delegate
 
 MAX_WORKERS = 8
 MAX_CUT = 3  # replies cut at the output cap in a row before the run stops (stop_reason max_tokens)
@@ -377,7 +378,7 @@ class Agent:
         prepared = self._admit(call)
         if isinstance(prepared, ToolResultBlock):
             return None if act.quiet else prepared
-        return self._run_tool(call, prepared, by_model=False)
+        return self._run_tool(prepared.call or call, prepared, by_model=False)
 
     def _query(self, system: str, specs: list[ToolSpec], fixed: int) -> ModelResponse:
         """Ask the model; a server that finds the request too long gets a compacted one, once."""
@@ -474,6 +475,8 @@ class Agent:
         for call in calls:
             self.result.tool_calls += 1
             self.s.bus.emit(ToolCallEvent(call.id, call.name, call.input))
+            if (delegated := as_delegate(call.name, call.input)) is not None:  # Claude Code's name for it
+                call = ToolCall(call.id, "Delegate", delegated)
             decision = self.steer.before_call(call)
             if isinstance(decision, Refuse):
                 self._steered(decision.piece, "call", "refuse", _said(call), decision.text)
@@ -485,7 +488,9 @@ class Agent:
             prepared = self._admit(call)
             if isinstance(prepared, ToolResultBlock):
                 pending.append(prepared)
-            elif prepared.read_only:
+                continue
+            call = prepared.call or call
+            if prepared.read_only:
                 pending.append(pool.submit(self._run_tool, call, prepared))
             else:
                 for item in pending:
@@ -495,19 +500,24 @@ class Agent:
         return [item.result() if isinstance(item, Future) else item for item in pending]
 
     def _admit(self, call: ToolCall) -> _Admitted | ToolResultBlock:
-        """Validate the call and pass it through the permission gate."""
+        """Validate the call, ask the PreToolUse hooks, and pass what would run through the gate."""
         s = self.s
+        note = ""
         try:
             tool, args, request, dropped = self._request(call)
+            said = self.hooks.pre_tool(call)
+            if said.blocked is not None:
+                why = f"blocked by a PreToolUse hook: {said.blocked}"
+                s.bus.emit(PermissionEvent(call.id, call.name, "deny", why, "hook"))
+                self.result.denials.append({"tool": call.name, "reason": said.blocked, "source": "hook"})
+                return self._finish(call, f"Blocked by a PreToolUse hook: {said.blocked}", True, 0)
+            if said.updated is not None and said.updated != call.input:  # what runs is what the gate judges
+                call = ToolCall(call.id, call.name, said.updated)
+                tool, args, request, dropped = self._rewritten(call)
+                note = rewrite_note(call)
             targets, command = request.targets, request.command
             subject = command or ", ".join(s.ctx.display(t.path) for t in targets) or call.name
-            blocked, hook = self.hooks.pre_tool(call)
-            if blocked is not None:
-                why = f"blocked by a PreToolUse hook: {blocked}"
-                s.bus.emit(PermissionEvent(call.id, call.name, "deny", why, "hook"))
-                self.result.denials.append({"tool": call.name, "reason": blocked, "source": "hook"})
-                return self._finish(call, f"Blocked by a PreToolUse hook: {blocked}", True, 0)
-            outcome = s.gate.check(request, subject, lambda: tool.preview(args, s.ctx), hook)
+            outcome = s.gate.check(request, subject, lambda: tool.preview(args, s.ctx), said.decision)
         except ToolError as exc:
             return self._finish(call, str(exc), True, 0)
         except (OSError, ValueError) as exc:  # a path that cannot be judged is not run
@@ -521,9 +531,18 @@ class Agent:
             return self._finish(call, outcome.message or f"Permission denied: {d.reason}", True, 0)
         # Reads and writes both open exactly the real path that was judged, never a link swapped in.
         pins = {t.path: t.real for t in targets if t.real is not None}
-        return _Admitted(
-            tool, args, tool.read_only, pins, d.confine, dropped_note(call.name, dropped) if dropped else ""
-        )
+        note += dropped_note(call.name, dropped) if dropped else ""
+        return _Admitted(tool, args, tool.read_only, pins, d.confine, note, call)
+
+    def _rewritten(self, call: ToolCall) -> tuple[Tool[Any], ToolArgs, ToolRequest, list[str]]:
+        """`_request` for the input a PreToolUse hook put in place of the model's (said on screen too)."""
+        self.s.bus.emit(Notice("info", f"a PreToolUse hook changed the {call.name} call to {_cut(_said(call), 300)}"))
+        try:
+            return self._request(call)
+        except ToolError as exc:
+            raise ToolError(
+                f"A PreToolUse hook changed this call's input, and the new input is not valid: {exc}"
+            ) from None
 
     def _request(self, call: ToolCall) -> tuple[Tool[Any], ToolArgs, ToolRequest, list[str]]:
         """The tool, its parsed arguments and the request the policy judges (ToolError: a bad call)."""
@@ -553,12 +572,13 @@ class Agent:
         except Exception as exc:  # a tool bug must not end the run: the model sees it, the trace keeps it
             output, is_error = f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}", True
         ms = int((time.perf_counter() - started) * 1000)
+        raw = output  # the tool's own result (an `Output` carries Claude Code's shape of it, for hooks)
         output += admitted.note
         cap = self.s.ctx.max_output_chars
         if len(output) > cap:
             cut = len(output) - cap
             output = output[:cap] + f"\n... [{cut} characters cut; ask for less, e.g. Read with offset/limit]"
-        output = self.hooks.post_tool(call, output, is_error)
+        output = self.hooks.post_tool(call, output, is_error, raw, ms)
         # The layer judges the model's own calls; its own (a test run, a format's Write) it already knows.
         note = self.steer.after_result(call, ToolResultBlock(call.id, output, is_error)) if by_model else None
         if isinstance(note, Nudge):
@@ -606,7 +626,13 @@ class _Admitted:
     read_only: bool
     pins: dict[Path, Path] = field(default_factory=dict)
     confine: bool = False
-    note: str = ""  # said after the result: the unknown keys dropped from the call
+    note: str = ""  # said after the result: a hook's rewrite, the unknown keys dropped from the call
+    call: ToolCall | None = None  # the call that runs (a PreToolUse hook may have changed its input)
+
+
+def rewrite_note(call: ToolCall) -> str:
+    """The line after a result whose input a PreToolUse hook changed: the model reads what ran."""
+    return f"\n[arnes: a PreToolUse hook changed this call's input to {_cut(json.dumps(call.input), 500)}]"
 
 
 def _said(call: ToolCall) -> str:

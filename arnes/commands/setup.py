@@ -142,7 +142,7 @@ def print_commands(console: Console, ws: Path, cfg: object) -> None:
     names = ", ".join(f"/{c.name} ({c.origin})" for c in catalog.commands.values()) or "none"
     console.print(f"  commands: {visible(names)}", markup=False)
     for command in catalog.commands.values():
-        for note in prepare(command, "", cfg.trusted).notes:
+        for note in prepare(command, "", cfg.trusted, cfg.provider).notes:
             console.print(f"      note: {visible(note)}", style="yellow", markup=False)
     for refusal in catalog.refused:
         label = "shadowed" if refusal.shadowed else "refused"

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 
 from arnes.errors import ConfigError
 from arnes.extensions.commands import Command, expand, load_catalog, split_invocation, unknown_message
+from arnes.llm.claude_ids import model_for
 from arnes.messages import ToolSpec
 from arnes.permissions.scope import Fence, Fenced
-from arnes.tools.base import ToolRegistry
+from arnes.tools.base import ToolError, ToolRegistry
 
 if TYPE_CHECKING:
     from arnes.config import EffectiveConfig
@@ -41,8 +42,9 @@ class Prepared:
     notes: tuple[str, ...]  # warnings for the user: what of the front matter does not apply
 
 
-def prepare(command: Command, arguments: str, trusted: bool) -> Prepared:
-    """The prompt for `/NAME arguments`; a project's `model` waits for trust (a grant, DESIGN §10)."""
+def prepare(command: Command, arguments: str, trusted: bool, provider: str) -> Prepared:
+    """The prompt for `/NAME arguments`; a project's `model` waits for trust (a grant, DESIGN §10),
+    and a Claude model is left out where `provider` serves none (llm/claude_ids.py)."""
     notes = [f"{command.path}: {note}" for note in command.notes]
     model = command.model
     if model and command.origin == "project" and not trusted:
@@ -51,6 +53,9 @@ def prepare(command: Command, arguments: str, trusted: bool) -> Prepared:
             "`arnes trust`, or --trust for one run)"
         )
         model = None
+    model, note = model_for(model, provider)
+    if note is not None:
+        notes.append(f"{command.path}: {note}")
     return Prepared(command, expand(command, arguments), model, tuple(notes))
 
 
@@ -110,16 +115,37 @@ def one_shot(session: Session, cfg: EffectiveConfig, task: str) -> str:
     from arnes.ui.slash import BUILTINS
 
     catalog = load_catalog(session.host, BUILTINS)
-    command = catalog.commands.get(name)
+    command = catalog.find(name) or skill_command(session, name)
     if command is None:
         if name in BUILTINS:
             raise ConfigError(
                 f"/{name} is a command of the interactive prompt (run `arnes` at a terminal); "
                 f'to send the text to the model, word it differently, e.g. "{name} ..." without the slash'
             )
-        raise ConfigError(unknown_message(name, catalog, []))
-    prepared = prepare(command, arguments, cfg.trusted)
+        raise ConfigError(unknown_message(name, catalog, [], skill_names(session)))
+    prepared = prepare(command, arguments, cfg.trusted, session.provider.name)
     cfg.warnings.extend(prepared.notes)  # shown and traced once the run's subscribers listen
     cfg.warnings.extend(r.why for r in catalog.refused if r.shadowed and r.path.stem == name)
     apply(session, prepared, cfg)
     return prepared.prompt
+
+
+def skill_command(session: Session, name: str) -> Command | None:
+    """A skill run as `/name` (as Claude Code runs them): its body, files and allowed-tools as one
+    prompt, loaded as the Skill tool loads it (a user's skill folder becomes readable). Its
+    allowed-tools fence the prompt like a command's (the Skill tool always passes a fence)."""
+    catalog, loader = session.skill_catalog, session.ctx.skills
+    skill = catalog.get(name) if catalog is not None else None
+    if skill is None or loader is None or not skill.user_invocable:
+        return None
+    try:
+        text = loader.load(name)
+    except ToolError as exc:
+        raise ConfigError(f"/{name}: {exc}") from None
+    path = skill.folder / "SKILL.md"
+    return Command(name, text, path, skill.origin, skill.description, allowed=skill.allowed_tools)
+
+
+def skill_names(session: Session) -> list[str]:
+    catalog = session.skill_catalog
+    return [s.name for s in catalog.skills() if s.user_invocable] if catalog is not None else []

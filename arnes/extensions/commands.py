@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.config_claude import translate_rule
 from arnes.errors import ConfigError
-from arnes.extensions.locations import PROJECT_DIRS, Found, Refusal, discover, linked, shadowed, subfolders
+from arnes.extensions.locations import Found, Refusal, discover, linked, shadowed
 from arnes.host.files import HostFiles
 from arnes.permissions.rules import RuleError, parse_rule
+from arnes.permissions.scope import ALWAYS
 
-NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")  # what follows the slash; `/usr/bin/x` is a path, not a command
+# What follows the slash, a namespace's folders first (`tools:x`); `/usr/bin/x` is a path, not a command.
+NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(?::[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
 PLACEHOLDER = re.compile(r"\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS|\$([1-9][0-9]*)")
 # Claude Code's tool names that have an arnes twin; other names in allowed-tools are dropped (narrower).
 CLAUDE_TOOLS = {"MultiEdit": "Edit", "LS": "Glob", "Task": "Delegate", "NotebookEdit": "Edit"}
@@ -58,10 +61,19 @@ class Catalog:
     def names(self) -> list[str]:
         return sorted(self.commands)
 
+    def find(self, name: str) -> Command | None:
+        """The command `/name` runs: its own name, or (as current Claude Code names them) a
+        namespaced one's last part when no other command has it (`/x` for `tools:x`)."""
+        if name in self.commands or ":" in name:
+            return self.commands.get(name)
+        matching = [c for n, c in self.commands.items() if n.rpartition(":")[2] == name]
+        return matching[0] if len(matching) == 1 else None
+
     def why_not(self, name: str) -> str | None:
         """Why a file for `name` exists but is no command: refused, or shadowed by a built-in."""
+        wanted = name.split(":")
         for refusal in self.refused:
-            if refusal.path.name == f"{name}.md":
+            if list(refusal.path.with_suffix("").parts[-len(wanted) :]) == wanted:
                 return refusal.why
         for command in self.shadowed:
             if command.name == name:
@@ -77,7 +89,10 @@ def load_catalog(files: HostFiles, reserved: frozenset[str], env: dict[str, str]
     for item in found:
         path = item.document.path
         if not NAME.match(item.name):
-            why = f"{path}: '{item.name}' cannot follow a slash (letters, digits, '_', '.', '-'); rename the file"
+            why = (
+                f"{path}: '{item.name}' cannot follow a slash (letters, digits, '_', '.', '-'; a folder makes "
+                "'folder:'); rename the file or its folder"
+            )
             catalog.refused.append(Refusal(path, why))
             continue
         try:
@@ -95,16 +110,8 @@ def load_catalog(files: HostFiles, reserved: frozenset[str], env: dict[str, str]
 
 
 def unread(files: HostFiles) -> list[Refusal]:
-    """What in the project's command folders is never read, and why: links (locations.linked) and
-    subfolders (no namespaces)."""
-    out = linked("commands", files)
-    for rel in PROJECT_DIRS["commands"]:
-        if (files.root / rel).is_symlink():
-            continue  # linked() named it; its target's folders are nothing of this workspace
-        for name in subfolders(files.root / rel):
-            why = f"{rel}/{name}/ is not read: arnes has no command namespaces; move its files up"
-            out.append(Refusal(files.root / rel / name, f"{why} (e.g. {rel}/{name}-NAME.md)"))
-    return out
+    """What in the project's command folders is never read, and why: links (locations.linked)."""
+    return linked("commands", files)
 
 
 def _command(item: Found) -> Command:
@@ -119,7 +126,7 @@ def _command(item: Found) -> Command:
         path=doc.path,
         origin=item.origin,
         description=description,
-        hint=doc.text("argument-hint") or "",
+        hint=doc.text("argument-hint", literal=True) or "",
         allowed=rules,
         model=doc.text("model") or None,
         notes=tuple(notes),
@@ -132,6 +139,9 @@ def _rules(entries: list[str], path: Path, notes: list[str]) -> list[str]:
     rules = []
     for entry in entries:
         tool, paren, rest = entry.partition("(")
+        if tool in ALWAYS:
+            continue  # every fence lets it through anyway
+
         translated = translate_rule(CLAUDE_TOOLS.get(tool, tool) + paren + rest)
         try:
             parse_rule(translated)
@@ -189,11 +199,12 @@ def expand(command: Command, arguments: str) -> str:
     return text
 
 
-def unknown_message(name: str, catalog: Catalog, builtins: list[str]) -> str:
-    """One line: what is wrong with `/name` and which commands there are."""
+def unknown_message(name: str, catalog: Catalog, builtins: list[str], skills: Sequence[str] = ()) -> str:
+    """One line: what is wrong with `/name` and which commands (and skills) there are."""
     why = catalog.why_not(name)
     custom = ", ".join(f"/{n}" for n in catalog.names()) or "none (add .arnes/commands/NAME.md)"
-    listed = f"custom commands: {custom}" + (f"; built in: {', '.join(builtins)}" if builtins else "")
+    listed = f"custom commands: {custom}" + (f"; skills: {', '.join(f'/{n}' for n in skills)}" if skills else "")
+    listed += f"; built in: {', '.join(builtins)}" if builtins else ""
     if why:
         return f"/{name}: {why}; {listed}"
     return f"unknown command /{name}; {listed}"

@@ -7,8 +7,11 @@
     ---
     body...
 
-YAML is parsed with PyYAML's safe loader (no tags, no objects). A file without front matter is
-all body. Bad YAML, or front matter that is not a mapping, is one `ConfigError` naming the file.
+YAML is parsed with PyYAML's safe loader (no tags, no objects). What it refuses is read again
+line by line, as Claude Code's loader tolerates it (lenient_yaml.py: an unquoted colon in a
+description, a description over unindented lines, tabs); `Document.lenient` says so. A file
+without front matter is all body. Front matter that is neither YAML nor `key: value` lines is one
+`ConfigError` naming the file.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arnes.errors import ConfigError
+from arnes.extensions.lenient_yaml import lines_to_mapping
 
 MAX_BYTES = 256 * 1024  # a prompt file larger than this is a mistake (or an attack on the context)
 
@@ -27,12 +31,16 @@ class Document:
     path: Path
     meta: dict[str, Any] = field(default_factory=dict)
     body: str = ""
+    lenient: bool = False  # strict YAML refused the front matter; it was read line by line
 
-    def text(self, key: str) -> str | None:
-        """A string field; a number or a boolean is taken as its text, a list or a mapping is an error."""
+    def text(self, key: str, *, literal: bool = False) -> str | None:
+        """A string field; a number or a boolean is taken as its text, a list or a mapping is an error.
+        `literal`: a YAML list is taken as written (`argument-hint: [file]` is the hint "[file]")."""
         value = self.meta.get(key)
         if value is None:
             return None
+        if literal and isinstance(value, list) and not any(isinstance(v, (list, dict)) for v in value):
+            return "[" + ", ".join(str(v) for v in value) + "]"
         if isinstance(value, (list, dict)):
             raise ConfigError(f"{self.path}: front matter '{key}' must be a single value, got a {type(value).__name__}")
         return str(value).strip()
@@ -83,16 +91,27 @@ def parse(text: str, path: Path) -> Document:
             f"{path}: the front matter opened by '---' on line 1 is never closed; add a '---' line after it"
         )
     head = "".join(lines[1:end])
+    body = "".join(lines[end + 1 :])
     try:
         meta = yaml.safe_load(head) if head.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{path}: the front matter is not valid YAML{where}: {problem}") from None
+        why = f"{path}: the front matter is not valid YAML{where}: {problem}; write it as 'key: value' lines"
+        return _by_lines(head, body, path, why)
     if not isinstance(meta, dict):
-        raise ConfigError(f"{path}: the front matter must be 'key: value' lines, got a {type(meta).__name__}")
-    return Document(path, {str(k): v for k, v in meta.items()}, "".join(lines[end + 1 :]))
+        why = f"{path}: the front matter must be 'key: value' lines, got a {type(meta).__name__}"
+        return _by_lines(head, body, path, why)
+    return Document(path, {str(k): v for k, v in meta.items()}, body)
+
+
+def _by_lines(head: str, body: str, path: Path, why: str) -> Document:
+    """What strict YAML refused, read as Claude Code reads it; `why` when that finds no keys either."""
+    meta = lines_to_mapping(head)
+    if meta is None:
+        raise ConfigError(why)
+    return Document(path, meta, body, lenient=True)
 
 
 def load_user(path: Path) -> Document:

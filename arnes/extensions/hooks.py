@@ -1,13 +1,15 @@
-"""Hooks with Claude Code's contract (DESIGN §13): commands run at moments of the loop.
+"""Hooks with Claude Code's contract (DESIGN §13, §16): commands run at moments of the loop.
 
 The loop asks a `HookRunner` for one event at a time and gets one `HookOutcome`: whether to block
-(exit 2, or `decision: "block"`), a permission decision for PreToolUse, context for the model, and
-the record of every command run (for the trace). What the decision may do is not decided here: the
-permission gate applies it, and a hook's allow never overrides a deny or ask rule.
+(exit 2, or `decision: "block"`), a permission decision and a rewritten input (`updatedInput`) for
+PreToolUse, context for the model, and the record of every command run (for the trace). What the
+decision may do is not decided here: the permission gate applies it (to the rewritten input, when
+there is one), and a hook's allow never overrides a deny or ask rule.
 
-A hook that fails (crash, time-out, an exit other than 0 and 2, JSON that does not parse) is
-reported; for PreToolUse the `hooks_fail` setting says whether the call then runs ("open") or not
-("closed", the default: "when in doubt, no").
+A hook that fails (an exit other than 0 and 2, a crash, a time-out, JSON that does not parse) is a
+non-blocking error, as in Claude Code: named in one line, and the call goes on. `hooks_fail:
+"closed"` makes such a PreToolUse failure block the call instead, for those who want a guard that
+fails closed.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ class HookRun:
     event: str
     command: str
     exit_code: int | None
-    decision: str  # continue | block | allow | ask | deny | failed
+    decision: str  # continue | block | allow | ask | deny | update | allow+update | ask+update | failed
     ms: int
     output: str
     error: str | None = None  # why the hook failed, if it did
@@ -53,6 +55,7 @@ class HookOutcome:
     permission: Permission | None = None
     permission_reason: str = ""
     context: list[str] = field(default_factory=list)
+    updated_input: dict[str, Any] | None = None  # PreToolUse `updatedInput`: the input the call runs with
     stop: str | None = None  # `continue: false`: the run ends, with this reason
     failures: list[str] = field(default_factory=list)  # one line each, for the user
     runs: list[HookRun] = field(default_factory=list)
@@ -72,7 +75,7 @@ class HookRunner(Protocol):
 
     def run(self, event: str, payload: dict[str, Any], match: str | None = None) -> HookOutcome: ...
 
-    def has(self, event: str) -> bool: ...
+    def has(self, event: str, match: str | None = None) -> bool: ...
 
 
 @dataclass
@@ -83,13 +86,13 @@ class Hooks:
     workspace: Path
     sandbox: Sandbox
     spec: SandboxSpec | None = None
-    fail: FailMode = "closed"
+    fail: FailMode = "open"
     # Read-only tools run in parallel, and their PostToolUse hooks with them; the sandbox wraps
     # (and settles) one command at a time, as for Bash.
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def has(self, event: str) -> bool:
-        return any(e.runs and e.event == event for e in self.entries)
+    def has(self, event: str, match: str | None = None) -> bool:
+        return any(e.runs and e.event == event and matches(e.matcher, match) for e in self.entries)
 
     def run(self, event: str, payload: dict[str, Any], match: str | None = None) -> HookOutcome:
         outcome = HookOutcome()
@@ -100,6 +103,8 @@ class Hooks:
             if entry.hook.command in seen:  # the same command from two files runs once, as in Claude Code
                 continue
             seen.add(entry.hook.command)
+            if outcome.updated_input is not None:  # a later hook sees the input the call would run with
+                payload = {**payload, "tool_input": outcome.updated_input}
             with self._lock:
                 self._one(entry, {**payload, "hook_event_name": event}, outcome)
         return outcome
@@ -168,15 +173,21 @@ def _apply_stdout(event: str, out: str, outcome: HookOutcome) -> str:
     decided = "continue"
     specific = data.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
+    updated = specific.get("updatedInput") if event == "PreToolUse" else None
+    if updated is not None and not isinstance(updated, dict):
+        raise ValueError(f"its updatedInput is not an object of the tool's arguments (got {type(updated).__name__})")
     context = specific.get("additionalContext")
     if isinstance(context, str) and context.strip():
         outcome.context.append(context.strip())
     legacy = {"approve": "allow", "block": "deny"}.get(str(data.get("decision"))) if event == "PreToolUse" else None
     permission = PERMISSIONS.get(str(specific.get("permissionDecision") or legacy))
+    if updated is not None and permission != "deny":
+        outcome.updated_input = updated
+        decided = "update"
     if event == "PreToolUse" and permission is not None:
         reason = str(specific.get("permissionDecisionReason") or data.get("reason") or "")
         outcome.decide(permission, reason)
-        decided = permission
+        decided = f"{permission}+update" if decided == "update" else permission
     elif data.get("decision") == "block":
         outcome.block(str(data.get("reason") or f"a {event} hook blocked it (no reason given)"))
         decided = "block"

@@ -63,13 +63,19 @@ class HookMatcher(BaseModel):
 HookSettings = dict[EventName, list[HookMatcher]]
 
 
+# Claude Code's names for arnes's tools, so a copied matcher (`"Task"`, `"Edit|MultiEdit"`) still fires.
+CLAUDE_NAMES = {"Delegate": ("Task", "Agent"), "Edit": ("MultiEdit",)}
+
+
 def matches(matcher: str, value: str | None) -> bool:
-    """Claude Code's rule: "", "*" = all; plain names (and "A|B") match exactly; anything else is a regex."""
+    """Claude Code's rule: "", "*" = all; plain names (and "A|B") match exactly; anything else is a
+    regex. A tool matches under its Claude Code names too (Delegate is `Task` there)."""
     if matcher in ("", "*") or value is None:
         return True
+    names = (value, *CLAUDE_NAMES.get(value, ()))
     if _PLAIN.match(matcher):
-        return value in matcher.split("|")
-    return re.search(matcher, value) is not None
+        return any(name in matcher.split("|") for name in names)
+    return any(re.search(matcher, name) is not None for name in names)
 
 
 @dataclass(frozen=True)

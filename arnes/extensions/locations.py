@@ -28,6 +28,7 @@ from arnes.host.files import HostFiles, Refused
 from arnes.permissions.protected import claude_user_dir, user_config_dir
 
 Kind = Literal["commands", "agents", "skills"]
+NAMESPACE_DEPTH = 3  # folder levels under a command folder: `a/b/c/x.md` is /a:b:c:x
 PROJECT_DIRS: dict[Kind, tuple[str, ...]] = {
     "commands": (".arnes/commands", ".claude/commands"),
     "agents": (".arnes/agents", ".claude/agents"),
@@ -37,7 +38,7 @@ PROJECT_DIRS: dict[Kind, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class Found:
-    name: str  # the file's stem, or the skill's folder name
+    name: str  # the file's stem (a command's with its folders: `tools:x`), or the skill's folder name
     document: Document
     origin: str  # "project" or "user"
 
@@ -56,6 +57,15 @@ def shadowed(path: Path, name: str, winner: Path | str) -> Refusal:
         "~/.config/arnes/ then ~/.claude/, then the project's .arnes/, then .claude/); rename one"
     )
     return Refusal(path, why, shadowed=True)
+
+
+def one_warning(what: str, lines: list[str]) -> str | None:
+    """The one start-up line for a kind's files that were not used, or used in part (a collection
+    copied from Claude Code may hold dozens): the line itself when there is one, else how many
+    and where each is named with why."""
+    if len(lines) <= 1:
+        return lines[0] if lines else None
+    return f"{len(lines)} {what} not used, or used in part; `arnes doctor` lists each with why"
 
 
 def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) -> tuple[list[Found], list[Refusal]]:
@@ -88,7 +98,12 @@ def _project_entries(kind: Kind, files: HostFiles, rel: str, refused: list[Refus
     if kind == "skills":
         candidates = [(d, f"{rel}/{d}/SKILL.md") for d in subfolders(files.root / rel)]
     else:
-        candidates = [(n.removesuffix(".md"), f"{rel}/{n}") for n, _ in files.entries(rel, ".md")]
+        folders = namespaces(files.root, rel) if kind == "commands" else [("", rel)]
+        candidates = [
+            (prefix + n.removesuffix(".md"), f"{where}/{n}")
+            for prefix, where in folders
+            for n, _ in files.entries(where, ".md")
+        ]
     out = []
     for name, file_rel in candidates:
         try:
@@ -98,6 +113,18 @@ def _project_entries(kind: Kind, files: HostFiles, rel: str, refused: list[Refus
             continue
         if data is not None:
             out.append((name, data, files.root / file_rel))
+    return out
+
+
+def namespaces(root: Path, rel: str, prefix: str = "", depth: int = 0) -> list[tuple[str, str]]:
+    """(name prefix, folder under `root`) of a command folder and the real folders in it, as Claude
+    Code namespaces them: `.claude/commands/tools/x.md` is `/tools:x`. Folders starting with a dot
+    are left out; nesting stops at NAMESPACE_DEPTH."""
+    out = [(prefix, rel)]
+    if depth < NAMESPACE_DEPTH:
+        for name in subfolders(root / rel):
+            if not name.startswith("."):
+                out += namespaces(root, f"{rel}/{name}", f"{prefix}{name}:", depth + 1)
     return out
 
 
@@ -112,27 +139,35 @@ def subfolders(folder: Path) -> list[str]:
 def _user_entries(kind: Kind, folder: Path) -> list[tuple[str, Path]]:
     if kind == "skills":
         return [(d, folder / d / "SKILL.md") for d in subfolders(folder) if (folder / d / "SKILL.md").is_file()]
-    try:
-        return sorted((p.stem, p) for p in folder.glob("*.md") if p.is_file())
-    except OSError:
-        return []
+    folders = namespaces(folder, ".") if kind == "commands" else [("", ".")]
+    out = []
+    for prefix, rel in folders:
+        try:
+            out += sorted((prefix + p.stem, p) for p in (folder / rel).glob("*.md") if p.is_file())
+        except OSError:
+            continue
+    return out
 
 
 def linked(kind: Kind, files: HostFiles) -> list[Refusal]:
     """The links where a kind's project files live (a folder, or a NAME.md): never read, since one
     could lead to ~/.ssh, and named so the start-up warning and `arnes doctor` can say why."""
     out = []
-    for rel in PROJECT_DIRS[kind]:
-        folder = files.root / rel
-        if folder.is_symlink():
-            out.append(Refusal(folder, f"{rel} is a link: arnes reads a project's {kind} only from real folders"))
+    for top in PROJECT_DIRS[kind]:
+        if (files.root / top).is_symlink():
+            out.append(
+                Refusal(files.root / top, f"{top} is a link: arnes reads a project's {kind} only from real folders")
+            )
             continue
-        try:
-            entries = sorted(folder.iterdir())
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_symlink() and entry.name.endswith(".md"):
-                why = f"{rel}/{entry.name} is a link (to {os.path.realpath(entry)}): arnes reads only real files here"
-                out.append(Refusal(entry, f"{why}, so no host file reaches a prompt; copy the file instead"))
+        for _, rel in namespaces(files.root, top) if kind == "commands" else [("", top)]:
+            try:
+                entries = sorted((files.root / rel).iterdir())
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_symlink() and entry.name.endswith(".md"):
+                    why = (
+                        f"{rel}/{entry.name} is a link (to {os.path.realpath(entry)}): arnes reads only real files here"
+                    )
+                    out.append(Refusal(entry, f"{why}, so no host file reaches a prompt; copy the file instead"))
     return out

@@ -49,6 +49,7 @@ class SkillDef:
     origin: str  # project | user | bundled
     allowed_tools: tuple[str, ...] | None  # None: the skill does not narrow
     real: Path  # the folder's real path at discovery: a later swap for a link is refused at load
+    user_invocable: bool = True  # runs as `/name` (Claude Code's `user-invocable: false` says no)
 
 
 def discover_skills(files: HostFiles, env: dict[str, str] | None = None) -> tuple[list[SkillDef], list[Refusal]]:
@@ -105,7 +106,8 @@ def _skill(folder_name: str, doc: Document, origin: str) -> SkillDef:
         raise ConfigError(f"{doc.path}: SKILL.md has no instructions after its front matter; write them")
     folder = doc.path.parent
     narrowing = tuple(allowed) if allowed is not None else None
-    return SkillDef(name, description, body, folder, origin, narrowing, resolve_real(folder))
+    invocable = (doc.text("user-invocable") or "true").lower() != "false"
+    return SkillDef(name, description, body, folder, origin, narrowing, resolve_real(folder), invocable)
 
 
 @dataclass

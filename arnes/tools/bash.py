@@ -8,6 +8,7 @@ from arnes.sandbox.base import Started
 from arnes.tools import processes
 from arnes.tools.base import ESSENTIAL, BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.processes import Group, Job, run_started
+from arnes.tools.responses import Output, bash_shape
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -49,7 +50,8 @@ class Bash(BaseTool[BashArgs]):
         if args.run_in_background:
             with sandbox.wrap(["bash", "-c", args.command], ctx.workspace) as cmd:
                 job = ctx.jobs.start(cmd.argv, ctx.workspace, args.command, cmd.env, cmd.pass_fds)
-            return f"Started in the background as {job.id}. Read its output with BashOutput(id={job.id!r})."
+            said = f"Started in the background as {job.id}. Read its output with BashOutput(id={job.id!r})."
+            return Output(said, lambda: bash_shape("", "", job.id))
         timeout = (args.timeout or DEFAULT_TIMEOUT_MS) / 1000
         argv = ["bash", "-c", args.command]
 
@@ -80,7 +82,7 @@ class Bash(BaseTool[BashArgs]):
         text = "\n".join(parts)
         if done.timed_out or (done.exit_code not in (0, None)):
             raise ToolError(text)
-        return text
+        return Output(text, lambda: bash_shape(done.stdout, done.stderr))
 
 
 class JobArgs(ToolArgs):

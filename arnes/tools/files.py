@@ -18,6 +18,7 @@ from arnes.tools.editmatch import Replacement, region_of, replace, without_read_
 from arnes.tools.filestate import newline_of
 from arnes.tools.nearest import nearest_files
 from arnes.tools.readformat import MAX_LINE_CHARS, numbered
+from arnes.tools.responses import Output, edit_shape, read_shape, write_shape
 
 DEFAULT_READ_LINES = 2000
 READ_MOST = 32 << 20  # bytes: a bigger file is not read whole (a sparse 2 GB file once took 4 GB of memory)
@@ -215,7 +216,7 @@ class Read(BaseTool[ReadArgs]):
         ctx.files.record_read(real, data, st)
         lines = split_lines(text)
         if not lines:
-            return f"({shown} is empty)"
+            return Output(f"({shown} is empty)", lambda: read_shape(path, [], 1, 0))
         start = (args.offset or 1) - 1
         if start >= len(lines):
             raise ToolError(f"offset {args.offset} is past the end of {shown}, which has {len(lines)} lines.")
@@ -225,7 +226,7 @@ class Read(BaseTool[ReadArgs]):
         end = start + len(chosen)
         if end < len(lines):
             body += f"\n... ({len(lines) - end} more lines; call Read with offset={end + 1} to continue)"
-        return body
+        return Output(body, lambda: read_shape(path, chosen, start + 1, len(lines)))
 
 
 class Write(BaseTool[WriteArgs]):
@@ -260,12 +261,13 @@ class Write(BaseTool[WriteArgs]):
         existed = path.exists()
         if existed:
             guard_write(ctx, path, shown, "Write")
-        _, content = self._new_text(args, path, ctx.real_of(path))
+        before, content = self._new_text(args, path, ctx.real_of(path))
         write_recorded(ctx, path, content)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         copied = without_read_numbers(args.content) is not None
         note = " (every line carried Read's line-number prefix; they were removed)" if copied else ""
-        return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines){note}."
+        said = f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines){note}."
+        return Output(said, lambda: write_shape(path, content, before if existed else None))
 
 
 def same_hint(text: str, old: str, shown: str) -> str:
@@ -332,15 +334,17 @@ class Edit(BaseTool[EditArgs]):
         if not path.exists() and not path.is_symlink():
             if not args.old_string:  # Claude Code's Edit creates a file from an empty old_string
                 write_recorded(ctx, path, args.new_string)
-                return f"Created {shown} with new_string (old_string was empty and the file did not exist)."
+                said = f"Created {shown} with new_string (old_string was empty and the file did not exist)."
+                return Output(said, lambda: edit_shape(path, "", args.new_string, False, "", args.new_string))
             # Not "to create a file, use Write": a small model follows that literally and creates
             # the file it guessed. Edit changes what exists; the names that do exist come first.
             hint = nearest_files(ctx, path)
             raise ToolError(f"File does not exist: {shown}.{hint} Edit changes an existing file: give its real path.")
         guard_write(ctx, path, shown, "Edit")
-        _, after, done = self._apply(args, path, shown, ctx.real_of(path))
+        before, after, done = self._apply(args, path, shown, ctx.real_of(path))
         write_recorded(ctx, path, after)
         ctx.files.note_edit(path, args.old_string, args.new_string)
         what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
         note = f" ({done.note}; check the result)" if done.note else ""
-        return f"Edited {shown}: replaced {what}{note}."
+        said = f"Edited {shown}: replaced {what}{note}."
+        return Output(said, lambda: edit_shape(path, args.old_string, args.new_string, args.replace_all, before, after))

@@ -6,11 +6,17 @@ skills differ per workspace (they are listed in the first user message instead).
 
 from __future__ import annotations
 
+from pydantic import AliasChoices, Field
+from pydantic.json_schema import SkipJsonSchema
+
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 
 
 class SkillArgs(ToolArgs):
-    name: str
+    # Claude Code's Skill tool takes `skill` (`command` in older versions), and `args` for the skill:
+    # a model trained on it sends those. Neither is in the schema: it stays the same bytes.
+    name: str = Field(validation_alias=AliasChoices("name", "skill", "command"))
+    args: SkipJsonSchema[str | None] = None
 
 
 class Skill(BaseTool[SkillArgs]):
@@ -22,4 +28,5 @@ class Skill(BaseTool[SkillArgs]):
     def run(self, args: SkillArgs, ctx: ToolContext) -> str:
         if ctx.skills is None:
             raise ToolError("Skills are not available here; go on without one.")
-        return ctx.skills.load(args.name)
+        text = ctx.skills.load(args.name)
+        return f"{text}\n\nARGUMENTS: {args.args}" if args.args and args.args.strip() else text

@@ -15,6 +15,7 @@ from arnes.agent.loop import Agent
 from arnes.config import EffectiveConfig
 from arnes.errors import ArnesError, ConfigError
 from arnes.extensions.commands import Catalog, load_catalog, split_invocation, unknown_message
+from arnes.extensions.locations import one_warning
 from arnes.llm.base import Provider
 from arnes.permissions.types import MODES, Mode
 from arnes.safe import terminal_console, visible
@@ -56,8 +57,9 @@ class Repl:
         self.console.print("arnes: type a task, /help for commands, Ctrl-D to leave", style="dim", markup=False)
         self.agent.start()
         self._reload_commands()
-        for refusal in self.catalog.refused:
-            self.session.bus.emit(Notice("warning", f"warning: command file not used: {refusal.why}"))
+        unused = [f"command file not used: {r.why}" for r in self.catalog.refused]
+        if (said := one_warning("command files", unused)) is not None:
+            self.session.bus.emit(Notice("warning", f"warning: {said}"))
         try:
             while True:
                 try:
@@ -93,13 +95,19 @@ class Repl:
 
     def _custom(self, text: str) -> bool:
         """`/NAME ARGS` from a command file, as one turn with its tools and model; False: no such file."""
-        from arnes.extensions.command_turn import applied, prepare
+        from arnes.extensions.command_turn import applied, prepare, skill_command
 
         invocation = split_invocation(text)
-        command = self.catalog.commands.get(invocation[0]) if invocation else None
-        if invocation is None or command is None:
+        if invocation is None:
             return False
-        prepared = prepare(command, invocation[1], self.cfg.trusted)
+        try:
+            command = self.catalog.find(invocation[0]) or skill_command(self.session, invocation[0])
+        except ConfigError as exc:  # the skill's folder changed since the start: not loaded
+            self.console.print(visible(str(exc)), style="red", markup=False)
+            return True
+        if command is None:
+            return False
+        prepared = prepare(command, invocation[1], self.cfg.trusted, self.session.provider.name)
         for note in prepared.notes:
             self.session.bus.emit(Notice("warning", f"warning: {note}"))
         try:
@@ -210,8 +218,10 @@ class Repl:
     def _workflow(self, name: str, rest: str) -> None:
         handler = self.actions.workflows.get(name)
         if handler is None:
+            from arnes.extensions.command_turn import skill_names
+
             builtins = [usage.split()[0] for usage in HELP]
-            said = unknown_message(name.lstrip("/"), self.catalog, builtins)
+            said = unknown_message(name.lstrip("/"), self.catalog, builtins, skill_names(self.session))
             self.console.print(visible(said, newlines=False), style="yellow", markup=False)
             return
         try:

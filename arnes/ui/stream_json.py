@@ -11,22 +11,9 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from arnes.agent.events import Event, MessageEvent, ModelRequest, Nested, SessionStart, Steered
+from arnes.agent.transcript import anthropic_block
 
 RESULT_SUBTYPES = {"end_turn": "success", "max_turns": "error_max_turns"}
-
-
-def _block(block: dict[str, Any]) -> dict[str, Any]:
-    """Our neutral block as the Anthropic-shaped block stream-json readers expect."""
-    if block["type"] == "tool_call":
-        return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block["input"]}
-    if block["type"] == "tool_result":
-        return {
-            "type": "tool_result",
-            "tool_use_id": block["tool_call_id"],
-            "content": block["content"],
-            "is_error": block["is_error"],
-        }
-    return block
 
 
 def mcp_status(state: str) -> dict[str, str]:
@@ -100,7 +87,7 @@ class StreamJson:
                 }
             )
         elif isinstance(event, MessageEvent):
-            content = [_block(b) for b in event.content]
+            content = [anthropic_block(b) for b in event.content]
             if event.role == "user" and not any(b["type"] == "tool_result" for b in content):
                 return  # the task and nudges are the caller's own words, not news
             self.write(

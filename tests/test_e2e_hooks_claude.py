@@ -1,0 +1,150 @@
+"""Hooks as Claude Code runs them (DESIGN §16, issue 24.6): the real `arnes`, real bash hook scripts.
+
+Exit codes other than 0 and 2 do not block; `tool_response` has Claude Code's shape per tool;
+`updatedInput` is what runs, judged again by the gate; `transcript_path` leads to a transcript in
+Claude Code's shape.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tests.test_e2e_hooks import bash, hook, hook_runs, results, run, workspace
+
+RECORD = '{ cat; echo; } >> "$ARNES_PROJECT_DIR/$0.jsonl"'  # bash -c's $0: the file each event goes to
+
+
+def recorded(ws: Path, name: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (ws / f"{name}.jsonl").read_text().splitlines() if line.strip()]
+
+
+def user_settings(settings: dict[str, Any]) -> None:
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "arnes" / "settings.json"  # conftest's isolated home
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings))
+
+
+def test_a_hook_that_fails_is_shown_and_does_not_block_unless_hooks_fail_is_closed(tmp_path: Path) -> None:
+    """A hook set whose runner is missing (exit 127) must not stop every call, as in Claude Code;
+    exit 1 neither. `hooks_fail: "closed"` in the user's settings makes such a failure block."""
+    ws = workspace(tmp_path, {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        hook("no-such-hook-runner check.py"), hook("echo 'lint found 3 problems' >&2; exit 1"),
+    ]}]})  # fmt: skip
+    done, events = run(tmp_path, ws, [{"tool_calls": [bash("touch ran")]}], "--trust", "--allow", "Bash(touch:*)")
+    assert done.code == 0, done.err
+    assert (ws / "ran").exists()
+    said = done.out + done.err
+    assert "PreToolUse hook `no-such-hook-runner check.py` failed: exited with 127" in said
+    assert "failed: exited with 1: lint found 3 problems; the call goes on" in said
+    assert [r["decision"] for r in hook_runs(events, "PreToolUse")] == ["failed", "failed"]
+    (ws / "ran").unlink()
+    user_settings({"hooks_fail": "closed"})
+    done, events = run(tmp_path, ws, [{"tool_calls": [bash("touch ran")]}], "--trust", "--allow", "Bash(touch:*)")
+    assert done.code == 0, done.err
+    assert not (ws / "ran").exists()
+    assert (
+        results(events)[-1][0] and 'the call is blocked (hooks_fail is "closed")' in results(events)[-1][1]
+    )  # the same trace
+
+
+def test_post_tool_use_gets_claude_codes_tool_response_and_transcript(tmp_path: Path) -> None:
+    post = hook(RECORD.replace("$0", "post"))
+    stop = hook(
+        'python3 -c \'import json, sys, shutil; shutil.copy(json.load(sys.stdin)["transcript_path"], "copy.jsonl")\''
+    )
+    ws = workspace(tmp_path, {"PostToolUse": [{"matcher": "", "hooks": [post]}], "Stop": [{"hooks": [stop]}]})
+    (ws / "notes.txt").write_text("alpha\nbeta\ngamma\n")
+    turns = [
+        {"tool_calls": [bash("echo out; echo err >&2")]},
+        {"tool_calls": [{"name": "Read", "input": {"file_path": "notes.txt", "offset": 2, "limit": 1}}]},
+        {
+            "tool_calls": [
+                {"name": "Edit", "input": {"file_path": "notes.txt", "old_string": "beta", "new_string": "BETA"}}
+            ]
+        },
+        {"tool_calls": [{"name": "Write", "input": {"file_path": "new.txt", "content": "one\n"}}]},
+        {"tool_calls": [{"name": "Glob", "input": {"pattern": "*.txt"}}]},
+        {"tool_calls": [{"name": "Grep", "input": {"pattern": "BETA", "glob": "*.txt", "output_mode": "content"}}]},
+        {"text": "all done"},
+    ]
+    done, _ = run(tmp_path, ws, turns, "--trust", "--permission-mode", "acceptEdits", "--allow", "Bash(echo:*)")
+    assert done.code == 0, done.err
+    got = {r["tool_name"]: r for r in recorded(ws, "post")}
+    root = ws.resolve()
+    assert got["Bash"]["tool_response"] == {
+        "stdout": "out\n",
+        "stderr": "err\n",
+        "interrupted": False,
+        "isImage": False,
+    }
+    assert got["Read"]["tool_response"] == {
+        "type": "text",
+        "file": {"filePath": str(root / "notes.txt"), "content": "beta", "numLines": 1, "startLine": 2,
+                 "totalLines": 3},
+    }  # fmt: skip
+    edit = got["Edit"]["tool_response"]
+    assert edit["filePath"] == str(root / "notes.txt") and edit["originalFile"] == "alpha\nbeta\ngamma\n"
+    assert (edit["oldString"], edit["newString"], edit["replaceAll"], edit["userModified"]) == (
+        "beta",
+        "BETA",
+        False,
+        False,
+    )
+    assert edit["structuredPatch"] == [{"oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 3,
+                                        "lines": [" alpha", "-beta", "+BETA", " gamma"]}]  # fmt: skip
+    write = got["Write"]["tool_response"]
+    assert (write["type"], write["filePath"], write["content"]) == ("create", str(root / "new.txt"), "one\n")
+    assert write["originalFile"] is None and write["structuredPatch"][0]["lines"] == ["+one"]
+    glob = got["Glob"]["tool_response"]
+    assert sorted(glob["filenames"]) == [str(root / "new.txt"), str(root / "notes.txt")]
+    assert glob["numFiles"] == 2 and glob["truncated"] is False
+    grep = got["Grep"]["tool_response"]
+    assert grep["mode"] == "content" and grep["content"] == "notes.txt:2:BETA" and grep["numLines"] == 1
+    # The Stop hook read the conversation where transcript_path said, in Claude Code's shape.
+    lines = [json.loads(line) for line in (ws / "copy.jsonl").read_text().splitlines()]
+    assert [m["type"] for m in lines[:3]] == ["user", "assistant", "user"]
+    assert lines[-1]["type"] == "assistant" and lines[-1]["message"]["content"] == [
+        {"type": "text", "text": "all done"}
+    ]
+    use = lines[1]["message"]["content"][0]
+    assert use["type"] == "tool_use" and use["name"] == "Bash" and use["input"] == {"command": "echo out; echo err >&2"}
+    result = lines[2]["message"]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == use["id"]
+    assert all(b["parentUuid"] == a["uuid"] for a, b in itertools.pairwise(lines))
+    assert {m["sessionId"] for m in lines} == {lines[0]["sessionId"]} and lines[0]["cwd"] == str(root)
+
+
+REWRITE = """python3 -c '
+import json, sys
+call = json.load(sys.stdin)
+new = {"touch a": {"command": "touch b"}, "touch c": {"command": "rm -rf keep"}, "touch d": {"cmd": "x"}}
+command = call["tool_input"].get("command")
+if command in new:
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                             "updatedInput": new[command]}}))
+'"""
+
+
+def test_updated_input_is_what_runs_and_the_gate_judges_it_again(tmp_path: Path) -> None:
+    """A hook that rewrites a call into a denied one does not get it run, its allow notwithstanding."""
+    post = hook(RECORD.replace("$0", "post"))
+    ws = workspace(tmp_path, {"PreToolUse": [{"matcher": "Bash", "hooks": [hook(REWRITE)]}],
+                              "PostToolUse": [{"matcher": "Bash", "hooks": [post]}]})  # fmt: skip
+    (ws / "keep").mkdir()
+    calls = [bash("touch a"), bash("touch c"), bash("touch d")]
+    done, events = run(tmp_path, ws, [{"tool_calls": calls}], "--trust", "--sandbox", "off", "--deny", "Bash(rm:*)")
+    assert done.code == 0, done.err
+    assert (ws / "b").exists() and not (ws / "a").exists()
+    assert (ws / "keep").is_dir() and not (ws / "c").exists()
+    (ran, ran_out), (denied, denied_out), (bad, bad_out) = results(events)
+    assert not ran and 'a PreToolUse hook changed this call\'s input to {"command": "touch b"}' in ran_out
+    assert denied and "Permission denied" in denied_out and "rm" in denied_out
+    assert bad and "A PreToolUse hook changed this call's input, and the new input is not valid" in bad_out
+    perms = [(e["decision"], e["source"]) for e in events if e["event"] == "permission"]
+    assert perms == [("allow", "hook"), ("deny", "rule")]
+    assert [r["tool_input"] for r in recorded(ws, "post")] == [{"command": "touch b"}]  # what ran, as it ran
+    assert "a PreToolUse hook changed the Bash call to Bash" in done.out + done.err
