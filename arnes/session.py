@@ -56,7 +56,8 @@ if TYPE_CHECKING:
     from arnes.mcp.client import McpHub
     from arnes.rewind.checkpoints import Checkpoints
 
-Role = Literal["main", "subagent", "compaction"]
+# explore: the same model at a higher temperature, for one reply after a greedy repeat (DESIGN §15)
+Role = Literal["main", "subagent", "compaction", "explore"]
 WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
 
 
@@ -145,7 +146,8 @@ class Session:
     # From the user's settings only (sandbox.env_passthrough, sandbox.read_paths).
     env_passthrough: tuple[str, ...] = ()
     read_paths: tuple[Path, ...] = ()
-    roles: dict[Role, Provider] = field(default_factory=dict)  # subagent / compaction; default: provider
+    roles: dict[Role, Provider] = field(default_factory=dict)  # subagent / compaction / explore; default: provider
+    explore_temperature: float | None = None  # the `explore` role's, when the profile has one
     depth: int = 0
     max_depth: int = 1  # how deep sub-agents may nest: 1 means a sub-agent cannot delegate
     shared: Shared | None = None
@@ -306,6 +308,7 @@ class Session:
             context_window=self.context_window,
             id=f"{self.id}/{parent_call}",
             roles=self.roles,
+            explore_temperature=self.explore_temperature,
             depth=self.depth + 1,
             max_depth=self.max_depth,
             shared=shared,

@@ -197,3 +197,46 @@ def test_the_closing_line_counts_the_calls_arnes_made_apart(tmp_path: Path) -> N
     assert done.code == 0, done.err
     assert (ws / "notes.md").read_text() == "# notes\n"
     assert "[end_turn] 1 turns, 0 calls (+1 by arnes)," in done.out
+
+
+def test_a_reply_that_sends_the_file_back_unchanged_is_drawn_again_warmer(tmp_path: Path) -> None:
+    """Greedy decoding repeats itself: after a reply that only shows what the file already holds, the
+    next request (and only that one) goes at the profile's exploring temperature, said in the trace."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "mathutil.py").write_text("def add(a, b):\n    return a - b\n")
+    (ws / "mathutil_test.py").write_text(MATH_TEST)
+    same = "mathutil.py\n```python\ndef add(a, b):\n    return a - b\n```\n"
+    right = "mathutil.py\n```python\ndef add(a, b):\n    return a + b\n```\n"
+    claim = "I changed mathutil.py so that add adds."  # a claim, no change: nudged, not drawn again
+    turns = [{"text": same}, {"text": claim}, {"text": right}, {"text": "never asked"}]
+    trace = tmp_path / "t.jsonl"
+    task = "Fix add in mathutil.py; the tests in mathutil_test.py are right."
+    with FakeLLMServer(turns) as server:
+        done = run_arnes(
+            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b-instruct",
+            "-w", str(ws), "--permission-mode", "bypass", "--sandbox", "off", "--trust", "--no-self-check",
+            "--trace", str(trace), task,
+        )  # fmt: skip
+        temperatures = [body.get("temperature") for path, body in server.requests if path.endswith("/completions")]
+    assert done.code == 0, done.err
+    assert temperatures[:3] == [0.0, 0.7, 0.0]  # greedy, one warmer draw after the repeat, greedy again
+    assert (ws / "mathutil.py").read_text() == "def add(a, b):\n    return a + b\n"
+    steered = [e for e in read_trace(trace) if e["event"] == "steered" and e["action"] == "nudge"]
+    assert any("sampled at temperature 0.7" in e["ran"] for e in steered)
+
+
+def test_frontier_models_and_a_chosen_temperature_are_never_drawn_warmer(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "mathutil.py").write_text("def add(a, b):\n    return a - b\n")
+    same = "mathutil.py\n```python\ndef add(a, b):\n    return a - b\n```\n"
+    with FakeLLMServer([{"text": same}, {"text": "Done."}, {"text": "Done."}]) as server:
+        done = run_arnes(
+            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b-instruct",
+            "--temperature", "0.1", "-w", str(ws), "--permission-mode", "bypass", "--sandbox", "off",
+            "--no-self-check", "fix add in mathutil.py",
+        )  # fmt: skip
+        temperatures = {body.get("temperature") for path, body in server.requests if path.endswith("/completions")}
+    assert done.code == 0, done.err
+    assert temperatures == {0.1}

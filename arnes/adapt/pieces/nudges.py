@@ -66,7 +66,8 @@ class Nudges(Piece):
             self.state.said = nudge  # parroting it back is an echo too
         if nudge.startswith(SPELLED):
             self.offered = nudge.split("\n", 1)[1]
-        return Nudge(self.name, for_format(nudge, self.env.edit_format), reply.text)
+        stuck = nudge.startswith(AS_IS.partition("{")[0])  # the code as the file holds it: no new attempt
+        return Nudge(self.name, for_format(nudge, self.env.edit_format), reply.text, explore=stuck)
 
     def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
         result = results[0] if results else None
