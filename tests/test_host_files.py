@@ -226,7 +226,7 @@ def test_rewind_puts_back_the_file_not_through_the_link_a_command_left(tmp_path:
     checkpoints.end()
     current = checkpoints.current()
     assert current is not None
-    assert apply(plan(checkpoints.points(), 1, current, checkpoints.store), ws, checkpoints.store).done == ["a.txt"]
+    assert apply(plan(checkpoints.journal(), 1, current, checkpoints.store), ws, checkpoints.store).done == ["a.txt"]
     assert (home / ".bashrc").read_text() == BASHRC
     assert not (ws / "a.txt").is_symlink() and (ws / "a.txt").read_text() == "before\n"
 

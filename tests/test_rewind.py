@@ -22,7 +22,7 @@ def _checkpoints(ws: Path, session: str = "s1", **kw: int) -> Checkpoints:
 def _rewind(cps: Checkpoints, to: int, force: bool = False) -> list[str]:
     current = cps.current()
     assert current is not None
-    done = plan(cps.points(), to, current, cps.store)
+    done = plan(cps.journal(), to, current, cps.store)
     assert force or not done.conflicts, done.conflicts
     return apply(done, cps.workspace, cps.store).done
 
@@ -104,7 +104,7 @@ def test_an_outside_change_since_is_a_conflict_not_overwritten(ws: Path) -> None
     (ws / "src" / "app.py").write_text("x = 3  # the user's editor\n")
     current = cps.current()
     assert current is not None
-    done = plan(cps.points(), 1, current, cps.store)
+    done = plan(cps.journal(), 1, current, cps.store)
     assert done.conflicts == ["src/app.py"]
     # between two turns counts too, and a file only the user touched is not the session's to rewind
     cps.begin("turn", "t2")
@@ -112,7 +112,7 @@ def test_an_outside_change_since_is_a_conflict_not_overwritten(ws: Path) -> None
     cps.end()
     current = cps.current()
     assert current is not None
-    second = plan(cps.points(), 1, current, cps.store)
+    second = plan(cps.journal(), 1, current, cps.store)
     assert "src/app.py" in second.conflicts and "notes.md" not in second.conflicts
     assert "notes.md" in second.paths
 
@@ -135,7 +135,7 @@ def test_git_and_arnes_folders_are_never_recorded_nor_touched(ws: Path) -> None:
     (ws / ".arnes" / "settings.json").write_text("{}")
     cps = _checkpoints(ws)
     cps.begin("turn", "t1")
-    assert not any(rel.startswith((".git", ".arnes")) and rel != ".gitignore" for rel in cps.points()[0].before)
+    assert not any(rel.startswith((".git", ".arnes")) and rel != ".gitignore" for rel in cps.journal().state_before(1))
     (ws / ".git" / "description").write_text("changed by a command\n")
     (ws / ".arnes" / "settings.json").write_text('{"x": 1}')
     (ws / "src" / "app.py").write_text("x = 2\n")
@@ -152,7 +152,7 @@ def test_dependency_folders_are_skipped_unless_git_shows_them(ws: Path) -> None:
     (ws / "build" / "tracked.txt").write_text("in git's view\n")  # build/ is not ignored here
     cps = _checkpoints(ws)
     cps.begin("turn", "t1")
-    before = cps.points()[0].before
+    before = cps.journal().state_before(1)
     assert "build/tracked.txt" in before and not any(rel.startswith("node_modules") for rel in before)
 
 
@@ -176,7 +176,7 @@ def test_a_file_over_the_cap_is_recorded_not_kept(ws: Path) -> None:
     cps.end()
     current = cps.current()
     assert current is not None
-    done = plan(cps.points(), 1, current, cps.store)
+    done = plan(cps.journal(), 1, current, cps.store)
     assert done.missing == ["big.dat"] and "big.dat" not in done.paths
 
 
@@ -187,7 +187,7 @@ def test_no_such_checkpoint_is_named(ws: Path) -> None:
     current = cps.current()
     assert current is not None
     with pytest.raises(NoSuchPoint, match=r"no checkpoint 7 .*checkpoints: 1"):
-        plan(cps.points(), 7, current, cps.store)
+        plan(cps.journal(), 7, current, cps.store)
 
 
 def _age(ws: Path) -> None:
@@ -229,7 +229,7 @@ def test_the_storage_cap_drops_the_oldest_session_and_its_contents(tmp_path: Pat
     assert new.close() == ["old"]
     store = new.store
     assert store.sessions() == ["new"] and store.size() < 300_000
-    assert _checkpoints(ws, session="new").points()[0].before["a.bin"].ref  # the kept session still restores
+    assert _checkpoints(ws, session="new").journal().state_before(1)["a.bin"].ref  # the kept session still restores
     current = new.current()
     assert current is not None
 
@@ -246,7 +246,7 @@ def test_the_store_lives_in_the_users_state_folder_keyed_by_the_real_path(tmp_pa
 def test_a_damaged_pack_never_restores_wrong_bytes(ws: Path) -> None:
     cps = _checkpoints(ws)
     cps.begin("turn", "t1")
-    ref = cps.points()[0].before["src/app.py"].ref
+    ref = cps.journal().state_before(1)["src/app.py"].ref
     store: Store = cps.store
     loc = store.index()[bytes.fromhex(ref)]
     pack = store.packs / f"{loc.pack}.pack"
@@ -255,3 +255,30 @@ def test_a_damaged_pack_never_restores_wrong_bytes(ws: Path) -> None:
     pack.write_bytes(bytes(data))
     with pytest.raises(KeyError):
         Store(store.root).get(ref)
+
+
+def test_a_point_the_session_never_closed_is_rewound_but_names_its_files(ws: Path) -> None:
+    """A crash or a kill inside a turn: what changed since its start cannot be told from the user's own
+    edits, so each file is a conflict (named; the prompt asks, `arnes rewind` wants --force)."""
+    cps = _checkpoints(ws)
+    cps.begin("turn", "t1")
+    (ws / "src" / "app.py").write_text("x = 2\n")  # and then the process died: no end()
+    later = _checkpoints(ws)
+    current = later.current()
+    assert current is not None
+    done = plan(later.journal(), 1, current, later.store)
+    assert done.paths == ["src/app.py"] and done.conflicts == ["src/app.py"]
+    _rewind(later, 1, force=True)
+    assert (ws / "src" / "app.py").read_text() == "x = 1\n"
+
+
+def test_replaying_a_long_session_keeps_one_tree_in_memory(ws: Path) -> None:
+    cps = _checkpoints(ws)
+    for i in range(30):
+        cps.begin("turn", f"t{i}")
+        (ws / "src" / "app.py").write_text(f"x = {i}\n")
+    cps.end()
+    journal = cps.journal()
+    assert len(journal.points) == 30 and all(p.changed() == ["src/app.py"] for p in journal.points[1:])
+    assert all(len(p.own or {}) <= 2 for p in journal.points[1:])  # each point holds its changes, not a tree
+    assert journal.state_before(5)["src/app.py"].ref != journal.state_before(6)["src/app.py"].ref

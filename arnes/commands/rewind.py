@@ -47,7 +47,8 @@ class Prepared:
 
 def prepare(checkpoints: Checkpoints, to: int, what: str) -> Prepared:
     """What rewinding to `to` would do, worked out from a fresh scan; nothing is written."""
-    points = checkpoints.points()
+    journal = checkpoints.journal()
+    points = journal.points
     if not any(p.n == to for p in points):
         known = ", ".join(str(p.n) for p in points) or "none yet"
         raise NoSuchPoint(f"no checkpoint {to} in session {checkpoints.session} (checkpoints: {known})")
@@ -56,7 +57,7 @@ def prepare(checkpoints: Checkpoints, to: int, what: str) -> Prepared:
     current = checkpoints.current()
     if current is None:
         raise ConfigError(checkpoints.problem or "the workspace could not be scanned")
-    return Prepared(to, what, plan(points, to, current, checkpoints.store))
+    return Prepared(to, what, plan(journal, to, current, checkpoints.store))
 
 
 def carry_out(

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from arnes.rewind.journal import Point, delta, replay
+from arnes.rewind.journal import Journal, Point, delta, replay
 from arnes.rewind.scan import HEAVY, Manifest, Scanner, covered_file
 from arnes.rewind.store import Store
 
@@ -47,7 +47,8 @@ class Checkpoints:
         self.last: Timing | None = None
         self._open: int | None = None  # the point whose "after" is not written yet
         self._extra: set[str] = set()  # files the tools wrote where scans do not look
-        points, running = replay(store.read(session))
+        journal = replay(store.read(session))
+        points, running = journal.points, journal.final
         self._running: Manifest = running
         self._written = bool(points)
         self._next = max((p.n for p in points), default=0) + 1
@@ -62,7 +63,7 @@ class Checkpoints:
         """The last state another session here recorded: its hashes spare reading unchanged files."""
         for other in reversed(self.store.sessions()):
             if other != self.session.replace("/", "_"):
-                return replay(self.store.read(other))[1]
+                return replay(self.store.read(other)).final
         return {}
 
     # -- the session's moments -----------------------------------------------------------------
@@ -127,8 +128,11 @@ class Checkpoints:
         """The workspace now, as a checkpoint would record it (None: it could not be scanned)."""
         return self._scan()
 
+    def journal(self) -> Journal:
+        return replay(self.store.read(self.session))
+
     def points(self) -> list[Point]:
-        return replay(self.store.read(self.session))[0]
+        return self.journal().points
 
     # -- inside ------------------------------------------------------------------------------
     def _scan(self) -> Manifest | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from arnes.rewind.journal import Point
+from arnes.rewind.journal import Journal, Point, same
 from arnes.rewind.scan import Entry, Manifest
 from arnes.rewind.store import Store
 
@@ -47,34 +47,28 @@ class Plan:
         return [c.rel for c in self.changes]
 
 
-def _same(a: Entry | None, b: Entry | None) -> bool:
-    return (a is None and b is None) or (a is not None and a.same(b))
-
-
-def plan(points: list[Point], to: int, current: Manifest, store: Store) -> Plan:
+def plan(journal: Journal, to: int, current: Manifest, store: Store) -> Plan:
+    points = journal.points
     index = next((i for i, p in enumerate(points) if p.n == to), None)
     if index is None:
         known = ", ".join(str(p.n) for p in points) or "none"
         raise NoSuchPoint(f"no checkpoint {to} in this session (checkpoints: {known})")
     later = points[index:]
-    afters: list[Manifest] = []
-    for i, point in enumerate(later):
-        if point.after is not None:
-            afters.append(point.after)
-        else:  # never closed (a crash, a kill): its end is the next point's start, or now
-            afters.append(later[i + 1].before if i + 1 < len(later) else current)
     touched: set[str] = set()
     outside: set[str] = set()
     for i, point in enumerate(later):
-        after = afters[i]
-        touched |= {p for p in point.before.keys() | after.keys() if not _same(point.before.get(p), after.get(p))}
-        following = later[i + 1].before if i + 1 < len(later) else current
-        outside |= {p for p in after.keys() | following.keys() if not _same(after.get(p), following.get(p))}
-    target = later[0].before
+        touched.update(point.changed())
+        if i > 0:
+            outside |= point.outside()
+    since_end = {p for p in journal.final.keys() | current.keys() if not same(journal.final.get(p), current.get(p))}
+    if later[-1].own is None:  # the session stopped inside its last point: its changes and any since are one
+        touched |= since_end
+    outside |= since_end
+    target = journal.state_before(to)
     result = Plan(to)
     for rel in sorted(touched):
         want, now = target.get(rel), current.get(rel)
-        if _same(want, now):
+        if same(want, now):
             continue
         if rel in outside:
             result.conflicts.append(rel)
@@ -130,11 +124,10 @@ def _diff_one(change: Change, store: Store) -> str:
 
 def line_counts(point: Point, store: Store, most_files: int = 50) -> tuple[int, int]:
     """Lines added and removed by a point (text files, up to `most_files` of them)."""
-    if point.after is None:
-        return 0, 0
+    own = point.own or {}
     added = removed = 0
     for rel in point.changed()[:most_files]:
-        before, after = _text(point.before.get(rel), store), _text(point.after.get(rel), store)
+        before, after = _text(own[rel][0], store), _text(own[rel][1], store)
         if isinstance(before, str) or isinstance(after, str):
             continue
         for line in difflib.unified_diff(before, after, n=0):
