@@ -38,7 +38,11 @@ def translate_rule(raw: str) -> str:
 
 def read_claude_settings(path: Path) -> tuple[dict[str, Any], list[str]]:
     """(arnes settings as a dict, warnings) from one Claude Code settings file."""
-    raw = read_json(path)
+    return claude_settings(read_json(path), path)
+
+
+def claude_settings(raw: Any, path: Path | str) -> tuple[dict[str, Any], list[str]]:
+    """(arnes settings as a dict, warnings) from Claude Code settings found at `path` (a file, a flag)."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a settings file is a JSON object")
     warnings: list[str] = []
