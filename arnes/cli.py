@@ -7,17 +7,30 @@ modules are imported inside the functions that need them so that `arnes --help` 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections.abc import Sequence
 
 from arnes.cliargs import NotASubcommand, global_parser, split_argv
-from arnes.errors import EXIT_INTERRUPTED, EXIT_USAGE
+from arnes.errors import EXIT_INTERRUPTED, EXIT_USAGE, OutputClosed
 
-SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
+# arnes's own session ids, and the UUIDs `--session-id` gives (Claude Code's form)
+SESSION_ID = re.compile(r"^(\d{8}-\d{6}-[0-9a-f]{6}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from arnes.ui.stdout import settle
+
+    try:
+        return _main(argv)
+    except OutputClosed:  # the reader of stdout went away: nothing more to say, to anyone
+        return EXIT_INTERRUPTED
+    finally:
+        settle()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     global_args, command, rest = split_argv(args_list)
     args = global_parser().parse_args(global_args)
@@ -42,6 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.resume is not None and args.resume and not SESSION_ID.match(args.resume):
             args.task, args.resume = [args.resume, *args.task], ""  # `--resume "do X"`: latest session, task X
         task = " ".join(args.task)
+        if args.input_format == "stream-json":  # Claude Code's Agent SDKs: messages and control requests
+            from arnes.headless.run import run_stream
+
+            return run_stream(args, task)
         piped = read_piped_stdin() if (args.print or not task) else None
         if piped:
             task = f"{task}\n\n{piped}" if task else piped
@@ -62,7 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"arnes: {visible(str(exc))}", file=sys.stderr)  # names keys and paths a repository chose
         print_error_json(args.output_format, str(exc), exc.exit_code)
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, OutputClosed):
+            raise
         print("arnes: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 
@@ -82,14 +101,18 @@ def read_piped_stdin() -> str | None:
 
 
 def print_error_json(output_format: str, message: str, code: int) -> None:
-    """In the JSON formats, a run that could not start still answers in JSON on stdout."""
-    import json
+    """In the JSON formats, a run that could not start still answers on stdout, with Claude Code's
+    result message (no session began: its id is empty)."""
+    if output_format not in ("json", "stream-json"):
+        return
+    from arnes.ui.sdk_messages import result
+    from arnes.ui.stdout import Stdout
 
+    data = {**result(stop_reason="error", text="", session_id="", error=message), "error": message, "exit_code": code}
     if output_format == "json":
-        print(json.dumps({"stop_reason": "error", "error": message, "exit_code": code}, indent=2))
-    elif output_format == "stream-json":
-        result = {"type": "result", "subtype": "error_during_execution", "is_error": True}
-        print(json.dumps({**result, "result": "", "error": message, "exit_code": code}))
+        Stdout().write(json.dumps(data, indent=2) + "\n")
+    else:
+        Stdout().line(data)
 
 
 def dispatch(command: str, args: argparse.Namespace, rest: list[str]) -> int:

@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from arnes import __version__
+from arnes.cliclaude import MODES, add_options
 from arnes.errors import ConfigError
 
 SUBCOMMANDS = (
@@ -60,14 +61,19 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
         "--edit-format", choices=["tools", "whole", "search-replace"], help="how the model hands over file changes"
     )
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="wait for a reply's first byte (default 600)")
-    p.add_argument("--permission-mode", choices=["default", "acceptEdits", "plan", "bypass"])
+    p.add_argument(
+        "--permission-mode", choices=MODES, help="bypassPermissions is bypass; dontAsk denies what would be asked"
+    )
     p.add_argument("--allow", action="append", default=[], metavar="RULE")
     p.add_argument("--ask", action="append", default=[], metavar="RULE")
     p.add_argument("--deny", action="append", default=[], metavar="RULE")
     p.add_argument("--context-window", type=int, metavar="N")
     p.add_argument("--max-turns", type=int, metavar="N", help="stop after N model turns (exit 3; one-shot default 50)")
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop after N input+output tokens (exit 3)")
-    p.add_argument("--max-cost", type=float, metavar="USD", help="stop after this cost, by the price table (exit 3)")
+    p.add_argument(
+        "--max-cost", "--max-budget-usd", type=float, metavar="USD",
+        help="stop after this cost, by the price table (exit 3)",
+    )  # fmt: skip
     p.add_argument("--resume", nargs="?", const="", metavar="ID", help="continue a session (default: the latest here)")
     p.add_argument("-c", "--continue", dest="continue_", action="store_true", help="continue the latest session here")
     p.add_argument("--progress", action="store_true", help="record each task's outcome in PROGRESS.md")
@@ -91,6 +97,7 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
         help="json: one object at the end; stream-json: one object per line as the run goes (Claude Code's shape)",
     )  # fmt: skip
     p.add_argument("--no-stream", action="store_true", help="ask for whole answers (servers that cannot stream)")
+    add_options(p)
     return p
 
 

@@ -169,6 +169,8 @@ class EffectiveConfig:
     rules: list[SourcedRule] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # warnings already printed on stderr (for JSON readers too)
+    never_ask: bool = False  # Claude Code's dontAsk mode: what would be asked is denied
     trusted: bool = False  # whether the project's grants applied (DESIGN §10)
     ignored: dict[Path, dict[str, object]] = field(default_factory=dict)  # untrusted grants, per file
     base_url_from: str = "default"  # the layer that chose base_url: a key goes only where the user chose
@@ -388,6 +390,11 @@ SECRET_SOURCE = "built in: secrets"
 def _deny_secrets_by_default(cfg: EffectiveConfig, user: list[str]) -> None:
     lifted = {r.rule for r in cfg.rules if r.kind == "allow" and r.source in user}
     cfg.rules += [SourcedRule("deny", rule, SECRET_SOURCE) for rule in SECRET_DENIES if rule not in lifted]
+
+
+def add_flag_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], flag: str) -> None:
+    """Servers a flag names (`--mcp-config`): the user's own choice for this run, as their settings are."""
+    _add_servers(cfg, servers, Path(flag), "user", True)
 
 
 def _add_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], path: Path, layer: str, trusted: bool) -> None:

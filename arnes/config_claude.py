@@ -44,7 +44,12 @@ def translate_rule(raw: str) -> str:
 
 def read_claude_settings(path: Path, *, user: bool = False) -> tuple[dict[str, Any], list[str]]:
     """(arnes settings as a dict, warnings) from one Claude Code settings file; `user`: the user's own."""
-    raw = read_json(path)
+    return claude_settings(read_json(path), path, user=user)
+
+
+def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """(arnes settings as a dict, warnings) from Claude Code settings found at `path` (a file, a flag);
+    `user`: the user's own ~/.claude file (read quietly: Claude Code's own keys are no news there)."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a settings file is a JSON object")
     warnings: list[str] = []

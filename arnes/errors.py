@@ -67,6 +67,11 @@ def validation_summary(exc: ValidationError, top: str = "(top level)") -> str:
     return "; ".join(problems)
 
 
+class OutputClosed(KeyboardInterrupt):
+    """Whoever read stdout went away (`arnes -p ... | head -1`): the run stops as an interrupt
+    does (the loop already ends a turn cleanly on one), and nothing more is printed or said."""
+
+
 class ToolError(Exception):
     """A failure the model can act on: the message says what happened and what to do next.
     Part of the Tool seam (tools/base.py exports it); defined here so modules below the tools

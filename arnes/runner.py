@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -18,6 +18,7 @@ from arnes.agent.trace import JsonlTrace
 from arnes.agent.transcript import open_transcript
 from arnes.cliargs import workspace_of
 from arnes.config import EffectiveConfig, ModelSettings, RoleName
+from arnes.config_flags import apply_claude_flags, chosen_session_id, offered_tools, system_prompts
 from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, ConfigError
 from arnes.host.files import HostFiles, Refused, open_log
 from arnes.llm.base import PROFILES, Provider, ProviderSettings
@@ -29,16 +30,17 @@ from arnes.llm.recovering import RecoveringProvider
 from arnes.llm.retry import RetryingProvider
 from arnes.llm.window import probe_window
 from arnes.messages import Message
-from arnes.permissions.approvers import choose_approver
+from arnes.permissions.approvers import Approver, choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
-from arnes.safe import visible
+from arnes.safe import terminal_console, visible
 from arnes.sandbox.base import Sandbox
-from arnes.session import NON_INTERACTIVE_TURNS, Limits, Role, Session, new_session_id
+from arnes.session import NON_INTERACTIVE_TURNS, Limits, Role, Session, default_tools, new_session_id
 from arnes.tools.files import session_diffs
 from arnes.tools.treewatch import Report
 from arnes.ui.render import TerminalRenderer
+from arnes.ui.stdout import PipedConsole, Stdout
 from arnes.workflow.verify import Verifier
-from arnes.workspace_trust import trusted_config, warn_withheld_keys
+from arnes.workspace_trust import say, trusted_config, warn_withheld_keys
 
 if TYPE_CHECKING:
     from arnes.extensions.agents import Catalog
@@ -79,7 +81,7 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
     cfg.timeout = getattr(args, "timeout", None) or cfg.timeout
     cfg.steering = getattr(args, "steering", None) or cfg.steering
     cfg.edit_format = getattr(args, "edit_format", None) or cfg.edit_format
-    cfg.mode = args.permission_mode or cfg.mode
+    apply_claude_flags(args, cfg)  # --permission-mode and Claude Code's spellings (config_flags.py)
     cfg.sandbox = args.sandbox or cfg.sandbox
     cfg.max_turns = args.max_turns or cfg.max_turns
     cfg.max_tokens = getattr(args, "max_tokens", None) or cfg.max_tokens
@@ -151,6 +153,7 @@ def build_session(
     session_id: str | None = None,
     *,
     interactive: bool = False,
+    approver: Approver | None = None,
 ) -> Session:
     """The session of a run; one nobody watches gets a turn limit even when none was set."""
     stream = cfg.stream and not args.no_stream
@@ -174,12 +177,16 @@ def build_session(
         if price is not None:
             prices[model] = price
     profile = profile_for(main_model, cfg.steering, cast(EditFormat | None, cfg.edit_format))
+    builtin = [tool.name for tool in default_tools()]
+    offered = offered_tools(args, builtin, cfg)
+    hidden = profile.hidden_tools + tuple(name for name in builtin if offered is not None and name not in offered)
+    system_base, system_append = system_prompts(args)
     session = Session(
         workspace=workspace,
         provider=main,
         steering_set=profile.steering,
         edit_format=profile.edit_format,
-        hidden_tools=profile.hidden_tools,
+        hidden_tools=hidden,
         test_command=cfg.configured_tests(),
         test_timeout=cfg.verify_timeout,
         mode=cfg.mode,
@@ -188,7 +195,10 @@ def build_session(
         network=cfg.network,
         env_passthrough=tuple(cfg.env_passthrough),
         read_paths=tuple(cfg.read_paths),
-        approver=choose_approver(sys.stdin, sys.stderr),
+        approver=approver or choose_approver(sys.stdin, sys.stderr),
+        never_ask=cfg.never_ask,
+        system_base=system_base,
+        system_append=system_append,
         limits=Limits(max_turns=cfg.max_turns or (None if interactive else NON_INTERACTIVE_TURNS)),
         budget=Budget(max_tokens=cfg.max_tokens, max_cost=cfg.max_cost, prices=prices),
         context_window=window,
@@ -258,33 +268,48 @@ def agent_catalog(session: Session, cfg: EffectiveConfig) -> Catalog:
 
     catalog = load_catalog(session.host, trusted=cfg.trusted)
     if (warning := one_warning("agent definition files", catalog.warnings)) is not None:
-        print(f"arnes: warning: {visible(warning)}", file=sys.stderr)
+        cfg.said.append(say(warning))
     return catalog
 
 
-def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = None) -> int:
+@dataclass
+class Prepared:
+    """A session ready to run, with the conversation it continues (`--resume`) and its trace."""
+
+    session: Session
+    cfg: EffectiveConfig
+    history: list[Message] | None
+    trace_path: Path | None
+
+
+def prepare(args: argparse.Namespace, *, workspace: Path | None = None, approver: Approver | None = None) -> Prepared:
     from arnes.agent.resume import find_trace, read_history
 
     ws = workspace_of(args, workspace)
     cfg = resolve_config(args, ws)
     history = None
-    session_id = None
+    session_id = chosen_session_id(args, ws / ".arnes" / "traces")
     trace_path = Path(args.trace) if args.trace else None
     if args.resume is not None:
         trace_path = find_trace(HostFiles(ws), args.resume or None, lambda trace: refusal(ws, trace))
         session_id = trace_path.stem
-    session = build_session(args, ws, cfg, session_id)
+    session = build_session(args, ws, cfg, session_id, approver=approver)
     if args.resume is not None and trace_path is not None:
         history = read_history(session.host, trace_path)
     if args.verify is not None:
         session.verifier = make_verifier(
             session, None if args.verify == "auto" else args.verify, args.verify_rounds, cfg
         )
+    return Prepared(session, cfg, history, trace_path)
+
+
+def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = None) -> int:
+    ready = prepare(args, workspace=workspace)
     if task.startswith("/"):  # a custom command (DESIGN §13): its prompt, tools and model for this run
         from arnes.extensions.command_turn import one_shot
 
-        task = one_shot(session, cfg, task)
-    return execute(args, session, cfg, task or CONTINUE, history=history, trace_path=trace_path)
+        task = one_shot(ready.session, ready.cfg, task)
+    return execute(args, ready.session, ready.cfg, task or CONTINUE, history=ready.history, trace_path=ready.trace_path)
 
 
 def check_sandbox(workspace: Path, cfg: EffectiveConfig, what: str) -> Sandbox:
@@ -335,21 +360,31 @@ def execute(
     trace_path: Path | None = None,
 ) -> int:
     """Wire the subscribers, run the loop, print the summary; return the exit code."""
-    from arnes.agent import progress
+    out = Stdout()
+    renderer = TerminalRenderer(terminal_console(kind=PipedConsole)) if args.output_format == "text" else None
+    headless = None
+    if renderer is None:
+        from arnes.headless.output import Headless
 
-    renderer = TerminalRenderer() if args.output_format == "text" else None
-    stream = None
-    if args.output_format == "stream-json":
-        from arnes.ui.stream_json import StreamJson
-
-        hub = session.mcp
-        servers = (lambda: {name: st.state for name, st in hub.servers.items()}) if hub is not None else None
-        stream = StreamJson(lambda: [spec.name for spec in session.tools.specs()], servers)
-        session.bus.subscribe(stream)
-    with subscribe(args, session, cfg, trace_path, renderer) as trace_path:
+        headless = Headless.attach(args.output_format, session, cfg, out)
+    with subscribe(args, session, cfg, trace_path, renderer, out=out) as trace_path:
         if history:
             session.bus.emit(Notice("info", f"resuming session {session.id} ({len(history)} messages)"))
         result = Agent(session, history).run(task)
+    changed = record_progress(session, cfg, task, result)
+    if headless is not None:
+        headless.result(result, summary_of(session, result, changed, trace_path))
+    elif renderer is not None:
+        out.guard(lambda: _print_changes(renderer, session, changed))
+        if result.stop_reason == "error" and result.error and result.unreachable:
+            print(visible(provider_help(session, cfg, result.error)), file=sys.stderr)
+    return exit_code(result)
+
+
+def record_progress(session: Session, cfg: EffectiveConfig, task: str, result: RunResult) -> list[Path]:
+    """PROGRESS.md, when kept; the files the session changed, for the summary."""
+    from arnes.agent import progress
+
     changed = session.ctx.changes.changed()
     # Plan mode changes nothing in the workspace, the harness's own notes included.
     if session.mode != "plan" and (cfg.progress or session.host.is_file(progress.FILE)):
@@ -360,22 +395,7 @@ def execute(
             )
         except Refused as exc:
             print(f"arnes: {progress.FILE} not updated: {exc.strerror}", file=sys.stderr)
-    if renderer:
-        _print_changes(renderer, session, changed)
-        if result.stop_reason == "error" and result.error and result.unreachable:
-            print(visible(provider_help(session, cfg, result.error)), file=sys.stderr)
-    elif stream:
-        summary = _summary(session, result, changed, trace_path)
-        usage = {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens}
-        stream.result(
-            result.stop_reason, result.text, result.turns, usage,
-            total_cost_usd=summary["cost"], permission_denials=result.denials,
-            files_changed=summary["files_changed"], shell_changes=summary["shell_changes"],
-            verified=result.verified, error=result.error, trace=summary["trace"],
-        )  # fmt: skip
-    else:
-        print(json.dumps(_summary(session, result, changed, trace_path), indent=2))
-    return exit_code(result)
+    return changed
 
 
 @contextmanager
@@ -386,14 +406,19 @@ def subscribe(
     trace_path: Path | None = None,
     renderer: TerminalRenderer | None = None,
     root: Path | None = None,
+    out: Stdout | None = None,
 ) -> Iterator[Path]:
     """The terminal renderer and the JSONL trace, listening to the session for the block's length.
 
     A trace inside `root` (default: the session's workspace) is opened through no link there.
+    With `out`, the renderer prints through it: a reader that goes away ends the run quietly.
     """
     if renderer is None and args.output_format == "text":
         renderer = TerminalRenderer()
-    if renderer:
+    if renderer and out:
+        shown = renderer
+        session.bus.subscribe(lambda event: out.guard(lambda: shown(event)))
+    elif renderer:
         session.bus.subscribe(renderer)
     default = (
         Path(args.trace)
@@ -468,7 +493,7 @@ def shell_lines(shell: Report) -> list[str]:
     return lines
 
 
-def _summary(session: Session, result: RunResult, changed: list[Path], trace: Path) -> dict[str, Any]:
+def summary_of(session: Session, result: RunResult, changed: list[Path], trace: Path) -> dict[str, Any]:
     """`--output-format json`: the whole run as one object."""
     return {
         "session": session.id,

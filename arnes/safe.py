@@ -55,6 +55,8 @@ def one_line(text: str) -> str:
     return visible(text, newlines=False, tabs=False)
 
 
-def terminal_console(file: TextIO | None = None, *, stderr: bool = False, soft_wrap: bool = True) -> Console:
+def terminal_console(
+    file: TextIO | None = None, *, stderr: bool = False, soft_wrap: bool = True, kind: type[Console] = Console
+) -> Console:
     """The console every arnes screen prints through: no markup guessing, no emoji codes."""
-    return Console(file=file, stderr=stderr, highlight=False, emoji=False, soft_wrap=soft_wrap)
+    return kind(file=file, stderr=stderr, highlight=False, emoji=False, soft_wrap=soft_wrap)

@@ -177,6 +177,10 @@ class Session:
     active_skills: ActiveSkills = field(init=False)  # the loaded skills' allowed-tools, this turn
     agents: Catalog | None = None  # agent definitions Delegate may name (set by the runner)
     instructions: str = ""  # an agent definition's body: in the first message, after the context
+    never_ask: bool = False  # Claude Code's dontAsk: what would be asked is denied, nobody is asked
+    # Claude Code's --system-prompt (replaces arnes's own; empty: arnes's) and --append-system-prompt.
+    system_base: str = ""
+    system_append: str = ""
     engine: RuleEngine = field(init=False)
     sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)
@@ -220,7 +224,10 @@ class Session:
         self.active_skills = ActiveSkills(self.workspace)
         self.ctx.skills = SkillLoader(self.skill_catalog, self.engine, self.active_skills)
         # A loaded skill's allowed-tools narrow whatever policy this session has (never widen it).
-        self.policy = Fenced(self.policy or self.engine, self.active_skills)
+        base = self.policy or self.engine
+        self.policy = Fenced(
+            NeverAsk(base, "dontAsk mode: nothing is asked") if self.never_ask else base, self.active_skills
+        )
         self.gate = PermissionGate(
             self.policy,
             self.approver,
@@ -374,7 +381,12 @@ class Session:
     def system_prompt(self) -> str:
         """Fixed across sessions and workspaces, so a server can cache it (see agent/prompt.py)."""
         writes = "Write" in self.tools.names() or self.edit_format != "tools"
-        return system_prompt(read_only=not writes) + (f"\n\n{note}" if (note := self.steering.system_note()) else "")
+        parts = [
+            self.system_base or system_prompt(read_only=not writes),
+            self.steering.system_note(),
+            self.system_append,
+        ]
+        return "\n\n".join(part for part in parts if part)
 
     def context(self) -> str:
         """The per-run part: the workspace and its AGENTS.md, for the head of the first message."""

@@ -27,10 +27,11 @@ def trusted_config(workspace: Path, flag: bool, terminal: bool) -> EffectiveConf
     from arnes.permissions.trust import TrustStore
 
     store = TrustStore.default()
+    said: list[str] = []
     try:
         status = "trusted" if flag else store.status(workspace)
     except ConfigError as exc:  # a broken record trusts nothing, but does not stop arnes everywhere
-        print(f"arnes: warning: {visible(str(exc))}", file=sys.stderr)
+        said.append(say(str(exc)))
         status, terminal = "unknown", False
     cfg = load_config(workspace, trusted=status == "trusted")
     if cfg.ignored and terminal and status in ("unknown", "changed"):
@@ -42,14 +43,21 @@ def trusted_config(workspace: Path, flag: bool, terminal: bool) -> EffectiveConf
         try:
             store.record(workspace, yes, shown)
         except ConfigError as exc:  # the answer still holds for this run
-            print(f"arnes: warning: {visible(str(exc))}", file=sys.stderr)
+            said.append(say(str(exc)))
         if yes and fingerprint(workspace) == shown:
             cfg = load_config(workspace, trusted=True)
         status = "trusted" if cfg.trusted else "declined"
     if cfg.ignored:
-        print(f"arnes: warning: {untrusted_warning(workspace, cfg)}", file=sys.stderr)
+        said.append(say(untrusted_warning(workspace, cfg)))
+    cfg.said += said
     cfg.trust_status = "--trust, for this run" if flag else status
     return cfg
+
+
+def say(warning: str) -> str:
+    """A warning on stderr before the run, returned so that JSON readers get it too (EffectiveConfig.said)."""
+    print(f"arnes: warning: {visible(warning)}", file=sys.stderr)
+    return warning
 
 
 def untrusted_warning(workspace: Path, cfg: EffectiveConfig) -> str:
@@ -69,8 +77,9 @@ def warn_withheld_keys(cfg: EffectiveConfig) -> None:
     for provider, url, from_repo in chosen:
         env = PROFILES[provider].api_key_env
         if from_repo and url and env and os.environ.get(env):
-            print(
-                f"arnes: warning: the base URL {visible(url)} comes from the project's settings: your {env} is "
-                "not sent to it (set the URL in your user settings or with --base-url to send it)",
-                file=sys.stderr,
+            cfg.said.append(
+                say(
+                    f"the base URL {url} comes from the project's settings: your {env} is "
+                    "not sent to it (set the URL in your user settings or with --base-url to send it)"
+                )
             )

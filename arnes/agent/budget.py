@@ -14,6 +14,15 @@ from arnes.messages import Usage
 
 
 @dataclass
+class Tally:
+    """One model's tokens and cost in the run (the headless result's `modelUsage`)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+
+
+@dataclass
 class Budget:
     max_tokens: int | None = None
     max_cost: float | None = None
@@ -21,6 +30,7 @@ class Budget:
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float = 0.0
+    by_model: dict[str, Tally] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def charge(self, model: str, usage: Usage) -> None:
@@ -28,9 +38,14 @@ class Budget:
         with self._lock:
             self.input_tokens += usage.input_tokens
             self.output_tokens += usage.output_tokens
+            tally = self.by_model.setdefault(model, Tally())
+            tally.input_tokens += usage.input_tokens
+            tally.output_tokens += usage.output_tokens
             price = self.prices.get(model)
             if price is not None:
-                self.cost += price.cost(usage.input_tokens, usage.output_tokens)
+                spent = price.cost(usage.input_tokens, usage.output_tokens)
+                self.cost += spent
+                tally.cost += spent
             used = self.input_tokens + self.output_tokens
         if self.max_tokens is not None and used >= self.max_tokens:
             raise LimitReached("tokens", f"stopped: {used} tokens used, over --max-tokens {self.max_tokens}")

@@ -72,7 +72,7 @@ class RunResult:
     arnes_calls: int = 0  # made for the model by the adaptation layer (DESIGN §15), counted apart
     input_tokens: int = 0
     output_tokens: int = 0
-    denials: list[dict[str, str]] = field(default_factory=list)
+    denials: list[dict[str, Any]] = field(default_factory=list)  # see _deny
     error: str | None = None
     limit: str | None = None
     compactions: int = 0  # a summary or dropped turns: an extra model call or lost words
@@ -517,7 +517,7 @@ class Agent:
             if said.blocked is not None:
                 why = f"blocked by a PreToolUse hook: {said.blocked}"
                 s.bus.emit(PermissionEvent(call.id, call.name, "deny", why, "hook"))
-                self.result.denials.append({"tool": call.name, "reason": said.blocked, "source": "hook"})
+                self._deny(call, said.blocked, "hook")
                 return self._finish(call, f"Blocked by a PreToolUse hook: {said.blocked}", True, 0)
             if said.updated is not None and said.updated != call.input:  # what runs is what the gate judges
                 call = ToolCall(call.id, call.name, said.updated)
@@ -530,12 +530,12 @@ class Agent:
             return self._finish(call, str(exc), True, 0)
         except (OSError, ValueError) as exc:  # a path that cannot be judged is not run
             s.bus.emit(PermissionEvent(call.id, call.name, "deny", f"could not judge the call: {exc}", "mode"))
-            self.result.denials.append({"tool": call.name, "reason": str(exc), "source": "mode"})
+            self._deny(call, str(exc), "mode")
             return self._finish(call, f"Permission denied: the call could not be judged ({exc}).", True, 0)
         d = outcome.decision
         s.bus.emit(PermissionEvent(call.id, call.name, d.kind, d.reason, d.source))
         if not outcome.allowed:
-            self.result.denials.append({"tool": call.name, "reason": d.reason, "source": d.source})
+            self._deny(call, d.reason, d.source)
             return self._finish(call, outcome.message or f"Permission denied: {d.reason}", True, 0)
         # Reads and writes both open exactly the real path that was judged, never a link swapped in.
         pins = {t.path: t.real for t in targets if t.real is not None}
@@ -552,13 +552,31 @@ class Agent:
                 f"A PreToolUse hook changed this call's input, and the new input is not valid: {exc}"
             ) from None
 
+    def _deny(self, call: ToolCall, reason: str, source: str) -> None:
+        """A denial as Claude Code lists it (tool_name, tool_use_id, tool_input), arnes's words beside."""
+        self.result.denials.append(
+            {
+                "tool_name": call.name,
+                "tool_use_id": call.id,
+                "tool_input": call.input,
+                "tool": call.name,
+                "reason": reason,
+                "source": source,
+            }
+        )
+
     def _request(self, call: ToolCall) -> tuple[Tool[Any], ToolArgs, ToolRequest, list[str]]:
         """The tool, its parsed arguments and the request the policy judges (ToolError: a bad call)."""
         s = self.s
         tool, args, dropped = s.tools.parse_call(call.name, call.input)
         # Each path's real path is resolved once: the decision and the write both use it.
         targets = tuple(Target(t.path, t.access, resolve_real(t.path)) for t in tool.targets(args, s.ctx))
-        return tool, args, ToolRequest(call.name, call.input, targets, tool.read_only, tool.command(args)), dropped
+        return (
+            tool,
+            args,
+            ToolRequest(call.name, call.input, targets, tool.read_only, tool.command(args), call_id=call.id),
+            dropped,
+        )
 
     def _run_tool(self, call: ToolCall, admitted: _Admitted, by_model: bool = True) -> ToolResultBlock:
         started = time.perf_counter()

@@ -24,6 +24,7 @@ from arnes.workflow import evals
 # Global options each run sets itself; every other global option given is passed on as given.
 NOT_PASSED_ON = frozenset(
     {"help", "version", "task", "workspace", "trace", "output_format", "resume", "continue_", "print", "script"}
+    | {"session_id", "input_format"}  # each run is a new session, its task on the command line
 )
 EXIT_ERRORS = 1  # some runs could not reach a model: the report is not a measurement of the agent
 
@@ -139,7 +140,7 @@ def passed_on(args: argparse.Namespace) -> list[str]:
 def agent_argv(args: argparse.Namespace, task: evals.EvalTask, workspace: Path, trace: Path) -> list[str]:
     argv = [sys.executable, "-m", "arnes", "-w", str(workspace)]
     options = passed_on(args)
-    if "--permission-mode" not in options:
+    if "--permission-mode" not in options and "--dangerously-skip-permissions" not in options:
         argv += ["--permission-mode", "acceptEdits"]
     argv += options
     if args.provider == "script":

@@ -82,7 +82,19 @@ class McpFile(BaseModel):
 
 def load_mcp_file(path: Path) -> dict[str, McpServer]:
     """The servers of one `.mcp.json`, or one clear error naming the file and the key."""
-    raw = read_json(path)
+    return parse_servers(read_json(path), path)
+
+
+def parse_servers(raw: object, path: Path | str) -> dict[str, McpServer]:
+    """`{"mcpServers": {...}}` found at `path` (a file, `--mcp-config`), or one clear error naming it."""
+    listed = raw.get("mcpServers") if isinstance(raw, dict) else None
+    if isinstance(listed, dict):
+        sdk = next((name for name, s in listed.items() if isinstance(s, dict) and s.get("type") == "sdk"), None)
+        if sdk is not None:
+            raise ConfigError(
+                f"{path}: mcpServers.{sdk} is an in-process SDK server (create_sdk_mcp_server), which arnes "
+                "cannot reach; give it as a stdio or http server"
+            )
     try:
         servers = McpFile.model_validate(raw).mcpServers
     except ValidationError as exc:

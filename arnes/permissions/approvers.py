@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TextIO
+from typing import Any, Literal, Protocol, TextIO
 
 from rich.console import Console
 from rich.text import Text
@@ -24,6 +24,8 @@ class ApprovalRequest:
     preview: str | None = None  # the diff of a write
     suggested_rule: str | None = None  # offered as "always"
     parts: tuple[str, ...] = ()  # what a compound command runs, part by part
+    input: dict[str, Any] = field(default_factory=dict)  # the call's arguments, as the model sent them
+    call_id: str = ""  # the model's id for the call
 
 
 @dataclass(frozen=True)

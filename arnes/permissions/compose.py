@@ -156,9 +156,10 @@ class NeverAsk:
     allow runs."""
 
     inner: Policy
+    why: str = "this agent never asks"
 
     def decide(self, request: ToolRequest) -> Decision:
         decision = self.inner.decide(request)
         if decision.kind == "ask":
-            return Decision("deny", f"{decision.reason} (this agent never asks)", decision.source, decision.rule)
+            return Decision("deny", f"{decision.reason} ({self.why})", decision.source, decision.rule)
         return decision

@@ -51,7 +51,9 @@ class PermissionGate:
                 return GateOutcome(False, denied, f"Permission denied: {denied.reason}")
             offer = self.suggest(request) if self.on_always else None
             parts = tuple(command_parts(request.command)) if request.command else ()
-            asked = ApprovalRequest(request.tool, subject, decision.reason, preview(), offer, parts)
+            asked = ApprovalRequest(
+                request.tool, subject, decision.reason, preview(), offer, parts, request.input, request.call_id
+            )
             answer = self.approver.ask(asked)
             if answer.kind == "allow_always" and answer.rule and self.on_always:
                 self.on_always(answer.rule)  # inside the lock: the next queued call sees it

@@ -42,6 +42,7 @@ class ToolRequest:
     command: str | None = None
     # A narrower agent's mode (see compose.StricterMode); the engine judges in the stricter of it and its own.
     mode: Mode | None = None
+    call_id: str = ""  # the model's id for the call, for whoever answers an ask (the SDK's can_use_tool)
 
 
 @dataclass(frozen=True)

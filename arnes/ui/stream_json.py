@@ -1,19 +1,16 @@
-"""`--output-format stream-json`: one JSON object per line as the run goes, in Claude Code's shape,
-so tools written for `claude -p --output-format stream-json` read arnes unchanged."""
+"""`--output-format stream-json`: one JSON object per line as the run goes, in Claude Code's shape
+(ui/sdk_messages.py), so tools and Agent SDKs written for `claude -p --output-format stream-json`
+read arnes unchanged."""
 
 from __future__ import annotations
 
-import json
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
-from arnes.agent.events import Event, MessageEvent, ModelRequest, Nested, SessionStart, Steered
-from arnes.agent.transcript import anthropic_block
-
-RESULT_SUBTYPES = {"end_turn": "success", "max_turns": "error_max_turns"}
+from arnes.agent.events import Event, MessageEvent, ModelRequest, ModelResponseEvent, Nested, SessionStart, Steered
+from arnes.ui import sdk_messages as sdk
+from arnes.ui.stdout import Stdout
 
 
 def mcp_status(state: str) -> dict[str, str]:
@@ -31,87 +28,97 @@ def mcp_status(state: str) -> dict[str, str]:
 class StreamJson:
     """An event subscriber that prints each message as it is added to the conversation.
 
-    The `init` line lists the tools the first request offers, MCP servers' tools included, as
-    Claude Code's does: with servers configured it waits for the first request (the servers start
-    behind the banner, and the first request waits for them anyway), so nothing later is delayed."""
+    The `init` line comes first and lists the tools the first request offers, MCP servers'
+    tools included, as Claude Code's does: with servers configured it waits for the first
+    request (the servers start behind the banner, and the first request waits for them anyway),
+    so nothing later is delayed. Lines due before it (warnings said before the run) wait for it.
+    An assistant message carries the usage and stop reason of the reply that made it."""
 
+    out: Stdout
+    session_id: str
     tools: Callable[[], list[str]]
+    init_keys: Callable[[], dict[str, Any]]  # Claude Code's keys known only once the session runs
     servers: Callable[[], dict[str, str]] | None = None  # MCP server name -> our state
-    out: IO[str] = field(default_factory=lambda: sys.stdout)
-    session_id: str = ""
-    started: float = field(default_factory=time.monotonic)
-    _init: dict[str, Any] | None = None  # written before any other line
+    _init: dict[str, Any] | None = None
+    _ready: bool = False
+    _waiting: list[dict[str, Any]] = field(default_factory=list)
+    _models: dict[str | None, str] = field(default_factory=dict)  # by parent tool call (None: the main agent)
+    _replies: dict[str | None, ModelResponseEvent] = field(default_factory=dict)
 
     def write(self, obj: dict[str, Any]) -> None:
-        if self._init is not None and obj is not self._init:
+        if not self._ready:
+            if self._init is None:
+                self._waiting.append(obj)
+                return
             self._write_init()
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        self.out.flush()
+        self.out.line(obj)
+
+    def flush(self) -> None:
+        """Before the last line: init (if the run never got to its first request) and what waited."""
+        if self._init is not None:
+            self._write_init()
+        waiting, self._waiting, self._ready = self._waiting, [], True
+        for obj in waiting:
+            self.out.line(obj)
 
     def _write_init(self) -> None:
         init, self._init = self._init, None
-        if init is not None:
-            servers = self.servers() if self.servers else {}
-            init["tools"] = self.tools()
-            init["mcp_servers"] = [{"name": name, **mcp_status(state)} for name, state in servers.items()]
-            self.write(init)
+        if init is None:
+            return
+        servers = self.servers() if self.servers else {}
+        init["tools"] = self.tools()
+        init["mcp_servers"] = [{"name": name, **mcp_status(state)} for name, state in servers.items()]
+        init.update(self.init_keys())
+        self._ready = True
+        self.out.line(init)
+        self.flush()
+
+    def warning(self, message: str, parent: str | None = None) -> None:
+        self.write(sdk.system("warning", self.session_id, message=message, parent_tool_use_id=parent))
 
     def __call__(self, event: Event) -> None:
         parent = None
         if isinstance(event, Nested):
             parent, event = event.parent, event.inner
-        if isinstance(event, SessionStart) and parent is None:
-            self.session_id = event.session
-            self._init = {
-                "type": "system",
-                "subtype": "init",
-                "session_id": event.session,
-                "cwd": event.workspace,
-                "model": event.model,
-                "provider": event.provider,
-                "permissionMode": event.mode,
-                "sandbox": event.sandbox,
-            }
-            if self.servers is None:
-                self._write_init()
+        if isinstance(event, SessionStart):
+            self._models[parent] = event.model
+            if parent is None:
+                self._start(event)
         elif isinstance(event, ModelRequest) and parent is None:
             self._write_init()  # the tools of the first request are known now
+        elif isinstance(event, ModelResponseEvent):
+            self._replies[parent] = event
         elif isinstance(event, Steered):
-            self.write(
-                {
-                    "type": "system",
-                    "subtype": "steered",
-                    **event.payload(),
-                    "parent_tool_use_id": parent,
-                    "session_id": self.session_id,
-                }
-            )
+            self.write(sdk.system("steered", self.session_id, **event.payload(), parent_tool_use_id=parent))
         elif isinstance(event, MessageEvent):
-            content = [anthropic_block(b) for b in event.content]
-            if event.role == "user" and not any(b["type"] == "tool_result" for b in content):
-                return  # the task and nudges are the caller's own words, not news
-            self.write(
-                {
-                    "type": event.role,
-                    "message": {"role": event.role, "content": content},
-                    "parent_tool_use_id": parent,
-                    "session_id": self.session_id,
-                }
-            )
+            self._message(event, parent)
 
-    def result(self, stop_reason: str, text: str, num_turns: int, usage: dict[str, int], **extra: Any) -> None:
-        subtype = RESULT_SUBTYPES.get(stop_reason, "error_during_execution")
-        self.write(
-            {
-                "type": "result",
-                "subtype": subtype,
-                "is_error": subtype != "success" or bool(extra.get("verified") is False),
-                "result": text,
-                "stop_reason": stop_reason,
-                "num_turns": num_turns,
-                "duration_ms": int((time.monotonic() - self.started) * 1000),
-                "usage": usage,
-                "session_id": self.session_id,
-                **extra,
-            }
+    def _start(self, event: SessionStart) -> None:
+        self._init = sdk.system(
+            "init",
+            self.session_id,
+            cwd=event.workspace,
+            model=event.model,
+            provider=event.provider,
+            permissionMode=sdk.mode_name(event.mode),
+            sandbox=event.sandbox,
         )
+        if self.servers is None:
+            self._write_init()
+
+    def _message(self, event: MessageEvent, parent: str | None) -> None:
+        if event.role == "assistant":
+            reply = self._replies.pop(parent, None)  # none: calls arnes made for the model (DESIGN §15)
+            self.write(
+                sdk.assistant(
+                    event.content,
+                    model=self._models.get(parent, ""),
+                    session_id=self.session_id,
+                    parent=parent,
+                    stop_reason=reply.stop_reason if reply else None,
+                    input_tokens=reply.input_tokens if reply else 0,
+                    output_tokens=reply.output_tokens if reply else 0,
+                )
+            )
+        elif any(b["type"] == "tool_result" for b in event.content):  # the task and nudges are the caller's own
+            self.write(sdk.user(event.content, session_id=self.session_id, parent=parent))

@@ -1,0 +1,99 @@
+"""Claude Code's flag spellings, and the flags its Agent SDKs pass to the CLI they run (DESIGN §16).
+
+The grammar only (stdlib, so `arnes --help` stays light); what each means for a run is applied in
+config_flags.py. A flag arnes has its own option for is an alias of it; a flag with no meaning
+here is accepted and named in a warning when ignoring it loses nothing the caller relies on,
+and refused (exit 2, one line) when it would (a JSON schema, a fork of a session, plugins).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+MODES = ["default", "acceptEdits", "plan", "bypass", "bypassPermissions", "dontAsk"]
+
+# Accepted and ignored, each with what the caller should know; dest -> (flag, why).
+IGNORED: dict[str, tuple[str, str]] = {
+    "setting_sources": ("--setting-sources", "arnes reads its own settings layers (user, then the project's)"),
+    "max_thinking_tokens": ("--max-thinking-tokens", "arnes asks for no thinking budget"),
+    "thinking": ("--thinking", "arnes asks for no thinking budget"),
+    "thinking_display": ("--thinking-display", "arnes prints no thinking blocks"),
+    "effort": ("--effort", "arnes sends no effort level"),
+    "betas": ("--betas", "arnes sends no beta headers"),
+    "fallback_model": ("--fallback-model", "a model that fails ends the run (exit 1)"),
+    "include_partial_messages": ("--include-partial-messages", "arnes prints whole messages, no stream_event lines"),
+    "include_hook_events": ("--include-hook-events", "hook runs are in the trace, not in stream-json"),
+    "add_dir": ("--add-dir", "arnes works in one workspace (-w); other folders ask"),
+    "task_budget": ("--task-budget", "use --max-tokens"),
+    "session_mirror": ("--session-mirror", "the session is in arnes's trace, no transcript_mirror lines"),
+}
+# Accepted and refused: the run would not be what the caller asked for.
+REFUSED: dict[str, tuple[str, str]] = {
+    "json_schema": ("--json-schema", "structured output is not supported"),
+    "fork_session": ("--fork-session", "arnes continues a session in place (--resume), it does not fork one"),
+    "resume_session_at": ("--resume-session-at", "arnes resumes a whole session"),
+    "resume_drops_turn": ("--resume-drops-turn", "arnes resumes a whole session"),
+    "plugin_dir": ("--plugin-dir", "plugins are not loaded (use skills, commands and hooks in .claude/ or .arnes/)"),
+}
+_FLAGS = {"include_partial_messages", "include_hook_events", "session_mirror", "fork_session"}
+_LISTS = {"add_dir", "plugin_dir"}
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """Claude Code's spellings beside arnes's own options (cliargs.py)."""
+    p.add_argument("--verbose", action="store_true", help="accepted for Claude Code's sake (stream-json is complete)")
+    p.add_argument(
+        "--input-format", choices=["text", "stream-json"], default="text",
+        help="stream-json: user messages and the SDK's control requests as JSON lines on stdin",
+    )  # fmt: skip
+    p.add_argument(
+        "--allowedTools", "--allowed-tools", dest="allowed_tools", action="append", default=[], metavar="RULES",
+        help="allow rules, comma- or space-separated (Claude Code's spelling of --allow)",
+    )  # fmt: skip
+    p.add_argument(
+        "--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append", default=[],
+        metavar="RULES", help="deny rules, comma- or space-separated (Claude Code's spelling of --deny)",
+    )  # fmt: skip
+    p.add_argument("--tools", metavar="NAMES", help='the built-in tools offered ("" none, "default" all)')
+    p.add_argument(
+        "--dangerously-skip-permissions", action="store_true", help="the bypass permission mode (deny rules still hold)"
+    )
+    p.add_argument("--system-prompt", metavar="TEXT", help="replaces arnes's system prompt (empty: arnes's own)")
+    p.add_argument("--system-prompt-file", metavar="FILE", help="--system-prompt, read from FILE")
+    p.add_argument("--append-system-prompt", metavar="TEXT", help="added at the end of the system prompt")
+    p.add_argument("--append-system-prompt-file", metavar="FILE", help="--append-system-prompt, read from FILE")
+    p.add_argument(
+        "--mcp-config", action="append", default=[], metavar="JSON_OR_FILE",
+        help='MCP servers for this run: {"mcpServers": {...}} as JSON or a file',
+    )  # fmt: skip
+    p.add_argument("--strict-mcp-config", action="store_true", help="only the servers of --mcp-config")
+    p.add_argument("--settings", metavar="JSON_OR_FILE", help="Claude Code settings for this run (permissions)")
+    p.add_argument("--session-id", metavar="UUID", help="the new session's id (a UUID)")
+    p.add_argument(
+        "--permission-prompt-tool", metavar="NAME",
+        help="stdio: asks go to the SDK's can_use_tool (with --input-format stream-json); else asks are denied",
+    )  # fmt: skip
+    for dest, (flag, _) in {**IGNORED, **REFUSED}.items():  # out of --help: docs/headless.md lists them
+        if dest in _FLAGS:
+            p.add_argument(flag, dest=dest, action="store_true", help=argparse.SUPPRESS)
+        elif dest in _LISTS:
+            p.add_argument(flag, dest=dest, action="append", default=[], help=argparse.SUPPRESS)
+        else:
+            p.add_argument(flag, dest=dest, help=argparse.SUPPRESS)
+
+
+def split_rules(value: str) -> list[str]:
+    """Claude Code's rule lists: commas or spaces separate rules, except inside parentheses
+    (`Bash(git log:*),Edit` and `Bash(npm run test:*) Read` are two rules each)."""
+    rules, current, depth = [], "", 0
+    for char in value:
+        if char in ", \t\n" and depth == 0:
+            if current:
+                rules.append(current)
+            current = ""
+            continue
+        depth += (char == "(") - (char == ")")
+        current += char
+    if current:
+        rules.append(current)
+    return rules

@@ -1,0 +1,156 @@
+"""Claude Code's flags (cliclaude.py) as arnes settings for this run: modes, rules, MCP servers,
+`--settings`, and a warning for each flag accepted but not used (DESIGN §16).
+
+Flags come after every settings file: a mode given here wins, rules add to theirs. A rule that
+names a tool arnes does not have (WebFetch, TodoWrite) matches nothing here and is skipped with
+a warning; any other bad rule refuses the run, as `--allow` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import uuid
+from pathlib import Path
+from typing import Any, cast
+
+from arnes.cliclaude import IGNORED, REFUSED, split_rules
+from arnes.config import EffectiveConfig, ModeName, add_flag_servers
+from arnes.config_claude import claude_settings, translate_rule
+from arnes.errors import ConfigError
+from arnes.jsonfile import read_json
+from arnes.mcp.settings import parse_servers
+from arnes.permissions.rules import KNOWN_TOOLS, RuleError, RuleKind, SourcedRule, parse_rule
+
+ALIASES = {"Task": "Delegate"}  # DESIGN §16: Claude Code's name for Delegate
+
+
+def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
+    for dest, (flag, why) in REFUSED.items():
+        if getattr(args, dest, None):
+            raise ConfigError(f"{flag} is not supported: {why}")
+    for dest, (flag, why) in IGNORED.items():
+        if getattr(args, dest, None):
+            cfg.warnings.append(f"{flag} ignored: {why}")
+    if getattr(args, "settings", None):
+        _settings(args.settings, cfg)
+    _mode(args, cfg)
+    for value in args.allowed_tools:
+        for rule in split_rules(value):
+            _add_rule(cfg, "allow", rule, "--allowedTools")
+    for value in args.disallowed_tools:
+        for rule in split_rules(value):
+            _add_rule(cfg, "deny", rule, "--disallowedTools")
+    if args.strict_mcp_config:
+        cfg.mcp_servers.clear()
+    for value in args.mcp_config:
+        add_flag_servers(cfg, parse_servers(_json_or_file(value, "--mcp-config"), "--mcp-config"), "--mcp-config")
+    tool = getattr(args, "permission_prompt_tool", None)
+    if tool and (tool != "stdio" or args.input_format != "stream-json"):
+        cfg.warnings.append(
+            f"--permission-prompt-tool {tool}: only stdio with --input-format stream-json is answered; "
+            "what would be asked is denied"
+        )
+
+
+def _mode(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
+    mode = args.permission_mode
+    if args.dangerously_skip_permissions:
+        if mode not in (None, "bypass", "bypassPermissions"):
+            raise ConfigError(
+                f"--dangerously-skip-permissions is the bypass mode; it cannot go with --permission-mode {mode}"
+            )
+        mode = "bypass"
+    if mode == "dontAsk":
+        cfg.mode, cfg.never_ask = "default", True
+    elif mode:
+        cfg.mode = cast(ModeName, "bypass" if mode == "bypassPermissions" else mode)
+
+
+def _add_rule(cfg: EffectiveConfig, kind: RuleKind, raw: str, flag: str) -> None:
+    rule = translate_rule(raw)
+    tool = rule.split("(", 1)[0]
+    if tool in ALIASES:
+        rule = ALIASES[tool] + rule[len(tool) :]
+    elif not tool.startswith("mcp__") and tool not in KNOWN_TOOLS:
+        cfg.warnings.append(f"{flag} {raw}: arnes has no tool {tool}; the rule matches nothing here, skipped")
+        return
+    try:
+        parse_rule(rule)
+    except RuleError as exc:
+        raise ConfigError(f"{flag}: {exc}") from exc
+    cfg.rules.append(SourcedRule(kind, rule, "flag"))
+
+
+def _settings(value: str, cfg: EffectiveConfig) -> None:
+    """`--settings`: Claude Code settings for this run; their permissions apply as flags do."""
+    raw = _json_or_file(value, "--settings")
+    if isinstance(raw, dict) and raw.get("hooks"):
+        raise ConfigError("--settings: hooks are not read from --settings; put them in .claude/settings.json")
+    kept, warnings = claude_settings(raw, "--settings")
+    cfg.warnings += warnings
+    permissions = kept.get("permissions", {})
+    for kind in ("allow", "ask", "deny"):
+        cfg.rules += [SourcedRule(kind, rule, "--settings") for rule in permissions.get(kind, [])]
+    if "defaultMode" in permissions:  # a mode arnes knows (claude_settings names any other in a warning)
+        cfg.mode = permissions["defaultMode"]
+
+
+def _json_or_file(value: str, flag: str) -> Any:
+    if value.lstrip().startswith("{"):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{flag}: not valid JSON ({exc.msg}, column {exc.colno})") from exc
+    return read_json(Path(value).expanduser())
+
+
+def system_prompts(args: argparse.Namespace) -> tuple[str, str]:
+    """(what replaces arnes's system prompt, what is added after it); empty: nothing.
+
+    Claude Code's SDKs pass `--system-prompt ""` whenever the caller sets none: an empty prompt
+    keeps arnes's own, which carries the tools' contract (DESIGN §3)."""
+    base = _text(args, "system_prompt")
+    append = _text(args, "append_system_prompt")
+    return base, append
+
+
+def _text(args: argparse.Namespace, name: str) -> str:
+    text = getattr(args, name, None) or ""
+    path = getattr(args, f"{name}_file", None)
+    if path:
+        if text:
+            raise ConfigError(f"--{name.replace('_', '-')} and --{name.replace('_', '-')}-file: give one")
+        try:
+            text = Path(path).expanduser().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"--{name.replace('_', '-')}-file {path}: cannot be read ({exc})") from exc
+    return text.strip()
+
+
+def offered_tools(args: argparse.Namespace, names: list[str], cfg: EffectiveConfig) -> set[str] | None:
+    """`--tools`: the built-in tools offered ("" none, "default" all); None: every one."""
+    value = getattr(args, "tools", None)
+    if value is None or value.strip() == "default":
+        return None
+    chosen = {ALIASES.get(name, name) for name in split_rules(value)}
+    unknown = sorted(chosen - set(names))
+    if unknown:
+        cfg.warnings.append(f"--tools: arnes has no tool {', '.join(unknown)}; not offered")
+    return chosen & set(names)
+
+
+def chosen_session_id(args: argparse.Namespace, traces: Path) -> str | None:
+    """`--session-id`: a UUID no session here has used yet (Claude Code's rule)."""
+    value = getattr(args, "session_id", None)
+    if not value:
+        return None
+    try:
+        chosen = str(uuid.UUID(value))
+    except ValueError:
+        raise ConfigError(f"--session-id {value!r} is not a UUID") from None
+    if args.resume is not None:
+        raise ConfigError("--session-id names a new session; it cannot go with --resume or --continue")
+    if (traces / f"{chosen}.jsonl").exists():
+        raise ConfigError(f"--session-id {chosen} is already in use here")
+    return chosen

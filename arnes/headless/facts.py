@@ -1,0 +1,51 @@
+"""What Claude Code's Agent SDKs learn of a session before its first turn: the keys of the init
+message only a running session knows, and the answer to the SDK's `initialize` request."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from arnes import __version__
+from arnes.extensions.commands import Catalog, load_catalog
+from arnes.session import Session
+from arnes.ui.sdk_messages import mode_name
+from arnes.ui.slash import BUILTINS
+
+
+def commands(session: Session) -> Catalog:
+    """The custom `/NAME` commands a message may start with (extensions/commands.py)."""
+    return load_catalog(session.host, BUILTINS)
+
+
+def init_keys(session: Session, catalog: Catalog) -> dict[str, Any]:
+    skills = session.skill_catalog.skills() if session.skill_catalog else []
+    return {
+        "permissionMode": mode_name(session.mode, session.never_ask),
+        "apiKeySource": "ANTHROPIC_API_KEY" if session.provider.name == "anthropic" else "none",
+        # Required by the TypeScript SDK's type; no Claude Code runs here, so it is arnes's own version.
+        "claude_code_version": __version__,
+        "arnes_version": __version__,
+        "slash_commands": catalog.names(),
+        "output_style": "default",
+        "skills": [skill.name for skill in skills],
+        "agents": sorted(session.agents.agents) if session.agents else [],
+        "plugins": [],
+    }
+
+
+def initialize_response(session: Session, catalog: Catalog) -> dict[str, Any]:
+    """Claude Code's `SDKControlInitializeResponse`."""
+    agents = session.agents.agents.values() if session.agents else []
+    model = session.provider.model
+    return {
+        "commands": [
+            {"name": c.name, "description": c.description, "argumentHint": c.hint} for c in catalog.commands.values()
+        ],
+        "agents": [{"name": a.name, "description": a.description} for a in agents],
+        "output_style": "default",
+        "available_output_styles": ["default"],
+        "models": [{"value": model, "displayName": model, "description": f"{session.provider.name}, through arnes"}],
+        "account": {},
+        "pid": os.getpid(),
+    }

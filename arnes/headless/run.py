@@ -1,0 +1,159 @@
+"""`--input-format stream-json`: a session that Claude Code's Agent SDKs drive over stdin and stdout.
+
+This is what `claude_agent_sdk.query(prompt, ClaudeAgentOptions(cli_path=...))` runs: the SDK
+starts the CLI with `--output-format stream-json --verbose --input-format stream-json`, sends
+`initialize`, then one user message per turn, and closes stdin when it wants no more. Each user
+message is one turn of one session; each turn ends with its result line. An `interrupt` request
+stops the running turn as Ctrl-C does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from arnes.agent.events import Event, Notice
+from arnes.agent.loop import Agent, RunResult
+from arnes.errors import EXIT_OK, ConfigError, OutputClosed
+from arnes.extensions.commands import Catalog, split_invocation
+from arnes.headless.approver import SdkApprover
+from arnes.headless.channel import Channel, Json, Unanswered
+from arnes.headless.facts import commands, initialize_response
+from arnes.headless.output import Headless
+from arnes.runner import CONTINUE, Prepared, exit_code, prepare, record_progress, subscribe, summary_of
+from arnes.ui.stdout import Stdout
+from arnes.ui.stream_json import mcp_status
+
+
+def run_stream(args: argparse.Namespace, task: str) -> int:
+    if task:
+        raise ConfigError("with --input-format stream-json the task comes on stdin, as user messages (JSON lines)")
+    if args.output_format != "stream-json":
+        raise ConfigError("--input-format stream-json goes with --output-format stream-json")
+    out = Stdout()
+    channel = Channel(sys.stdin, out)
+    stdio = getattr(args, "permission_prompt_tool", None) == "stdio"
+    ready = prepare(args, approver=SdkApprover(channel) if stdio else None)
+    channel.session_id = ready.session.id
+    return Driven(args, ready, channel, out).run()
+
+
+@dataclass
+class Driven:
+    """One session, one turn per user message from the channel."""
+
+    args: argparse.Namespace
+    ready: Prepared
+    channel: Channel
+    out: Stdout
+    catalog: Catalog = field(default_factory=Catalog)
+    _running: bool = False
+    _interrupted: bool = False
+    _notes: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def run(self) -> int:
+        session, cfg = self.ready.session, self.ready.cfg
+        self.catalog = commands(session)
+        output = Headless.attach("stream-json", session, cfg, self.out)
+        code = EXIT_OK
+        with subscribe(self.args, session, cfg, self.ready.trace_path) as trace_path:
+            agent = Agent(session, self.ready.history)
+            agent.start()
+            self.channel.start(self.answer)
+            try:
+                for message in self.channel.messages():
+                    text = user_text(message, session.bus.emit) or CONTINUE
+                    output.new_turn()
+                    result = self._turn(agent, text)
+                    changed = record_progress(session, cfg, text, result)
+                    output.result(result, summary_of(session, result, changed, trace_path))
+                    code = exit_code(result)
+            finally:
+                agent.finish()
+        return code
+
+    def _turn(self, agent: Agent, text: str) -> RunResult:
+        try:
+            return self._running_turn(agent, text)
+        except ConfigError as exc:  # a command's model with no price under --max-cost: nothing ran
+            r = agent.result
+            r.stop_reason, r.error, r.text, r.limit = "error", str(exc), "", None
+            return r
+        except KeyboardInterrupt as exc:  # an SDK's interrupt that landed just outside the loop's own handler
+            if isinstance(exc, OutputClosed) or not self._interrupted:
+                raise
+            agent.result.stop_reason = "interrupted"
+            return agent.result
+
+    def _running_turn(self, agent: Agent, text: str) -> RunResult:
+        """One turn, a custom command's when the message starts with `/NAME`; `interrupt` may stop it."""
+        from arnes.extensions.command_turn import applied
+        from arnes.extensions.command_turn import prepare as prepare_command
+
+        with self._lock:
+            self._running, self._interrupted = True, False
+            notes, self._notes = self._notes, []
+        try:
+            for note in notes:
+                self.ready.session.bus.emit(Notice("warning", f"warning: {note}"))
+            invocation = split_invocation(text)
+            command = self.catalog.commands.get(invocation[0]) if invocation else None
+            if invocation is None or command is None:
+                return agent.turn(text)
+            prepared = prepare_command(command, invocation[1], self.ready.cfg.trusted, self.ready.session.provider.name)
+            for note in prepared.notes:
+                self.ready.session.bus.emit(Notice("warning", f"warning: {note}"))
+            with applied(self.ready.session, prepared, self.ready.cfg):
+                return agent.turn(prepared.prompt)
+        finally:
+            with self._lock:
+                self._running = False
+
+    def answer(self, request: Json) -> Json:
+        """A control request from the SDK (on the reader thread): what Claude Code would answer."""
+        session = self.ready.session
+        subtype = request.get("subtype")
+        if subtype == "initialize":
+            if request.get("hooks"):
+                raise Unanswered(
+                    "arnes does not call the SDK's hook callbacks (hooks in ClaudeAgentOptions); "
+                    "give hooks as commands in .claude/settings.json or arnes's settings"
+                )
+            if request.get("agents"):  # said on the main thread, with the next turn
+                with self._lock:
+                    self._notes.append("agent definitions sent by the SDK are not used (use .claude/agents/)")
+            return initialize_response(session, self.catalog)
+        if subtype == "interrupt":
+            with self._lock:
+                if self._running and not self._interrupted:
+                    self._interrupted = True
+                    # A real SIGINT, as Ctrl-C sends: it also wakes a main thread blocked in a wait
+                    # (`_thread.interrupt_main` would only be seen once the wait ends).
+                    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+            return {}
+        if subtype == "mcp_status":
+            servers = session.mcp.servers.items() if session.mcp is not None else []
+            return {"mcpServers": [{"name": name, **mcp_status(st.state)} for name, st in servers]}
+        raise Unanswered(f"arnes does not answer the control request {subtype!r}")
+
+
+def user_text(message: Json, emit: Callable[[Event], None]) -> str:
+    """The text of a user message (a string, or content blocks); other blocks are named and left out."""
+    body = message.get("message")
+    content = body.get("content") if isinstance(body, dict) else None
+    if isinstance(content, str):
+        return content.strip()
+    texts, other = [], []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and part.get("type") == "text":
+            texts.append(str(part.get("text", "")))
+        else:
+            other.append(str(part.get("type")) if isinstance(part, dict) else type(part).__name__)
+    if other:
+        emit(Notice("warning", f"warning: user message blocks arnes cannot send were left out: {', '.join(other)}"))
+    return "\n\n".join(texts).strip()

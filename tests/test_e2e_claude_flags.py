@@ -1,0 +1,180 @@
+"""Claude Code's flag spellings on the real `arnes` (DESIGN §16): each alias does what arnes's own
+option does, flags its SDKs pass are accepted (a warning says what is not used), and a flag
+whose meaning arnes cannot keep is refused in one line."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arnes.agent.prompt import system_prompt
+from arnes.agent.trace import read_trace
+from arnes.cliargs import global_parser
+from arnes.cliclaude import split_rules
+from arnes.config import EffectiveConfig
+from arnes.config_flags import apply_claude_flags, chosen_session_id, system_prompts
+from arnes.errors import ConfigError
+from arnes.llm.script import ScriptProvider
+from arnes.mcp.settings import parse_servers
+from arnes.session import Session
+from tests.conftest import Run, run_arnes
+from tests.fakes.llm_server import FakeLLMServer
+
+KEY = {"OPENAI_API_KEY": "test"}
+
+
+def scripted(tmp_path: Path, ws: Path, turns: list[dict[str, Any]], *flags: str, fmt: str = "json") -> Run:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": turns}))
+    return run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--output-format", fmt,
+                     "--trace", str(tmp_path / "t.jsonl"), *flags, "go")  # fmt: skip
+
+
+def init_line(run: Run) -> dict[str, Any]:
+    first: dict[str, Any] = json.loads(run.out.splitlines()[0])
+    assert first["subtype"] == "init", first
+    return first
+
+
+@pytest.mark.parametrize(
+    ("value", "rules"),
+    [
+        ("Bash(git log:*),Edit", ["Bash(git log:*)", "Edit"]),
+        ("Bash(npm run test:*) Read", ["Bash(npm run test:*)", "Read"]),
+        ("Read(src/a b.py), Write", ["Read(src/a b.py)", "Write"]),
+        ("", []),
+    ],
+)
+def test_rule_lists_split_on_commas_and_spaces_outside_parentheses(value: str, rules: list[str]) -> None:
+    assert split_rules(value) == rules
+
+
+@pytest.mark.parametrize("flags", [("--permission-mode", "bypassPermissions"), ("--dangerously-skip-permissions",)])
+def test_claude_codes_bypass_spellings_are_the_bypass_mode(shop: Path, tmp_path: Path, flags: tuple[str, ...]) -> None:
+    run = scripted(tmp_path, shop, [{"text": "ok"}], *flags, fmt="stream-json")
+    assert run.code == 0, run.err
+    assert init_line(run)["permissionMode"] == "bypassPermissions"
+    [start] = [e for e in read_trace(tmp_path / "t.jsonl") if e["event"] == "session_start"]
+    assert start["mode"] == "bypass"
+
+
+def test_skip_permissions_with_another_mode_is_refused() -> None:
+    args = global_parser().parse_args(["--dangerously-skip-permissions", "--permission-mode", "plan"])
+    with pytest.raises(
+        ConfigError,
+        match=r"^--dangerously-skip-permissions is the bypass mode; it cannot go with --permission-mode plan$",
+    ):
+        apply_claude_flags(args, EffectiveConfig())
+
+
+def test_dont_ask_denies_what_would_be_asked(shop: Path, tmp_path: Path) -> None:
+    turns = [{"tool_calls": [{"name": "Write", "input": {"file_path": "new.py", "content": "x = 1\n"}}]}]
+    run = scripted(tmp_path, shop, turns, "--permission-mode", "dontAsk", fmt="stream-json")
+    assert run.code == 0, run.err
+    assert init_line(run)["permissionMode"] == "dontAsk"
+    [denial] = json.loads(run.out.splitlines()[-1])["permission_denials"]
+    assert denial["tool_name"] == "Write" and "dontAsk mode: nothing is asked" in denial["reason"]
+    assert not (shop / "new.py").exists()
+
+
+def test_allowed_and_disallowed_tools_are_allow_and_deny_rules(shop: Path, tmp_path: Path) -> None:
+    """Without a terminal a Write would be denied (nobody to ask): --allowedTools lets it run."""
+    turns = [
+        {"tool_calls": [{"name": "Write", "input": {"file_path": "new.py", "content": "x = 1\n"}}]},
+        {"tool_calls": [{"name": "Read", "input": {"file_path": "pricing.py"}}]},
+        {"text": "done"},
+    ]
+    run = scripted(tmp_path, shop, turns, "--allowedTools", "Bash(git log:*),Write", "--disallowed-tools", "Read",
+                   "--allowedTools", "WebFetch")  # fmt: skip
+    assert run.code == 0, run.err
+    data = json.loads(run.out)
+    assert data["files_changed"] == ["new.py"]
+    assert [(d["tool_name"], d["reason"]) for d in data["denials"]] == [("Read", "rule Read")]
+    assert any("arnes has no tool WebFetch" in w for w in data["warnings"])
+
+
+def test_system_prompt_flags_replace_and_extend_arnes_prompt(shop: Path) -> None:
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--model", "fake-model",
+                        "--context-window", "32768", "-w", str(shop), "-p", "--system-prompt", "You are terse.",
+                        "--append-system-prompt", "Answer in French.", "hi", env=KEY)  # fmt: skip
+        [(_, body)] = server.requests
+    assert run.code == 0, run.err
+    assert body["messages"][0] == {"role": "system", "content": "You are terse.\n\nAnswer in French."}
+
+
+def test_an_empty_system_prompt_keeps_arnes_own(tmp_path: Path) -> None:
+    """The SDKs pass `--system-prompt ""` whenever their caller sets none: the tools' contract stays."""
+    args = global_parser().parse_args(["--system-prompt", "", "--append-system-prompt", "Be brief."])
+    base, append = system_prompts(args)
+    session = Session(
+        workspace=tmp_path, provider=ScriptProvider.from_turns([]), system_base=base, system_append=append
+    )
+    assert session.system_prompt() == f"{system_prompt()}\n\nBe brief."
+
+
+def test_mcp_config_adds_servers_and_strict_keeps_only_those(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"project": {"command": "true"}}}))
+    config = {"mcpServers": {"flagged": {"command": "true"}}}  # ends at once: "failed", and quickly
+    run = scripted(tmp_path, ws, [{"text": "ok"}], "--trust", "--mcp-config", json.dumps(config),
+                   "--strict-mcp-config", fmt="stream-json")  # fmt: skip
+    assert run.code == 0, run.err
+    [server] = init_line(run)["mcp_servers"]  # the trusted project's own server is left out
+    assert server["name"] == "flagged" and server["status"] == "failed"
+    with pytest.raises(ConfigError, match=r"mcpServers\.inproc is an in-process SDK server"):
+        parse_servers({"mcpServers": {"inproc": {"type": "sdk", "name": "inproc"}}}, "--mcp-config")
+
+
+def test_session_id_names_the_session_and_resume_finds_it(shop: Path, tmp_path: Path) -> None:
+    chosen = str(uuid.uuid4())
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+    base = ("-p", "--provider", "script", "--script", str(script), "-w", str(shop), "--output-format", "stream-json")
+    run = run_arnes(*base, "--session-id", chosen, "one")
+    assert run.code == 0, run.err
+    assert init_line(run)["session_id"] == chosen and (shop / ".arnes" / "traces" / f"{chosen}.jsonl").is_file()
+    again = run_arnes(*base, "--resume", chosen, "two")
+    assert again.code == 0 and init_line(again)["session_id"] == chosen, again.err
+    traces = shop / ".arnes" / "traces"
+    for value, why in (
+        (chosen, f"--session-id {chosen} is already in use here"),
+        ("x", "--session-id 'x' is not a UUID"),
+    ):
+        with pytest.raises(ConfigError, match=re.escape(why)):
+            chosen_session_id(global_parser().parse_args(["--session-id", value]), traces)
+
+
+def test_flags_the_sdks_pass_are_accepted_and_named_when_unused(shop: Path, tmp_path: Path) -> None:
+    run = scripted(tmp_path, shop, [{"text": "ok"}], "--verbose", "--setting-sources=user,project",
+                   "--max-thinking-tokens", "1000", "--include-partial-messages", "--permission-prompt-tool", "stdio",
+                   "--tools", "Read,Grep,Task", fmt="stream-json")  # fmt: skip
+    assert run.code == 0, run.err
+    assert init_line(run)["tools"] == ["Read", "Grep", "Delegate"]  # Task is Delegate's name in Claude Code
+    warnings = json.loads(run.out.splitlines()[-1])["warnings"]
+    for flag in (
+        "--setting-sources",
+        "--max-thinking-tokens",
+        "--include-partial-messages",
+        "--permission-prompt-tool",
+    ):
+        assert any(w.startswith(flag) for w in warnings), (flag, warnings)
+    assert global_parser().parse_args(["--max-budget-usd", "0.5"]).max_cost == 0.5  # the same option
+
+
+def test_eval_runs_get_the_aliases_but_not_a_session_id_or_stdin_protocol(tmp_path: Path) -> None:
+    from arnes.commands.evals import agent_argv
+    from arnes.workflow.evals import EvalTask
+
+    given = ["--session-id", str(uuid.uuid4()), "--input-format", "stream-json", "--allowedTools", "Read",
+             "--dangerously-skip-permissions"]  # fmt: skip
+    task = EvalTask("t", tmp_path, "do it", "true")
+    argv = agent_argv(global_parser().parse_args(given), task, tmp_path, tmp_path / "t.jsonl")
+    assert "--session-id" not in argv and "--input-format" not in argv and "--permission-mode" not in argv
+    assert argv[argv.index("--allowed-tools") + 1] == "Read" and "--dangerously-skip-permissions" in argv

@@ -1,0 +1,105 @@
+"""The official Python Agent SDK drives the real `arnes` as its CLI (DESIGN §16): `query()` runs a
+task end to end, its `can_use_tool` callback answers arnes's asks, and its `interrupt` stops a turn.
+
+The SDK starts `cli_path` with Claude Code's flags (`--output-format stream-json --verbose
+--input-format stream-json --system-prompt ""` ...) and speaks its control protocol on stdin;
+`extra_args` picks arnes's scripted model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.conftest import ARNES
+
+sdk = pytest.importorskip("claude_agent_sdk", reason="claude-agent-sdk (the dev extra) drives arnes here")
+
+EDIT = {"file_path": "pricing.py", "old_string": "DISCOUNT_RATE = 0.10", "new_string": "DISCOUNT_RATE = 0.15"}
+RAISE = [
+    {"tool_calls": [{"name": "Read", "input": {"file_path": "pricing.py"}}]},
+    {"tool_calls": [{"name": "Edit", "input": EDIT}]},
+    {"text": "The discount is 15 % now."},
+]
+
+
+def options(tmp_path: Path, ws: Path, turns: list[dict[str, Any]], **more: Any) -> Any:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": turns}))
+    return sdk.ClaudeAgentOptions(
+        cli_path=ARNES, cwd=str(ws), extra_args={"provider": "script", "script": str(script)}, **more
+    )
+
+
+def collect(prompt: str, opts: Any) -> list[Any]:
+    async def run() -> list[Any]:
+        return [message async for message in sdk.query(prompt=prompt, options=opts)]
+
+    return anyio.run(run)
+
+
+def test_query_runs_a_task_end_to_end_with_arnes_as_the_cli(shop: Path, tmp_path: Path) -> None:
+    messages = collect("Raise the discount to 15 %.", options(tmp_path, shop, RAISE, permission_mode="acceptEdits"))
+    kinds = [type(m).__name__ for m in messages]
+    assert kinds == ["SystemMessage", *["AssistantMessage", "UserMessage"] * 2, "AssistantMessage", "ResultMessage"]
+    init, result = messages[0], messages[-1]
+    assert init.subtype == "init" and init.data["permissionMode"] == "acceptEdits" and "Edit" in init.data["tools"]
+    assert messages[3].content[0].name == "Edit" and messages[4].content[0].is_error is False
+    assert (
+        result.subtype == "success"
+        and result.result == "The discount is 15 % now."
+        and result.num_turns == 3
+        and not result.is_error
+    )
+    assert result.session_id == init.data["session_id"] and result.model_usage["script"]["inputTokens"] > 0
+    assert "DISCOUNT_RATE = 0.15" in (shop / "pricing.py").read_text()
+
+
+def test_can_use_tool_answers_what_arnes_would_ask(shop: Path, tmp_path: Path) -> None:
+    """Default mode: the Read runs unasked, the Edit asks; the callback says no, with a reason."""
+    asked: list[tuple[str, str | None, dict[str, Any]]] = []
+
+    async def can_use_tool(name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        asked.append((name, context.tool_use_id, tool_input))
+        return sdk.PermissionResultDeny(message="leave pricing.py alone")
+
+    messages = collect("Raise the discount.", options(tmp_path, shop, RAISE, can_use_tool=can_use_tool))
+    edit = messages[3].content[0]
+    assert asked == [("Edit", edit.id, edit.input)]
+    refused = messages[4].content[0]
+    assert refused.is_error and "leave pricing.py alone" in refused.content
+    result = messages[-1]
+    assert (
+        result.permission_denials[0]["tool_name"] == "Edit" and result.permission_denials[0]["tool_use_id"] == edit.id
+    )
+    assert result.permission_denials[0]["tool_input"] == edit.input
+    assert "DISCOUNT_RATE = 0.10" in (shop / "pricing.py").read_text()
+
+
+def test_an_interrupt_stops_the_turn_and_the_session_goes_on(shop: Path, tmp_path: Path) -> None:
+    """The interrupt comes while arnes waits on the callback (so it lands mid-turn, every time)."""
+    turns = [RAISE[1], {"text": "second answer"}]
+    results: list[Any] = []
+
+    async def run() -> None:
+        client: Any = None
+
+        async def can_use_tool(name: str, tool_input: dict[str, Any], context: Any) -> Any:
+            await client.interrupt()
+            return sdk.PermissionResultDeny(message="stopped")
+
+        client = sdk.ClaudeSDKClient(options(tmp_path, shop, turns, can_use_tool=can_use_tool))
+        async with client:
+            for prompt in ("Raise the discount.", "Go on."):
+                await client.query(prompt)
+                results.extend([m async for m in client.receive_response() if isinstance(m, sdk.ResultMessage)])
+
+    anyio.run(run)
+    first, second = results
+    assert first.subtype == "error_during_execution" and first.is_error and first.stop_reason == "interrupted"
+    assert second.subtype == "success" and second.result == "second answer"
+    assert "DISCOUNT_RATE = 0.10" in (shop / "pricing.py").read_text()
