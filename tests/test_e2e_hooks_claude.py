@@ -148,3 +148,28 @@ def test_updated_input_is_what_runs_and_the_gate_judges_it_again(tmp_path: Path)
     assert perms == [("allow", "hook"), ("deny", "rule")]
     assert [r["tool_input"] for r in recorded(ws, "post")] == [{"command": "touch b"}]  # what ran, as it ran
     assert "a PreToolUse hook changed the Bash call to Bash" in done.out + done.err
+
+
+def test_a_task_call_reaches_hooks_in_claude_codes_shape_and_their_rewrite_is_honoured(tmp_path: Path) -> None:
+    """A guard hook written for Claude Code matches `Task` and reads `tool_input.prompt`; its
+    `updatedInput` is in that shape too (`subagent_type: Explore`: a read-only sub-agent)."""
+    guard = hook(
+        "python3 -c 'import json, sys; c = json.load(sys.stdin); "
+        'sys.exit(2 if c["tool_name"] == "Task" and "deploy" in c["tool_input"]["prompt"] else 0)\''
+    )
+    rewrite = (
+        'i = dict(c["tool_input"], subagent_type="Explore"); o = {"hookEventName": "PreToolUse", "updatedInput": i}'  # noqa: E501
+    )
+    explore = hook(f"python3 -c 'import json, sys; c = json.load(sys.stdin); {rewrite}; "
+                   "print(json.dumps({\"hookSpecificOutput\": o}))'")  # fmt: skip
+    ws = workspace(tmp_path, {"PreToolUse": [{"matcher": "Task", "hooks": [guard, explore]}]})
+    task = {"name": "Task", "input": {"prompt": "deploy to prod now", "subagent_type": "general-purpose"}}
+    done, events = run(tmp_path, ws, [{"tool_calls": [task]}, {"text": "ok"}], "--trust")
+    assert done.code == 0, done.err
+    assert results(events)[0][0] and "Blocked by a PreToolUse hook" in results(events)[0][1]
+    write = {"name": "Write", "input": {"file_path": "p.txt", "content": "x"}}
+    task = {"name": "Task", "input": {"prompt": "write p.txt", "subagent_type": "general-purpose"}}
+    turns = [{"tool_calls": [task]}, {"tool_calls": [write]}, {"text": "sub done"}, {"text": "ok"}]
+    done, events = run(tmp_path, ws, turns, "--trust", "--permission-mode", "bypass")
+    assert done.code == 0, done.err
+    assert not (ws / "p.txt").exists()  # the rewritten call made a read-only sub-agent

@@ -171,8 +171,22 @@ def test_a_parent_file_linking_out_of_the_repository_is_refused(tmp_path: Path, 
     (repo / "CLAUDE.md").symlink_to(home / ".ssh" / "id_rsa")
     text, notes = read(ws, home)
     assert SECRET not in text
-    assert notes == [f"../CLAUDE.md left out of the prompt: CLAUDE.md is a link out of the repository (to "
-                     f"{home / '.ssh' / 'id_rsa'}), not followed"]  # fmt: skip
+    assert notes == ["../CLAUDE.md left out of the prompt: CLAUDE.md is a link; a parent folder's instructions are "
+                     "read only as a file"]  # fmt: skip
+
+
+def test_a_parent_file_linking_inside_the_repository_is_refused_too(tmp_path: Path, home: Path) -> None:
+    """The repository's own .env or .git/config, outside the workspace: no Read rule of the workspace covers it."""
+    repo = tmp_path / "repo"
+    ws = repo / "packages" / "app"
+    ws.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (repo / ".env").write_text(f"API_KEY={SECRET}\n")
+    (repo / "AGENTS.md").symlink_to(".env")
+    (repo / "packages" / "CLAUDE.md").symlink_to("../.git/config")
+    (repo / ".git" / "config").write_text(f"[remote]\n url = https://{SECRET}@example.com\n")
+    text, notes = read(ws, home)
+    assert SECRET not in text and len(notes) == 2 and all("is a link" in n for n in notes)
 
 
 def test_the_instructions_stop_at_the_cap(ws: Path, home: Path) -> None:

@@ -205,7 +205,7 @@ def test_contents_are_stored_once_and_a_later_checkpoint_reads_only_what_changed
     cps.begin("turn", "t1")
     assert cps.last is not None and cps.last.files_read >= 50
     (ws / "src" / "m1.py").write_text("changed\n")
-    _age(ws)
+    os.utime(ws / "src" / "m1.py", ns=(10**18, 10**18))  # the others keep their times (and ctimes)
     cps.end()
     assert cps.last is not None and cps.last.files_read == 1  # the one that changed
     cps.begin("turn", "t2")
@@ -282,3 +282,19 @@ def test_replaying_a_long_session_keeps_one_tree_in_memory(ws: Path) -> None:
     assert len(journal.points) == 30 and all(p.changed() == ["src/app.py"] for p in journal.points[1:])
     assert all(len(p.own or {}) <= 2 for p in journal.points[1:])  # each point holds its changes, not a tree
     assert journal.state_before(5)["src/app.py"].ref != journal.state_before(6)["src/app.py"].ref
+
+
+def test_a_same_size_rewrite_with_its_time_set_back_is_still_seen(ws: Path) -> None:
+    """A program can rewrite a file in place and put its mtime back; it cannot put back the ctime."""
+    _age(ws)
+    cps = _checkpoints(ws)
+    cps.begin("turn", "t1")
+    path = ws / "src" / "app.py"
+    st = path.stat()
+    path.write_text("x = 0\n")  # the same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+    cps.end()
+    assert cps.points()[0].changed() == ["src/app.py"]
+    _rewind(cps, 1)
+    assert path.read_text() == "x = 1\n"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +94,13 @@ class Places:
     def parent_file(self, root: HostFiles, folder: Path, name: str) -> Loaded | None:
         """A file of a folder between the repository root and the workspace (outside the workspace)."""
         rel = str((folder / name).relative_to(root.root))
+        try:
+            if stat.S_ISLNK(os.lstat(folder / name).st_mode):
+                # A link here would name a file of the repository outside the workspace (its .env,
+                # .git/config), which no Read rule of the workspace covers: only plain files count.
+                raise Refused(errno.ELOOP, f"{rel} is a link; a parent folder's instructions are read only as a file")
+        except FileNotFoundError:
+            return None
         try:
             found = root.read_stat(rel, self.limit)
         except Refused as exc:

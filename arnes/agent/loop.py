@@ -483,8 +483,8 @@ class Agent:
         for call in calls:
             self.result.tool_calls += 1
             self.s.bus.emit(ToolCallEvent(call.id, call.name, call.input))
-            if (delegated := as_delegate(call.name, call.input)) is not None:  # Claude Code's name for it
-                call = ToolCall(call.id, "Delegate", delegated)
+            sent = call  # as the model sent it: what the PreToolUse hooks see (a `Task`, in Claude Code's shape)
+            call = _claude_names(call)
             decision = self.steer.before_call(call)
             if isinstance(decision, Refuse):
                 self._steered(decision.piece, "call", "refuse", _said(call), decision.text)
@@ -493,7 +493,7 @@ class Agent:
             if isinstance(decision, Rewrite):
                 self._steered(decision.piece, "call", "rewrite", _said(call), f"{decision.why}: {_said(decision.call)}")
                 call = ToolCall(call.id, decision.call.name, decision.call.input)
-            prepared = self._admit(call)
+            prepared = self._admit(call, sent if sent.name != call.name else None)
             if isinstance(prepared, ToolResultBlock):
                 pending.append(prepared)
                 continue
@@ -507,20 +507,23 @@ class Agent:
                 pending.append(self._run_tool(call, prepared))
         return [item.result() if isinstance(item, Future) else item for item in pending]
 
-    def _admit(self, call: ToolCall) -> _Admitted | ToolResultBlock:
-        """Validate the call, ask the PreToolUse hooks, and pass what would run through the gate."""
+    def _admit(self, call: ToolCall, as_sent: ToolCall | None = None) -> _Admitted | ToolResultBlock:
+        """Validate the call, ask the PreToolUse hooks, and pass what would run through the gate.
+
+        `as_sent`: the model's call under Claude Code's name (`Task`), which the hooks see and
+        whose shape their `updatedInput` has; it is made arnes's call again afterwards."""
         s = self.s
         note = ""
         try:
             tool, args, request, dropped = self._request(call)
-            said = self.hooks.pre_tool(call)
+            said = self.hooks.pre_tool(as_sent or call)
             if said.blocked is not None:
                 why = f"blocked by a PreToolUse hook: {said.blocked}"
                 s.bus.emit(PermissionEvent(call.id, call.name, "deny", why, "hook"))
                 self._deny(call, said.blocked, "hook")
                 return self._finish(call, f"Blocked by a PreToolUse hook: {said.blocked}", True, 0)
-            if said.updated is not None and said.updated != call.input:  # what runs is what the gate judges
-                call = ToolCall(call.id, call.name, said.updated)
+            if said.updated is not None and said.updated != (as_sent or call).input:  # what runs is judged
+                call = _claude_names(ToolCall(call.id, (as_sent or call).name, said.updated))
                 tool, args, request, dropped = self._rewritten(call)
                 note = rewrite_note(call)
             targets, command = request.targets, request.command
@@ -659,6 +662,12 @@ class _Admitted:
 def rewrite_note(call: ToolCall) -> str:
     """The line after a result whose input a PreToolUse hook changed: the model reads what ran."""
     return f"\n[arnes: a PreToolUse hook changed this call's input to {_cut(json.dumps(call.input), 500)}]"
+
+
+def _claude_names(call: ToolCall) -> ToolCall:
+    """A call under Claude Code's name for one of arnes's tools (`Task`) as arnes's own (Delegate)."""
+    delegated = as_delegate(call.name, call.input)
+    return call if delegated is None else ToolCall(call.id, "Delegate", delegated)
 
 
 def _said(call: ToolCall) -> str:

@@ -45,6 +45,9 @@ class Entry:
     mtime_ns: int = 0
     ino: int = 0
     ref: str = ""  # f: sha256 of the content ("" when not kept: too big); l: the link's target
+    # The inode's change time: a program can set a file's mtime back (os.utime) after rewriting it in
+    # place with the same size, never its ctime, so a reused hash needs both unchanged (as git does).
+    ctime_ns: int = 0
 
     def same(self, other: Entry | None) -> bool:
         """The same thing to a user: kind, permission bits and content (not times or inodes)."""
@@ -55,16 +58,16 @@ class Entry:
         return self.ref == other.ref
 
     def to_json(self) -> list[Any]:
-        return [self.kind, self.mode, self.size, self.mtime_ns, self.ino, self.ref]
+        return [self.kind, self.mode, self.size, self.mtime_ns, self.ino, self.ref, self.ctime_ns]
 
     @staticmethod
     def from_json(raw: Any) -> Entry | None:
-        if not isinstance(raw, list) or len(raw) != 6 or raw[0] not in ("f", "l", "d"):
+        if not isinstance(raw, list) or len(raw) != 7 or raw[0] not in ("f", "l", "d"):
             return None
-        kind, mode, size, mtime_ns, ino, ref = raw
-        if not all(isinstance(v, int) for v in (mode, size, mtime_ns, ino)) or not isinstance(ref, str):
+        kind, mode, size, mtime_ns, ino, ref, ctime_ns = raw
+        if not all(isinstance(v, int) for v in (mode, size, mtime_ns, ino, ctime_ns)) or not isinstance(ref, str):
             return None
-        return Entry(kind, mode, size, mtime_ns, ino, ref)
+        return Entry(kind, mode, size, mtime_ns, ino, ref, ctime_ns)
 
 
 Manifest = dict[str, Entry]
@@ -112,6 +115,7 @@ class Scanner:
                 if (
                     old is not None
                     and old.mtime_ns == st.st_mtime_ns
+                    and old.ctime_ns == st.st_ctime_ns
                     and old.size == st.st_size
                     and old.ino == st.st_ino
                     and old.mode == mode
@@ -121,7 +125,7 @@ class Scanner:
                 ):
                     manifest[rel] = old
                 elif st.st_size > self.most_bytes:
-                    manifest[rel] = Entry("f", mode, st.st_size, st.st_mtime_ns, st.st_ino, "")
+                    manifest[rel] = Entry("f", mode, st.st_size, st.st_mtime_ns, st.st_ino, "", st.st_ctime_ns)
                 else:
                     to_read.append((rel, st))
             elif stat.S_ISDIR(st.st_mode):
@@ -161,9 +165,10 @@ class Scanner:
             return None  # gone since the walk, or no longer a regular file
         mode = st.st_mode & 0o1777
         if len(data) > self.most_bytes:
-            return rel, Entry("f", mode, st.st_size, st.st_mtime_ns, st.st_ino, ""), None, None
+            return rel, Entry("f", mode, st.st_size, st.st_mtime_ns, st.st_ino, "", st.st_ctime_ns), None, None
         sha = hashlib.sha256(data).hexdigest()
-        return rel, Entry("f", mode, len(data), st.st_mtime_ns, st.st_ino, sha), data, compress(data)
+        entry = Entry("f", mode, len(data), st.st_mtime_ns, st.st_ino, sha, st.st_ctime_ns)
+        return rel, entry, data, compress(data)
 
     # -- the walk ----------------------------------------------------------------------------
     def _walk(self, extra: Iterable[str]) -> list[tuple[str, os.stat_result]]:

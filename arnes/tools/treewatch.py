@@ -51,6 +51,7 @@ class Entry:
     size: int
     mtime_ns: int
     mode: int
+    ctime_ns: int = 0  # a rewrite of the same size with its mtime set back still moves the ctime
 
 
 Tree = dict[str, Entry]
@@ -88,7 +89,7 @@ def walk(workspace: Path, most: int = MOST_FILES) -> Tree | None:
                     else:
                         stack.append(rel)
                     continue
-                tree[rel] = Entry(st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+                tree[rel] = Entry(st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode, st.st_ctime_ns)
                 if len(tree) > most:
                     return None
     return tree
@@ -102,7 +103,9 @@ def _git_parts(git: Path, rel: str, tree: Tree) -> None:
     for path in paths:
         with contextlib.suppress(OSError):
             st = os.lstat(path)
-            tree[f"{rel}/{path.relative_to(git).as_posix()}"] = Entry(st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+            tree[f"{rel}/{path.relative_to(git).as_posix()}"] = Entry(
+                st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode, st.st_ctime_ns
+            )
 
 
 def _listed_by_ripgrep(workspace: Path) -> set[str] | None:
