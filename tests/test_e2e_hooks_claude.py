@@ -158,7 +158,7 @@ def test_a_task_call_reaches_hooks_in_claude_codes_shape_and_their_rewrite_is_ho
         'sys.exit(2 if c["tool_name"] == "Task" and "deploy" in c["tool_input"]["prompt"] else 0)\''
     )
     rewrite = (
-        'i = dict(c["tool_input"], subagent_type="Explore"); o = {"hookEventName": "PreToolUse", "updatedInput": i}'  # noqa: E501
+        'i = dict(c["tool_input"], subagent_type="Explore"); o = {"hookEventName": "PreToolUse", "updatedInput": i}'
     )
     explore = hook(f"python3 -c 'import json, sys; c = json.load(sys.stdin); {rewrite}; "
                    "print(json.dumps({\"hookSpecificOutput\": o}))'")  # fmt: skip

@@ -225,8 +225,8 @@ def test_the_storage_cap_drops_the_oldest_session_and_its_contents(tmp_path: Pat
     os.utime(old.store.journal("old"), (1, 1))  # long ago: no longer running anywhere
     (ws / "a.bin").write_bytes(os.urandom(200_000))
     new = _checkpoints(ws, session="new", most_store_bytes=300_000)
-    new.begin("turn", "t1")
-    assert new.close() == ["old"]
+    new.begin("turn", "t1")  # past the cap: the oldest session goes at once, not only when this one ends
+    new.close()
     store = new.store
     assert store.sessions() == ["new"] and store.size() < 300_000
     assert _checkpoints(ws, session="new").journal().state_before(1)["a.bin"].ref  # the kept session still restores
@@ -298,3 +298,39 @@ def test_a_same_size_rewrite_with_its_time_set_back_is_still_seen(ws: Path) -> N
     assert cps.points()[0].changed() == ["src/app.py"]
     _rewind(cps, 1)
     assert path.read_text() == "x = 1\n"
+
+
+def test_what_changes_while_a_background_shell_runs_is_offered_back_named(ws: Path) -> None:
+    """After a turn that left a background shell running, a change before the next turn may be the
+    shell's, not the user's: a rewind takes it back too, but names it first (a conflict)."""
+    cps = _checkpoints(ws)
+    cps.begin("turn", "t1")
+    (ws / "src" / "app.py").write_text("x = 2\n")
+    cps.end(jobs=True)
+    (ws / "notes.md").write_text("# BACKDOOR\n")  # the background shell, after the turn
+    cps.begin("turn", "t2")
+    cps.end()
+    current = cps.current()
+    assert current is not None
+    done = plan(cps.journal(), 1, current, cps.store)
+    assert done.paths == ["notes.md", "src/app.py"] and done.conflicts == ["notes.md"]
+    quiet = _checkpoints(ws, session="s2")  # no background shell: the same change is the user's, left alone
+    quiet.begin("turn", "t1")
+    quiet.end()
+    (ws / "run.sh").write_text("mine\n")
+    quiet.begin("turn", "t2")
+    current = quiet.current()
+    assert current is not None
+    assert "run.sh" not in plan(quiet.journal(), 1, current, quiet.store).paths
+
+
+def test_a_session_that_fills_the_store_stops_keeping_contents_and_says_so(tmp_path: Path) -> None:
+    ws = tmp_path / "filling"
+    ws.mkdir()
+    cps = _checkpoints(ws, most_store_bytes=1_000_000)
+    for i in range(4):
+        (ws / f"blob{i}.bin").write_bytes(os.urandom(400_000))  # random: no compression helps
+        cps.begin("turn", f"t{i}")
+    assert cps.store.size() < 1_600_000  # one pack past the cap at most, never the rest
+    assert len(cps.notes) == 1 and "store of this workspace is full" in cps.notes[0]
+    assert not cps.journal().state_before(4)["blob3.bin"].ref  # recorded, not kept

@@ -154,7 +154,7 @@ class Agent:
             return self._turn(task)
         finally:
             if s.checkpoints is not None:
-                s.checkpoints.end()
+                s.checkpoints.end(jobs=s.ctx.jobs.running())
 
     def mark(self, kind: str, label: str, **extra: Any) -> int:
         """Point n of the session begins: a checkpoint of the workspace (the top-level session's),
@@ -163,10 +163,12 @@ class Agent:
         if s.depth > 0:
             return 0
         if s.checkpoints is not None:
-            self._point = s.checkpoints.begin(kind, label, **extra)
+            self._point = s.checkpoints.begin(kind, label, jobs=s.ctx.jobs.running(), **extra)
             if s.checkpoints.problem is not None and "checkpoints" not in self._said:
                 self._said.add("checkpoints")
                 s.bus.emit(Notice("warning", f"warning: {s.checkpoints.problem}"))
+            while s.checkpoints.notes:
+                s.bus.emit(Notice("warning", f"warning: {s.checkpoints.notes.pop(0)}"))
         else:
             self._point += 1
         s.bus.emit(TurnStart(self._point, kind, first_line(label)))

@@ -44,7 +44,9 @@ class Checkpoints:
         self.most_store_bytes = most_store_bytes
         self.scanner = Scanner(self.workspace, most_file_bytes)
         self.problem: str | None = None
+        self.notes: list[str] = []  # said once each, by whoever runs the session (the storage cap reached)
         self.last: Timing | None = None
+        self._used: int | None = None  # bytes the store holds, known after the first scan
         self._open: int | None = None  # the point whose "after" is not written yet
         self._extra: set[str] = set()  # files the tools wrote where scans do not look
         journal = replay(store.read(session))
@@ -67,27 +69,28 @@ class Checkpoints:
         return {}
 
     # -- the session's moments -----------------------------------------------------------------
-    def begin(self, kind: str, label: str, **extra: Any) -> int:
-        """Point n opens with the workspace as it is now (and the open one, if any, closes there)."""
+    def begin(self, kind: str, label: str, jobs: bool = False, **extra: Any) -> int:
+        """Point n opens with the workspace as it is now (and the open one, if any, closes there;
+        `jobs`: the session's background shells still run, and may write after it)."""
         n = self._next
         self._next += 1
         manifest = self._scan()
         if manifest is None:
             return n
         if self._open is not None:
-            self._write({"n": self._open, "phase": "after"}, manifest)
+            self._write({"n": self._open, "phase": "after", **({"jobs": True} if jobs else {})}, manifest)
         record = {"n": n, "phase": "before", "kind": kind, "label": first_line(label), "time": _now(), **extra}
         self._write(record, manifest)
         self._open = n
         return n
 
-    def end(self, **extra: Any) -> None:
-        """The open point closes with the workspace as it is now."""
+    def end(self, jobs: bool = False, **extra: Any) -> None:
+        """The open point closes with the workspace as it is now (`jobs`: as in `begin`)."""
         if self._open is None:
             return
         manifest = self._scan()
         if manifest is not None:
-            self._write({"n": self._open, "phase": "after", **extra}, manifest)
+            self._write({"n": self._open, "phase": "after", **({"jobs": True} if jobs else {}), **extra}, manifest)
         self._open = None
 
     def before_write(self, real: Path) -> None:
@@ -105,6 +108,7 @@ class Checkpoints:
         try:
             with self.store.locked(), self.store.writer() as writer:
                 found, _ = self.scanner.scan_only([rel], writer)
+            self._count(writer.written)
             if found:
                 record = {"n": self._open, "phase": "amend", "set": {r: e.to_json() for r, e in found.items()}}
                 self.store.append(self.session, record)
@@ -142,12 +146,31 @@ class Checkpoints:
         try:
             with self.store.locked(), self.store.writer() as writer:
                 manifest, read = self.scanner.scan(writer, self._cache, self._extra, self._cache_elsewhere)
+            self._count(writer.written)
         except OSError as exc:
             self._fail(exc)
             return None
         self.last = Timing(time.perf_counter() - began, read)
         self._cache, self._cache_elsewhere = manifest, False
         return manifest
+
+    def _count(self, added: int) -> None:
+        """Keep the store under its cap while the session runs: older sessions go first; when that
+        is not enough, new contents are no longer kept (recorded, not restorable), said once."""
+        if self._used is None:
+            self._used = self.store.size()
+        self._used += added
+        if self._used <= self.most_store_bytes or self.scanner.most_bytes == 0:
+            return
+        self.store.collect(self.most_store_bytes, keep=self.session)
+        self._used = self.store.size()
+        if self._used > self.most_store_bytes:
+            self.scanner.most_bytes = 0
+            self.notes.append(
+                f"rewind: the checkpoint store of this workspace is full ({self._used >> 20} MB; rewind.max_storage_mb "
+                f"is {self.most_store_bytes >> 20}): from now on changed files are recorded but their contents are not "
+                "kept, so a rewind cannot restore them"
+            )
 
     def _write(self, record: dict[str, Any], manifest: Manifest) -> None:
         if self._written:
@@ -159,6 +182,8 @@ class Checkpoints:
         except OSError as exc:
             self._fail(exc)
             return
+        if self._used is not None:
+            self._used += len(str(record))  # about the line's size: journals count toward the cap too
         self._written = True
         self._running = manifest
 

@@ -33,6 +33,7 @@ class Point:
     to: int | None = None  # a rewind's target
     what: str = ""  # a rewind's: both | code | conversation
     restored: list[str] = field(default_factory=list)  # a rewind's files
+    jobs: bool = False  # background shells of the session still ran when it closed: what follows may be theirs
 
     def changed(self) -> list[str]:
         """The paths this point changed (nothing known when it never closed)."""
@@ -137,6 +138,7 @@ def replay(records: list[dict[str, Any]]) -> Journal:
             )
         elif phase == "after":
             points[n].own = pairs
+            points[n].jobs = record.get("jobs") is True
             restored = record.get("restored")
             if isinstance(restored, list):
                 points[n].restored = [str(r) for r in restored]

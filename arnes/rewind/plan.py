@@ -56,11 +56,14 @@ def plan(journal: Journal, to: int, current: Manifest, store: Store) -> Plan:
     later = points[index:]
     touched: set[str] = set()
     outside: set[str] = set()
+    since_end = {p for p in journal.final.keys() | current.keys() if not same(journal.final.get(p), current.get(p))}
     for i, point in enumerate(later):
         touched.update(point.changed())
+        following = later[i + 1].outside() if i + 1 < len(later) else since_end
+        if point.jobs:  # a background shell of the session still ran: what changed next may be its doing
+            touched |= following
         if i > 0:
             outside |= point.outside()
-    since_end = {p for p in journal.final.keys() | current.keys() if not same(journal.final.get(p), current.get(p))}
     if later[-1].own is None:  # the session stopped inside its last point: its changes and any since are one
         touched |= since_end
     outside |= since_end

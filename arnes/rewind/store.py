@@ -241,6 +241,11 @@ class PackWriter:
     def __exit__(self, *exc: object) -> None:
         self.close(keep=exc[0] is None)
 
+    @property
+    def written(self) -> int:
+        """Bytes this writer added to the store."""
+        return self._offset
+
     def wants(self, sha: str) -> bool:
         digest = bytes.fromhex(sha)
         return digest not in self._pending and digest not in self.store.index()

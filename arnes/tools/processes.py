@@ -252,6 +252,12 @@ class BackgroundJobs:
         with self._lock:
             return list(self._jobs)
 
+    def running(self) -> bool:
+        """Whether a background shell is still running (it may write after the turn ends)."""
+        with self._lock:
+            jobs = list(self._jobs.values())
+        return any(job.proc.poll() is None for job in jobs)
+
     def new_output(self, job: Job, cap: int) -> str:
         with job.lock:
             data = b"".join(job.chunks[job.read_upto :])
