@@ -8,6 +8,7 @@ are left out (with a note) on another provider, and the files that are not used 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -113,9 +114,9 @@ def test_a_copied_collection_loads_whole_and_runs(tmp_path: Path) -> None:
     assert results["Delegate"]["output"] == "src/a.py" and not results["Delegate"]["is_error"]
     assert "SCOUT-BODY" in user_texts(events, child=True)[0]
     assert "model 'opus' is a Claude model" in said
-    hooked = json.loads((ws / "task-hook.jsonl").read_text().splitlines()[0])  # a `Task` matcher still fires
-    assert hooked["tool_name"] == "Delegate" and hooked["tool_input"]["agent"] == "scout"
-    assert hooked["tool_input"]["task"] == "Where is RATE set?"
+    hooked = json.loads((ws / "task-hook.jsonl").read_text().splitlines()[0])  # as Claude Code's hooks see it
+    assert hooked["tool_name"] == "Task" and hooked["tool_input"]["subagent_type"] == "scout"
+    assert hooked["tool_input"]["prompt"] == "Where is RATE set?"
     # The Skill tool's `skill` key and its `args`.
     skill = results["Skill"]
     assert not skill["is_error"] and "TIDY-BODY" in skill["output"] and "ARGUMENTS: src/a.py" in skill["output"]
@@ -143,3 +144,20 @@ def test_a_skill_runs_as_a_slash_command_and_a_namespaced_one_by_its_last_name(t
     assert "Review src/b.py for bugs (REVIEW-BODY)." in user_texts(events)[-1]
     done, _ = run(tmp_path, ws, [{"text": "ok"}], "/nothing here")
     assert done.code == 2 and "custom commands: /tools:review; skills:" in done.err and "/tidy" in done.err
+
+
+def test_your_own_skill_or_command_is_not_taken_over_by_a_projects_of_the_same_name(tmp_path: Path) -> None:
+    """A cloned repository's `.claude/commands/tidy.md` must not run instead of your own `tidy`
+    skill (nor its looser fence); the name clash is said."""
+    ws = collection(tmp_path)
+    (ws / ".claude" / "skills" / "tidy").rename(tmp_path / "moved")  # the skill is the user's now
+    home_skills = Path(os.environ["HOME"]) / ".claude" / "skills"
+    home_skills.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "moved").rename(home_skills / "tidy")
+    project = "---\ndescription: the project's\n---\nPROJECT-TIDY $ARGUMENTS\n"
+    (ws / ".claude" / "commands" / "tidy.md").write_text(project)
+    done, events = run(tmp_path, ws, [{"text": "ok"}], "/tidy src/a.py")
+    assert done.code == 0, done.err
+    assert "TIDY-BODY" in user_texts(events)[0] and "PROJECT-TIDY" not in user_texts(events)[0]
+    said = done.out + done.err
+    assert "/tidy runs " in said and "also named so: " in said and "tidy.md" in said

@@ -8,10 +8,11 @@ import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arnes.errors import ConfigError
-from arnes.extensions.commands import Command, expand, load_catalog, split_invocation, unknown_message
+from arnes.extensions.commands import Catalog, Command, expand, load_catalog, split_invocation, unknown_message
 from arnes.llm.claude_ids import model_for
 from arnes.messages import ToolSpec
 from arnes.permissions.scope import Fence, Fenced
@@ -115,7 +116,9 @@ def one_shot(session: Session, cfg: EffectiveConfig, task: str) -> str:
     from arnes.ui.slash import BUILTINS
 
     catalog = load_catalog(session.host, BUILTINS)
-    command = catalog.find(name) or skill_command(session, name)
+    command, note = resolve(catalog, session, name)
+    if note is not None:
+        cfg.warnings.append(note)
     if command is None:
         if name in BUILTINS:
             raise ConfigError(
@@ -128,6 +131,33 @@ def one_shot(session: Session, cfg: EffectiveConfig, task: str) -> str:
     cfg.warnings.extend(r.why for r in catalog.refused if r.shadowed and r.path.stem == name)
     apply(session, prepared, cfg)
     return prepared.prompt
+
+
+def resolve(catalog: Catalog, session: Session, name: str) -> tuple[Command | None, str | None]:
+    """What `/name` runs, and a note when something else has the name too.
+
+    Your own command or skill wins over a project's (a cloned repository must not take over your
+    `/commit` or your `deploy` skill); within one origin a command's own name comes first, then a
+    skill, then a namespaced command's last part (`/x` for `tools:x`)."""
+    exact = catalog.commands.get(name)
+    spaced = catalog.find(name) if exact is None else None
+    skill = session.skill_catalog.get(name) if session.skill_catalog is not None and ":" not in name else None
+    if skill is not None and not skill.user_invocable:
+        skill = None
+    ranked: list[tuple[str, str, Path]] = []  # (kind, origin, path)
+    if exact is not None:
+        ranked.append(("command", exact.origin, exact.path))
+    if skill is not None:
+        ranked.append(("skill", skill.origin, skill.folder / "SKILL.md"))
+    if spaced is not None:
+        ranked.append(("namespaced", spaced.origin, spaced.path))
+    if not ranked:
+        return None, None
+    kind, origin, path = next((r for r in ranked if r[1] == "user"), ranked[0])
+    chosen = exact if kind == "command" else spaced if kind == "namespaced" else skill_command(session, name)
+    others = [str(p) for _, o, p in ranked if p != path]
+    note = f"/{name} runs {path} ({origin}); also named so: {', '.join(others)}" if others else None
+    return chosen, note
 
 
 def skill_command(session: Session, name: str) -> Command | None:

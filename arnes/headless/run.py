@@ -92,7 +92,7 @@ class Driven:
 
     def _running_turn(self, agent: Agent, text: str) -> RunResult:
         """One turn, a custom command's when the message starts with `/NAME`; `interrupt` may stop it."""
-        from arnes.extensions.command_turn import applied
+        from arnes.extensions.command_turn import applied, resolve
         from arnes.extensions.command_turn import prepare as prepare_command
 
         with self._lock:
@@ -102,7 +102,9 @@ class Driven:
             for note in notes:
                 self.ready.session.bus.emit(Notice("warning", f"warning: {note}"))
             invocation = split_invocation(text)
-            command = self.catalog.commands.get(invocation[0]) if invocation else None
+            command, note = resolve(self.catalog, self.ready.session, invocation[0]) if invocation else (None, None)
+            if note is not None:
+                self.ready.session.bus.emit(Notice("warning", f"warning: {note}"))
             if invocation is None or command is None:
                 return agent.turn(text)
             prepared = prepare_command(command, invocation[1], self.ready.cfg.trusted, self.ready.session.provider.name)

@@ -95,13 +95,15 @@ class Repl:
 
     def _custom(self, text: str) -> bool:
         """`/NAME ARGS` from a command file, as one turn with its tools and model; False: no such file."""
-        from arnes.extensions.command_turn import applied, prepare, skill_command
+        from arnes.extensions.command_turn import applied, prepare, resolve
 
         invocation = split_invocation(text)
         if invocation is None:
             return False
         try:
-            command = self.catalog.find(invocation[0]) or skill_command(self.session, invocation[0])
+            command, note = resolve(self.catalog, self.session, invocation[0])
+            if note is not None:
+                self.session.bus.emit(Notice("warning", f"warning: {note}"))
         except ConfigError as exc:  # the skill's folder changed since the start: not loaded
             self.console.print(visible(str(exc)), style="red", markup=False)
             return True
