@@ -12,6 +12,7 @@ Claude Code's path rules are relative to the project where arnes's absolute ones
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,12 @@ def translate_rule(raw: str) -> str:
 
 
 def read_claude_settings(path: Path, *, user: bool = False) -> tuple[dict[str, Any], list[str]]:
-    """(arnes settings as a dict, warnings) from one Claude Code settings file; `user`: the user's own."""
+    """(arnes settings as a dict, warnings) from one Claude Code settings file; `user`: the user's own.
+    An empty file is no settings: the sandbox stands an empty read-only file where a project has
+    none while a session runs (a killed session can leave it behind)."""
+    with contextlib.suppress(OSError):
+        if path.stat().st_size == 0:
+            return {}, []
     return claude_settings(read_json(path), path, user=user)
 
 

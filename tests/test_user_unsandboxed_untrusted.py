@@ -38,8 +38,8 @@ def test_a_repository_module_does_not_run_through_the_users_unsandboxed_hook(tmp
     (home / ".ssh" / "id_rsa").write_text("CANARY-SSH-KEY\n")
     (home / ".config" / "arnes").mkdir(parents=True)
     (home / ".config" / "arnes" / "settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [
-        {"matcher": "*", "hooks": [{"type": "command", "command": "python3 -m black --quiet . || true",
-                                    "sandbox": False}]},
+        {"matcher": "*", "hooks": [{"type": "command", "sandbox": False,
+                                    "command": 'python3 -m black --quiet . || true; echo x > "$RT_MARKER.host"'}]},
     ]}}))  # fmt: skip
     ws = tmp_path / "ws"
     (ws / "black").mkdir(parents=True)  # the repository's "formatter"
@@ -55,13 +55,16 @@ def test_a_repository_module_does_not_run_through_the_users_unsandboxed_hook(tmp
     done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "go", env=env)
     assert done.code == 0, done.err
     assert not marker.exists(), f"repository code ran on the host via the user's hook: {marker.read_text()!r}"
+    assert not Path(f"{marker}.host").exists()  # it ran in the sandbox
     assert 'your 1 hook(s) with "sandbox": false run sandboxed here' in done.out + done.err  # said once, one line
     doctor = run_arnes("doctor", "-w", str(ws), env=env)
     assert '"sandbox": false waits for trust' in doctor.out
-    # In a folder the user trusted, their "sandbox": false holds as before: the hook runs unconfined.
+    # In a folder the user trusted, their "sandbox": false holds as before: the hook runs unconfined
+    # (it writes next to the workspace), but `python3 -m black` is the user's black, never the
+    # repository's (issue 23.2: the model could have written that black/ just before).
     done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trust", "go", env=env)
     assert done.code == 0, done.err
-    assert "CANARY-SSH-KEY" in marker.read_text()
+    assert Path(f"{marker}.host").exists() and not marker.exists()
 
 
 def test_a_repository_module_does_not_run_through_the_users_unsandboxed_mcp_server(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from typing import Any, Literal, Protocol
 
 from arnes.extensions.hooks_config import FailMode, HookEntry, matches
 from arnes.sandbox.base import NoSandbox, Sandbox, SandboxSpec
+from arnes.sandbox.env import user_program_env
 from arnes.tools.processes import run_foreground
 
 Permission = Literal["allow", "ask", "deny"]
@@ -117,6 +118,8 @@ class Hooks:
         try:
             with sandbox.wrap(["bash", "-c", command], self.workspace) as cmd:
                 env = {**cmd.env, "CLAUDE_PROJECT_DIR": str(self.workspace), "ARNES_PROJECT_DIR": str(self.workspace)}
+                if entry.user:  # the user's program, in the workspace: it must not import the repository's files
+                    env = user_program_env(env)
                 done = run_foreground(cmd.argv, self.workspace, entry.hook.timeout, OUTPUT_CAP, env, cmd.pass_fds, data)
         except OSError as exc:
             self._failed(entry, outcome, f"could not start: {exc.strerror or exc}", None, "", started)

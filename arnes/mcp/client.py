@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import shutil
 import tempfile
 import threading
 from collections.abc import Callable
@@ -24,6 +25,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from arnes.mcp.settings import ServerEntry
 from arnes.sandbox.base import Confined, Sandbox
+from arnes.sandbox.env import absolute_entries
+from arnes.sandbox.placeholders import neutral_folder
 
 if TYPE_CHECKING:
     import asyncio
@@ -125,9 +128,9 @@ class McpHub:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if st.entry.config.transport == "stdio":
-                    confined = self._confine(st)
+                    confined, cwd = self._confine(st)
                     params = StdioServerParameters(
-                        command=confined.argv[0], args=confined.argv[1:], env=confined.env, cwd=self.workspace
+                        command=confined.argv[0], args=confined.argv[1:], env=confined.env, cwd=cwd
                     )
                     errlog = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
                     st.errlog = errlog
@@ -159,33 +162,37 @@ class McpHub:
         finally:
             if confined is not None:
                 confined.close()
-            if st.box is not None:  # the server is gone: the empty stand-ins bubblewrap made go too
-                with contextlib.suppress(OSError):
-                    st.box.settle()
             if st.state == "started":
                 st.fail("the server closed the connection")
 
-    def _confine(self, st: ServerState) -> Confined:
-        """The server's command in the sandbox, its own `env` added to the sandbox's clean one."""
+    def _confine(self, st: ServerState) -> tuple[Confined, Path]:
+        """The server's command in the sandbox and the folder it starts in. Its own `env` is set
+        inside the sandbox only: what starts it on the host (a shell, bwrap, the Landlock helper)
+        runs with arnes's clean environment, never with a repository's `BASH_ENV`, `LD_PRELOAD`
+        or relative `PATH`. The user's own servers start in an empty folder of arnes's, not in
+        the workspace, whose files `python -m NAME`, npx and uv would otherwise find first."""
         cfg = st.entry.config
         argv = [cfg.command or "", *cfg.args]
+        cwd = neutral_folder() if st.entry.user else self.workspace
+        env = {**cfg.env, "ARNES_PROJECT_DIR": str(self.workspace), "CLAUDE_PROJECT_DIR": str(self.workspace)}
         sandbox = self._sandbox_for(st.entry)
         if sandbox is None or sandbox.name == "off":
             from mcp.client.stdio import get_default_environment
 
             st.sandbox = "unconfined"
-            return Confined(argv, {**get_default_environment(), **cfg.env})
+            return Confined(argv, {**get_default_environment(), **env}), cwd
         st.sandbox, st.box = sandbox.name, sandbox
-        confined = sandbox.wrap(argv, self.workspace)
-        env = {**confined.env, **cfg.env}
+        confined = sandbox.wrap(argv, cwd, env, lasting=True)
         if not confined.pass_fds:
-            return Confined(confined.argv, env)
+            return confined, cwd
         # The SDK starts the process without inherited descriptors: a shell reopens them from
-        # this process (the seccomp filter waits in a pipe) before it becomes the sandbox.
+        # this process (the seccomp filter and the variables wait in pipes) before it becomes
+        # the sandbox.
         pid = os.getpid()
         reopen = "; ".join(f"exec {fd}</proc/{pid}/fd/{fd}" for fd in confined.pass_fds)
         script = f'{reopen}; exec "$@"'
-        return Confined(["bash", "-c", script, "arnes-mcp", *confined.argv], env, confined.pass_fds)
+        shell = shutil.which("bash", path=absolute_entries(confined.env.get("PATH", os.defpath))) or "/bin/bash"
+        return Confined([shell, "-c", script, "arnes-mcp", *confined.argv], confined.env, confined.pass_fds), cwd
 
     # -- for the session -----------------------------------------------------------------------
     def wait(self) -> None:
@@ -243,6 +250,12 @@ class McpHub:
             asyncio.run_coroutine_threadsafe(stop_all(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         self._thread.join(5)
+        # The servers are gone: the empty stand-ins their bubblewraps made go too (not before:
+        # removed while the session runs, a mount point is unmounted in its other sandboxes).
+        for st in self.servers.values():
+            if st.box is not None:
+                with contextlib.suppress(OSError):
+                    st.box.close()
 
 
 def render(result: Any) -> str:

@@ -15,7 +15,7 @@ from arnes.host.paths import absolute
 from arnes.permissions.gitrepo import repository_code
 from arnes.permissions.readonly import COMPUTED, FILE_ARGS, git_subcommand, is_read_only, path_arguments
 from arnes.permissions.rules import CommandPattern, Rule, RuleError, RuleKind, parse_rule
-from arnes.permissions.shell import SHELLS, ShellAnalysis, analyse
+from arnes.permissions.shell import MOST_COMMAND_CHARS, SHELLS, ShellAnalysis, analyse, too_long
 from arnes.permissions.simplecommand import SimpleCommand
 from arnes.permissions.types import Access, Decision, DecisionKind, Mode, Target
 
@@ -59,6 +59,8 @@ class CommandRules(Protocol):
 def decide_command(engine: CommandRules, tool: str, command: str, mode: Mode | None = None) -> Decision:
     """`mode`: the one to judge in (a sub-agent's may be stricter than the engine's own)."""
     mode = mode or engine.mode
+    if len(command) > MOST_COMMAND_CHARS:  # judged in well under a second up to here; past it, not read
+        return Decision("deny", too_long(command), "builtin")
     analysis = analyse(command)
     if analysis.error:
         if mode == "bypass" and engine.has_command_denies():

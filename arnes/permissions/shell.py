@@ -71,9 +71,26 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
 
 
+# The longest command line that is read. Reading costs more than linear time in some shapes (a
+# 200,000-character one took minutes of CPU before its deny); a script that long belongs in a file.
+MOST_COMMAND_CHARS = 50_000
+
+
+def too_long(command: str) -> str:
+    return (
+        f"the command is {len(command):,} characters long; commands over {MOST_COMMAND_CHARS:,} are not read: "
+        "write the script to a file (Write) and run the file"
+    )
+
+
 def analyse(command: str) -> ShellAnalysis:
+    if len(command) > MOST_COMMAND_CHARS:
+        return ShellAnalysis(error=too_long(command))
     result = ShellAnalysis()
-    _analyse_into(command, result, nested=False, depth=0)
+    try:
+        _analyse_into(command, result, nested=False, depth=0)
+    except RecursionError:  # a thousand `&&` or nested `$(` deep: the walk is recursive
+        return ShellAnalysis(error="the command is nested too deeply to be read")
     return result
 
 

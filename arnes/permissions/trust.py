@@ -45,7 +45,7 @@ def granting_files(workspace: Path) -> list[str]:
     cut: a link (to a file, or to a folder inside the workspace, which is walked too) is an entry
     of its own, hashed by its target text and its target's bytes. The scripts the settings'
     hooks and MCP servers name elsewhere in the workspace come last (trust_scripts.py)."""
-    names = [n for n in SETTINGS if (workspace / n).is_file() or (workspace / n).is_symlink()]
+    names = [n for n in SETTINGS if (workspace / n).is_symlink() or _grants(workspace / n)]
     teams = workspace / TEAMS
     if teams.is_dir():
         names += sorted(f"{TEAMS}/{p.name}" for p in teams.glob("*.toml") if p.is_file())
@@ -55,6 +55,14 @@ def granting_files(workspace: Path) -> list[str]:
     taken = set(names)
     names += [n for n in referenced_scripts(workspace, [n for n in SETTINGS if n in taken]) if n not in taken]
     return names
+
+
+def _grants(path: Path) -> bool:
+    """A settings file, but an empty Claude Code one: it grants nothing and is read as none (the
+    sandbox's stand-in for a missing one is such a file while a session runs)."""
+    if not path.is_file():
+        return False
+    return path.parent.name != ".claude" or path.stat().st_size > 0
 
 
 def _tree(workspace: Path, root: Path, rel: str, seen: set[Path]) -> list[str]:

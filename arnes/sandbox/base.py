@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -77,8 +77,13 @@ class Sandbox(Protocol):
     @property
     def name(self) -> str: ...
 
-    def wrap(self, argv: list[str], cwd: Path) -> Confined:
-        """How to run `argv` confined (with secrets left out of its environment)."""
+    def wrap(
+        self, argv: list[str], cwd: Path, env: Mapping[str, str] | None = None, *, lasting: bool = False
+    ) -> Confined:
+        """How to run `argv` confined (with secrets left out of its environment). `env`: variables
+        for the command alone (an MCP server's own), set inside the sandbox, never for what
+        starts it on the host; ValueError when they cannot be passed. `lasting`: the process
+        may outlive the next settle() (a background command, a server)."""
         ...
 
     def describe(self) -> str:
@@ -86,7 +91,8 @@ class Sandbox(Protocol):
         ...
 
     def settle(self) -> None:
-        """Called after each command: undo what wrapping it had to leave behind."""
+        """Called after each command: undo what wrapping it had to leave behind (not what a
+        lasting process may still need: that goes at close())."""
         ...
 
     def start(self, argv: list[str], cwd: Path) -> Started | None:
@@ -132,8 +138,10 @@ class NoSandbox(PerCommand):
     def __init__(self, spec: SandboxSpec | None = None):
         self._env = command_env(os.environ, spec.env_passthrough if spec else ())
 
-    def wrap(self, argv: list[str], cwd: Path) -> Confined:
-        return Confined(argv, dict(self._env))
+    def wrap(
+        self, argv: list[str], cwd: Path, env: Mapping[str, str] | None = None, *, lasting: bool = False
+    ) -> Confined:
+        return Confined(argv, {**self._env, **(env or {})})
 
     def describe(self) -> str:
         return (

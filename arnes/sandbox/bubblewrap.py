@@ -3,6 +3,9 @@ a private /tmp, an empty home folder (toolchains bound back read-only), empty to
 but the system's (sandbox/root.py: other projects in /srv, /work, /var/tmp), no network and no Unix
 sockets, no setuid bits, and unreadable placeholders over files a Read rule hides.
 
+Every sandbox has its own System V IPC and POSIX message queues (`--unshare-ipc`): shared memory
+and queues of host processes are out of reach, and what commands make dies with the sandbox.
+
 Foreground commands run in one such sandbox per session (sandbox/zygote.py), rebuilt whenever the
 mounts a command needs differ from the ones it was built with; the rest take one bwrap each."""
 
@@ -13,6 +16,7 @@ import os
 import subprocess
 import threading
 import weakref
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -21,32 +25,57 @@ from arnes.sandbox.base import Confined, SandboxSpec
 from arnes.sandbox.env import command_env
 from arnes.sandbox.home import HomeView, home_view, workspace_venvs
 from arnes.sandbox.root import hidden_roots, kept_under
+from arnes.sandbox.standins import FILES, folders_between, remove_mount_points, stand_in_place, there
 from arnes.sandbox.zygote import Zygote, ZygoteProcess
 
-
-def _folders_between(workspace: Path, paths: list[Path]) -> list[Path]:
-    """Every folder strictly between the workspace and each path, parents first."""
-    folders: set[Path] = set()
-    for path in paths:
-        try:
-            relative = path.relative_to(workspace)
-        except ValueError:
-            continue
-        parts = relative.parts[:-1]
-        folders.update(workspace.joinpath(*parts[: i + 1]) for i in range(len(parts)))
-    return sorted((f for f in folders if f.is_dir() and not f.is_symlink()), key=lambda f: len(f.parts))
+# Most bytes of `--setenv` pairs passed through one pipe (a pipe holds 64 KiB before a write waits).
+_MOST_ENV = 60_000
 
 
-def _still_empty(path: Path) -> bool:
-    try:
-        return not any(path.iterdir()) if path.is_dir() else path.stat().st_size == 0
-    except OSError:
-        return False
-
-
-def _close_all(live: list[Zygote]) -> None:
+def _close_all(live: list[Zygote], placeholders: list[Path]) -> None:
     while live:
         live.pop().close()
+    remove_mount_points(placeholders)
+    placeholders.clear()
+
+
+def _env_fd(env: Mapping[str, str]) -> tuple[list[str], tuple[int, ...]]:
+    """`env` set inside the sandbox only (`--setenv` pairs read from a pipe with `--args`): never
+    on bubblewrap or whatever starts it on the host, where `LD_PRELOAD`, `BASH_ENV` or a relative
+    `PATH` would run the repository's code before the sandbox exists; and not on bwrap's command
+    line, which every user of the machine can read in /proc."""
+    if not env:
+        return [], ()
+    data = b""
+    for name, value in env.items():
+        if not name or "=" in name or "\0" in name or "\0" in value:
+            raise ValueError(f"the variable {name!r} cannot be set: a name with '=' or a NUL, or a value with a NUL")
+        data += b"--setenv\0" + os.fsencode(name) + b"\0" + os.fsencode(value) + b"\0"
+    if len(data) > _MOST_ENV:
+        raise ValueError(f"the variables to set take {len(data):,} bytes; at most {_MOST_ENV:,} are passed")
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, data)
+    finally:
+        os.close(write_end)
+    return ["--args", str(read_end)], (read_end,)
+
+
+@cache
+def mqueue_args() -> tuple[str, ...]:
+    """A private mqueue file system on /dev/mqueue, so the command server can list and remove the
+    POSIX message queues a command left behind; none where this bwrap or kernel cannot mount one
+    (queues then still die with the sandbox's IPC namespace)."""
+    path = bwrap_path()
+    wanted = ("--mqueue", "/dev/mqueue")
+    if path is None:
+        return ()
+    probe = [path, "--ro-bind", "/", "/", "--dev", "/dev", *wanted, "--unshare-ipc", "--cap-drop", "ALL", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return wanted if done.returncode == 0 else ()
 
 
 @cache
@@ -72,7 +101,8 @@ class Bubblewrap:
         self._home: Path | None = Path(os.path.realpath(home)) if os.path.isabs(home) else None
         if self._home == Path("/"):
             self._home = None  # cannot replace the root; said in describe()
-        self._placeholders: list[Path] = []
+        self._placeholders: list[Path] = []  # empty mount points made by one-shot bwraps
+        self._lasting: set[Path] = set()  # ones a background command or a server may stand on
         self._views: dict[tuple[Path, ...], HomeView] = {}
         self._hidden: list[Path] | None = None
         self._outside: dict[tuple[Path, ...], list[Path]] = {}
@@ -80,7 +110,8 @@ class Bubblewrap:
         self._zygote: Zygote | None = None  # the session's command server, started at the first command
         self._zygote_lock = threading.Lock()
         self._live: list[Zygote] = []  # the one running, for the finalizer
-        weakref.finalize(self, _close_all, self._live)  # a session nobody closed still leaves nothing behind
+        # A session nobody closed (`arnes check`'s sandbox) still leaves nothing behind at exit.
+        weakref.finalize(self, _close_all, self._live, self._placeholders)
         self._zygote_broken: str | None = None
         self._notes: list[str] = []
 
@@ -90,7 +121,8 @@ class Bubblewrap:
         path = bwrap_path()
         if path is None:
             return "no bwrap binary"
-        probe = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--cap-drop", "ALL", "true"]
+        probe = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--unshare-ipc", "--cap-drop", "ALL",
+                 "true"]  # fmt: skip
         try:
             done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
         except OSError as exc:
@@ -155,8 +187,8 @@ class Bubblewrap:
         if not placeholders.still_right(self._stand_ins):
             self._stand_ins = placeholders.ensure(placeholders.cache_folder())
         ws = str(self.spec.workspace)
-        args = ["--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL"]
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        args = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--new-session", "--cap-drop", "ALL"]
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", *mqueue_args(), "--proc", "/proc", "--tmpfs", "/tmp"]
         for hidden_root in self._hidden_roots():  # /srv, /work, /mnt, /var/tmp...: other projects
             args += ["--tmpfs", str(hidden_root)]
         for kept in self._kept_outside():  # a virtual environment or toolchain living in one of them
@@ -165,6 +197,8 @@ class Bubblewrap:
         args += home_before
         args += ["--ro-bind" if self.spec.read_only_workspace else "--bind", ws, ws]
         args += home_after
+        neutral = str(self._stand_ins.empty_dir)  # where the user's own MCP servers start
+        args += ["--ro-bind", neutral, neutral]
         if not self.spec.network:
             # Unix sockets (docker, D-Bus, agents) live in files, not in the network namespace.
             # The seccomp filter refuses AF_UNIX sockets anywhere; an empty /run is a second wall.
@@ -172,27 +206,40 @@ class Bubblewrap:
         hidden, unwritable = self.spec.hidden(), self.spec.unwritable()
         # Folders on the way to a protected path (`.claude` of `.claude/skills`) become mount
         # points, so they cannot be renamed to carry the file out from under its protection.
-        for folder in _folders_between(self.spec.workspace, [*hidden, *unwritable, *self.spec.read_only]):
+        for folder in folders_between(self.spec.workspace, [*hidden, *unwritable, *self.spec.read_only], standing):
             args += ["--bind" if not self.spec.read_only_workspace else "--ro-bind", str(folder), str(folder)]
         made: list[Path] = []
         for kept in [*self.spec.read_only, *unwritable]:
-            if kept.exists() and not (kept in standing and _still_empty(kept)):
+            if kept.exists() and there(kept, standing):
                 args += ["--ro-bind", str(kept), str(kept)]
-            elif kept.name in (".git", "features.json") and kept.parent == self.spec.workspace:
-                if self.spec.read_only_workspace:
-                    continue  # nothing can be created in a read-only workspace anyway
-                # Missing: an empty read-only stand-in keeps `git init` (hooks, core.fsmonitor)
-                # and a self-made feature list out; settle() (or the zygote's end) removes the
-                # empty mount point.
-                made.append(kept)
-                stand_in = self._stand_ins.hidden_dir if kept.name == ".git" else self._stand_ins.empty_file
-                args += ["--ro-bind", str(stand_in), str(kept)]
+                continue
+            if kept not in self.spec.read_only or self.spec.read_only_workspace:
+                continue  # an Edit rule's file not made yet (the rules judge its creation); nothing is made read-only
+            # Missing: an empty read-only stand-in keeps `git init` (hooks, core.fsmonitor), a
+            # self-made feature list, settings file or prompt folder out; its empty mount point
+            # goes once nothing may stand on it (settle(), the zygote's end, close()).
+            found = stand_in_place(self.spec.workspace, kept, standing)
+            if found is None or found[0] in made:
+                continue
+            place, a_file = found
+            if a_file:
+                args += ["--ro-bind", str(place), str(place)]
+                continue
+            made.append(place)
+            args += ["--ro-bind", str(self._stand_in_for(place, kept)), str(place)]
         for secret in hidden:
             stand_in = self._stand_ins.hidden_dir if secret.is_dir() else self._stand_ins.hidden_file
             args += ["--ro-bind", str(stand_in), str(secret)]
         if not self.spec.network:
             args.append("--unshare-net")
         return args, made
+
+    def _stand_in_for(self, place: Path, kept: Path) -> Path:
+        if place == self.spec.workspace / ".git":
+            return self._stand_ins.hidden_dir
+        if place == kept and kept.name in FILES:
+            return self._stand_ins.empty_file
+        return self._stand_ins.empty_dir
 
     def _seccomp_fd(self) -> tuple[list[str], tuple[int, ...]]:
         if self._seccomp is None:
@@ -203,15 +250,21 @@ class Bubblewrap:
         os.close(write_end)
         return ["--seccomp", str(read_end)], (read_end,)
 
-    def wrap(self, argv: list[str], cwd: Path) -> Confined:
+    def wrap(
+        self, argv: list[str], cwd: Path, env: Mapping[str, str] | None = None, *, lasting: bool = False
+    ) -> Confined:
         path = bwrap_path()
         assert path is not None
-        standing = frozenset(self._zygote.placeholders) if self._zygote else frozenset()
-        args, made = self._namespace(standing)
-        # The zygote's mount points stay until it stops: removing one would unmount its stand-in.
-        self._placeholders += [p for p in made if p not in standing]
+        env_args, env_fds = _env_fd(env or {})  # first: a refused environment leaves nothing open
+        with self._zygote_lock:
+            standing = frozenset(self.standing())
+            args, made = self._namespace(standing)
+            self._placeholders += [p for p in made if p not in standing]
+            if lasting:  # every mount point it stands on stays until close(): see settle()
+                self._lasting.update(made)
         seccomp_args, fds = self._seccomp_fd()
-        return Confined([path, *args, *seccomp_args, "--chdir", str(cwd), "--", *argv], dict(self._env), fds)
+        argv = [path, *args, *seccomp_args, *env_args, "--chdir", str(cwd), "--", *argv]
+        return Confined(argv, dict(self._env), (*fds, *env_fds))
 
     def start(self, argv: list[str], cwd: Path) -> ZygoteProcess | None:
         """Run `argv` in the session's zygote (started, or started anew, if need be); None when
@@ -236,7 +289,7 @@ class Bubblewrap:
                 zygote = self._new_zygote(args, made)
                 if zygote is None:
                     return None
-                self._placeholders = [p for p in self._placeholders if p not in made]
+                self._placeholders[:] = [p for p in self._placeholders if p not in made]
         try:
             return zygote.run(argv, cwd, dict(self._env))
         except ValueError:  # a command line of many kilobytes: a one-shot bwrap takes it
@@ -256,7 +309,8 @@ class Bubblewrap:
         seccomp_args, fds = self._seccomp_fd()
         ws = str(self.spec.workspace)
         view = self.home_view()
-        clean = ["/tmp", "/dev", "/dev/shm", *([] if self.spec.network else ["/run"])]
+        clean = ["/tmp", "/dev", "/dev/shm", *(["/dev/mqueue"] if mqueue_args() else [])]
+        clean += [] if self.spec.network else ["/run"]
         clean += [str(r) for r in self._hidden_roots()]
         clean += [str(view.home)] if view is not None else []
         config = {"clean": clean, "keep": ["/", ws]}
@@ -264,6 +318,9 @@ class Bubblewrap:
         try:
             zygote.start(bwrap, dict(self._env), fds, config)
         except OSError as exc:
+            # Its mount points (adopted ones a background command may stand on) go at close().
+            self._placeholders += [p for p in zygote.placeholders if p not in self._placeholders]
+            zygote.placeholders = []
             zygote.close()
             self._zygote_broken = str(exc)
             self._notes.append(f"shell commands start a sandbox each: {exc}")
@@ -276,12 +333,14 @@ class Bubblewrap:
         return zygote
 
     def _retire(self, zygote: Zygote, keep: list[Path] | None = None) -> None:
-        """Stop it; its mount points go but for those in `keep` (its successor's)."""
+        """Stop it; its mount points go, but for those in `keep` (its successor adopts them) and
+        those a lasting process may stand on (they go at close())."""
         self._zygote = None
         with contextlib.suppress(ValueError):
             self._live.remove(zygote)
-        if keep is not None:
-            zygote.placeholders = [p for p in zygote.placeholders if p not in keep]
+        gone = [p for p in zygote.placeholders if p not in (keep or [])]
+        self._placeholders += [p for p in gone if p in self._lasting and p not in self._placeholders]
+        zygote.placeholders = [p for p in gone if p not in self._lasting]
         zygote.close()
 
     def notes(self) -> list[str]:
@@ -291,26 +350,27 @@ class Bubblewrap:
 
     def standing(self) -> list[Path]:
         zygote = self._zygote
-        return list(zygote.placeholders) if zygote is not None else []
+        return [*(zygote.placeholders if zygote is not None else ()), *self._placeholders]
 
     def close(self) -> None:
-        """Session end: the zygote and everything in it stop, its mount points go."""
+        """Session end (once everything started in it has stopped): the zygote and everything in
+        it stop, and every empty mount point this sandbox made goes."""
         with self._zygote_lock:
             if self._zygote is not None:
                 self._retire(self._zygote)
+            _close_all(self._live, self._placeholders)
+            self._lasting.clear()
 
     def settle(self) -> None:
-        """After a command: remove the empty mount points bubblewrap had to create (not those
-        the zygote stands on: they go when it stops)."""
-        standing = set(self.standing())
-        placeholders_made = [p for p in self._placeholders if p not in standing]
-        self._placeholders = []
-        for placeholder in placeholders_made:
-            with contextlib.suppress(OSError):
-                if placeholder.is_dir():
-                    placeholder.rmdir()  # only if still empty
-                elif placeholder.stat().st_size == 0:
-                    placeholder.unlink()
+        """After a command: remove the empty mount points one-shot bwraps made, but those the
+        zygote stands on and those a lasting process (a background command, a server) may stand
+        on: a mount point removed on the host is unmounted in every sandbox standing on it,
+        which could then create the file it kept out. Those go at close()."""
+        with self._zygote_lock:
+            zygote = set(self._zygote.placeholders) if self._zygote is not None else set()
+            done = [p for p in self._placeholders if p not in self._lasting and p not in zygote]
+            self._placeholders[:] = [p for p in self._placeholders if p not in done]
+        remove_mount_points(done)
 
     def describe(self) -> str:
         net = "network on (Unix sockets allowed)" if self.spec.network else "no network, no Unix sockets"

@@ -9,6 +9,7 @@ exact names or globs) pass anyway. This holds with every sandbox, `off` included
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Iterable, Mapping
 
@@ -42,3 +43,22 @@ def command_env(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> 
         if not looks_secret(name, value) or any(fnmatch.fnmatchcase(name, glob) for glob in allowed)
     }
     return {**kept, **QUIET_PAGERS}
+
+
+# Search paths whose relative (or empty) entries mean the folder a program runs in.
+SEARCH_PATHS = ("PATH", "PYTHONPATH", "NODE_PATH")
+
+
+def absolute_entries(value: str) -> str:
+    """A search path with its relative and empty entries left out: in the workspace they would
+    name the repository's files."""
+    return os.pathsep.join(p for p in value.split(os.pathsep) if os.path.isabs(p))
+
+
+def user_program_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a program of the user's own (a hook from the user's settings) that runs
+    in the workspace: it must not pick up the repository's files by accident. `python -m NAME`
+    and `python -c` do not put the working folder on sys.path (PYTHONSAFEPATH, Python 3.11+),
+    and PATH, PYTHONPATH and NODE_PATH keep only absolute entries."""
+    fixed = {name: absolute_entries(env[name]) for name in SEARCH_PATHS if name in env}
+    return {**env, **fixed, "PYTHONSAFEPATH": "1"}

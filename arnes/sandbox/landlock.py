@@ -5,13 +5,32 @@ sockets. Weaker than bubblewrap, and it says so: it cannot hide files or the hom
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
 from arnes.sandbox.base import Confined, PerCommand, SandboxSpec
 from arnes.sandbox.env import command_env
+from arnes.sandbox.landlock_exec import ENV_VARIABLE
+
+# The helper's start: the folders that hold arnes and landlock first on sys.path, then its main.
+_BOOT = (
+    "import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
+    "from arnes.sandbox.landlock_exec import main; main(sys.argv[2:])"
+)
+
+
+@cache
+def _import_roots() -> list[str]:
+    import landlock
+
+    import arnes
+
+    roots = [Path(arnes.__file__).resolve().parent.parent, Path(landlock.__file__).resolve().parent.parent]
+    return list(dict.fromkeys(map(str, roots)))
 
 
 class LandlockSandbox(PerCommand):  # a fresh interpreter per command applies the ruleset
@@ -38,13 +57,20 @@ class LandlockSandbox(PerCommand):  # a fresh interpreter per command applies th
             return f"Landlock is not usable: {exc}"
         return None
 
-    def wrap(self, argv: list[str], cwd: Path) -> Confined:
+    def wrap(
+        self, argv: list[str], cwd: Path, env: Mapping[str, str] | None = None, *, lasting: bool = False
+    ) -> Confined:
         # A fresh interpreter applies the ruleset to itself and then becomes the command, so no
-        # preexec_fn runs in a threaded parent.
+        # preexec_fn runs in a threaded parent. It runs in the workspace before any rule holds:
+        # isolated (-I), so neither the workspace (`-m` would put it first on sys.path: its own
+        # `arnes/` would run here) nor PYTHON* variables choose what it imports; arnes's and
+        # landlock's folders are named to it instead. The command's own variables (`env`) travel
+        # as one JSON value the helper sets only once the rules hold.
         writable = "" if self.spec.read_only_workspace else str(self.spec.workspace)
         unix = ["--unix"] if self.spec.network else []
-        helper = [sys.executable, "-m", "arnes.sandbox.landlock_exec", writable, *unix, "--", *argv]
-        return Confined(helper, dict(self._env))
+        helper = [sys.executable, "-I", "-c", _BOOT, json.dumps(_import_roots()), writable, *unix, "--", *argv]
+        extra = {ENV_VARIABLE: json.dumps(dict(env))} if env else {}
+        return Confined(helper, {**self._env, **extra})
 
     def describe(self) -> str:
         return (

@@ -1,18 +1,23 @@
-"""`python -m arnes.sandbox.landlock_exec WORKSPACE [--unix] -- CMD...`: restrict this process, then exec CMD.
+"""`main([WORKSPACE, [--unix], --, CMD...])`: restrict this process, then exec CMD (started by
+sandbox/landlock.py as an isolated interpreter, never with `-m` in the workspace).
 
 An empty WORKSPACE means a read-only agent: nothing but /tmp and /dev is writable. The same
 seccomp filter as bubblewrap's is applied (no setuid bits; no Unix sockets unless `--unix`).
+Variables for CMD alone (an MCP server's `env`) come as JSON in ARNES_LANDLOCK_ENV and are set
+only once the rules hold.
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import sys
 
 from arnes.sandbox import seccomp
 
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+ENV_VARIABLE = "ARNES_LANDLOCK_ENV"
 
 
 class _SockFprog(ctypes.Structure):
@@ -48,7 +53,9 @@ def main(argv: list[str]) -> None:
     ruleset.allow(*[p for p in writable if os.path.exists(p)], rules=access.all())
     ruleset.apply()
     apply_seccomp(block_unix_sockets=not allow_unix)
-    os.execvp(rest[0], rest)
+    env = dict(os.environ)
+    extra = json.loads(env.pop(ENV_VARIABLE, "{}"))
+    os.execvpe(rest[0], rest, {**env, **{str(k): str(v) for k, v in extra.items()}})
 
 
 if __name__ == "__main__":

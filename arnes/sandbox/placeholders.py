@@ -1,4 +1,5 @@
-"""The empty, unreadable stand-ins bubblewrap binds over hidden files and folders.
+"""The empty, unreadable stand-ins bubblewrap binds over hidden files and folders, and the empty
+read-only folder the user's own MCP servers start in (`neutral_folder`).
 
 They live in the user's cache folder, made once and reused, so a session leaves nothing behind
 in the temporary folder (a temporary copy per session outlived every crash and kill). They are
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,9 +32,17 @@ class Placeholders:
     hidden_file: Path  # mode 000: reading it fails with "Permission denied"
     hidden_dir: Path  # mode 000
     empty_file: Path  # mode 444, empty: a read-only stand-in for a file that must not be created
+    # mode 555, empty: a read-only stand-in for a folder that must not be created (.claude/commands),
+    # and the working folder of the user's own servers: nothing in it for `python -m`, npx, uv
+    empty_dir: Path
 
 
-_SPECS = (("hidden-file", False, 0o000), ("hidden-dir", True, 0o000), ("empty-file", False, 0o444))
+_SPECS = (
+    ("hidden-file", False, 0o000),
+    ("hidden-dir", True, 0o000),
+    ("empty-file", False, 0o444),
+    ("empty-dir", True, 0o555),
+)
 
 
 def _is_right(path: Path, is_dir: bool, mode: int) -> bool:
@@ -40,9 +51,20 @@ def _is_right(path: Path, is_dir: bool, mode: int) -> bool:
     except OSError:
         return False
     kind_ok = stat.S_ISDIR(st.st_mode) if is_dir else stat.S_ISREG(st.st_mode) and st.st_size == 0
-    return (
-        kind_ok and stat.S_IMODE(st.st_mode) == mode and st.st_uid == os.getuid() and (not is_dir or st.st_nlink == 2)
-    )
+    if not (kind_ok and stat.S_IMODE(st.st_mode) == mode and st.st_uid == os.getuid()):
+        return False
+    if not is_dir:
+        return True
+    try:  # a file planted in a readable one would be found there (`python -m NAME` in a server)
+        return st.st_nlink == 2 and (mode == 0 or not os.listdir(path))
+    except OSError:
+        return False
+
+
+def _writable_and_again(func: Callable[..., object], path: str, _exc: object) -> None:
+    """rmtree's retry for a folder planted read-only inside a stand-in."""
+    os.chmod(os.path.dirname(path), 0o700)
+    func(path)
 
 
 def _make(folder: Path, name: str, is_dir: bool, mode: int) -> None:
@@ -56,10 +78,10 @@ def _make(folder: Path, name: str, is_dir: bool, mode: int) -> None:
     target = folder / name
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         if os.path.isdir(target) and not os.path.islink(target):
-            os.chmod(target, 0o700)
-            for child in os.listdir(target):  # a tampered stand-in: empty it first
-                os.unlink(target / child)
-            os.rmdir(target)
+            os.chmod(target, 0o700)  # a tampered stand-in: empty it first
+            shutil.rmtree(target, onerror=_writable_and_again)
+        else:
+            os.unlink(target)
     os.replace(tmp, target)
 
 
@@ -78,9 +100,16 @@ def ensure(folder: Path) -> Placeholders:
             f"cannot prepare the sandbox's placeholders in {folder}: {exc.strerror or exc}; "
             "set XDG_CACHE_HOME to a writable folder or use --sandbox off"
         ) from exc
-    return Placeholders(folder / "hidden-file", folder / "hidden-dir", folder / "empty-file")
+    return Placeholders(folder / "hidden-file", folder / "hidden-dir", folder / "empty-file", folder / "empty-dir")
 
 
 def still_right(p: Placeholders) -> bool:
-    paths = (p.hidden_file, p.hidden_dir, p.empty_file)
+    paths = (p.hidden_file, p.hidden_dir, p.empty_file, p.empty_dir)
     return all(_is_right(path, is_dir, mode) for path, (_, is_dir, mode) in zip(paths, _SPECS, strict=True))
+
+
+def neutral_folder() -> Path:
+    """Where the user's own MCP servers start: an empty folder nobody but the user can write (every
+    sandbox shows it at the same path), not the workspace, whose files `python -m NAME`, npx and uv
+    would otherwise find first. Raises ConfigError when it cannot be made."""
+    return ensure(cache_folder()).empty_dir

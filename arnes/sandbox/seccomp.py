@@ -10,12 +10,15 @@ What it refuses, for every process in the sandbox:
   creat, mkdir and mknod): a command must not leave a setuid file in the workspace for the host.
 - io_uring (it can create sockets past the filter) and openat2 (its mode sits behind a pointer):
   ENOSYS, so programs fall back to the plain calls.
+- the kernel keyring (add_key, request_key, keyctl): ENOSYS. Keyrings are not namespaced by a
+  mount or PID namespace: run as root (a container, CI) without a user namespace, a command would
+  read and write the keys of the host's root (`@u`, the session keyring it inherited).
 - any other architecture's system calls (x86's 32-bit `int 0x80` has socketcall) and the x32
   ABI: the process is killed.
 
 Why not libseccomp: its Python bindings are a Cython module tied to Debian's system Python, and
 `pyseccomp` (ctypes) has not been released since 2021; both need libseccomp.so at run time. The
-filter here is about forty instructions over two architectures' syscall numbers (checked against
+filter here is about fifty instructions over two architectures' syscall numbers (checked against
 libseccomp's tables by a test where the library exists).
 """
 
@@ -46,15 +49,16 @@ _MODE_ARG = {
     "chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2, "open": 2, "openat": 3, "creat": 1,
     "mkdir": 1, "mkdirat": 2, "mknod": 1, "mknodat": 2,
 }  # fmt: skip
-_NOSYS = ("io_uring_setup", "io_uring_enter", "io_uring_register", "openat2")
+_NOSYS = ("io_uring_setup", "io_uring_enter", "io_uring_register", "openat2", "add_key", "request_key", "keyctl")
 _X86_64 = {
     "socket": 41, "open": 2, "creat": 85, "mkdir": 83, "mknod": 133, "chmod": 90, "fchmod": 91, "openat": 257,
     "mkdirat": 258, "mknodat": 259, "fchmodat": 268, "fchmodat2": 452, "openat2": 437, "io_uring_setup": 425,
-    "io_uring_enter": 426, "io_uring_register": 427,
+    "io_uring_enter": 426, "io_uring_register": 427, "add_key": 248, "request_key": 249, "keyctl": 250,
 }  # fmt: skip
 _AARCH64 = {
     "socket": 198, "openat": 56, "mkdirat": 34, "mknodat": 33, "fchmod": 52, "fchmodat": 53, "fchmodat2": 452,
-    "openat2": 437, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    "openat2": 437, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "add_key": 217,
+    "request_key": 218, "keyctl": 219,
 }  # fmt: skip
 ARCHES = {"x86_64": Arch(0xC000003E, _X86_64, x32=True), "aarch64": Arch(0xC00000B7, _AARCH64)}
 ARCHES["arm64"] = ARCHES["aarch64"]

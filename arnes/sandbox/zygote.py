@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from arnes.sandbox.standins import remove_mount_points
+
 _SERVER = Path(__file__).with_name("zygote_server.py")
 _START_TIMEOUT = 30.0
 MOST_REQUEST = 100_000  # bytes of argv + env in one message (a socket's send buffer is ~200 KiB)
@@ -198,9 +200,4 @@ class Zygote:
             self._stopped.wait()
         if self._channel is not None:
             self._channel.close()
-        for placeholder in self.placeholders:
-            with contextlib.suppress(OSError):
-                if placeholder.is_dir():
-                    placeholder.rmdir()  # only if still empty
-                elif placeholder.stat().st_size == 0:
-                    placeholder.unlink()
+        remove_mount_points(self.placeholders)

@@ -16,7 +16,11 @@ the start: each command begins as a fresh bubblewrap would give it. "What they h
 by type, permission bits, device and inode and a link's target, not by name: an entry a command
 replaced under the same name (/dev/stdout made a link to a file of its choosing) is put back; one
 that cannot be (a file's content, a device node) makes the answer say "stale": true, and arnes
-starts a new sandbox for the next command.
+starts a new sandbox for the next command. A tmpfs folder's own permission bits are put back
+first (a command that made /tmp or the empty home read-only does not keep its files there), and
+what cannot be removed makes the answer "stale" too. System V IPC objects (shared memory, message
+queues, semaphores) a command made are removed, as are its POSIX message queues (/dev/mqueue);
+one that cannot be removed makes the answer "stale": the sandbox's IPC namespace dies with it.
 """
 
 from __future__ import annotations
@@ -55,16 +59,18 @@ def _mark(path: str, st: os.stat_result) -> Mark:
 
 
 def _entries(root: str, keep_off: set[int]) -> dict[str, Mark]:
-    """Every path under `root` on root's own file system (bind mounts inside are not entered, but
-    are marked), with its mark; nothing when root is on a device in `keep_off` (the workspace's,
-    the host root's): only the sandbox's own tmpfs folders are ever cleaned."""
+    """`root` and every path under it on root's own file system (bind mounts inside are not
+    entered, but are marked), with its mark; nothing when root is on a device in `keep_off` (the
+    workspace's, the host root's): only the sandbox's own tmpfs folders are ever cleaned."""
     found: dict[str, Mark] = {}
     try:
-        device = os.lstat(root).st_dev
+        st = os.lstat(root)
     except OSError:
         return found
+    device = st.st_dev
     if device in keep_off:
         return found
+    found[root] = _mark(root, st)
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -83,9 +89,23 @@ def _entries(root: str, keep_off: set[int]) -> dict[str, Mark]:
     return found
 
 
+def _open_up(folder: str) -> None:
+    """Give back write and search bits on a folder a command made and everything in it (made
+    read-only or unreadable, it would keep its files)."""
+    stack = [folder]
+    while stack:
+        here = stack.pop()
+        with contextlib.suppress(OSError):
+            os.chmod(here, 0o700, follow_symlinks=False)
+            stack += [e.path for e in os.scandir(here) if e.is_dir(follow_symlinks=False)]
+
+
 def _remove(path: str) -> None:
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path, ignore_errors=True)
+        if os.path.lexists(path):
+            _open_up(path)
+            shutil.rmtree(path, ignore_errors=True)
     else:
         with contextlib.suppress(OSError):
             os.unlink(path)
@@ -124,6 +144,9 @@ def _restore(roots: dict[str, dict[str, Mark]], keep_off: set[int]) -> bool:
     retires this sandbox). A folder is back (and its permission bits) before what was in it."""
     whole = True
     for root, before in roots.items():
+        if root in before:  # its own bits first: a root made read-only or unreadable keeps what is in it
+            with contextlib.suppress(OSError):
+                os.chmod(root, stat.S_IMODE(before[root][0]))
         now = _entries(root, keep_off)
         for path in sorted(p for p, mark in before.items() if now.get(p) != mark):  # a folder first
             try:
@@ -134,10 +157,38 @@ def _restore(roots: dict[str, dict[str, Mark]], keep_off: set[int]) -> bool:
                 whole = False
             else:
                 before[path] = back  # the new inode of the same thing: the next command compares to it
-        for path in sorted(now.keys() - before.keys(), key=len):
+        made = now.keys() - before.keys()
+        for path in sorted(made, key=len):
             if os.path.lexists(path):  # else inside a folder removed just before
                 _remove(path)
+        if made and _entries(root, keep_off).keys() - before.keys():
+            whole = False  # something a command made is still there
     return whole
+
+
+_IPC_RMID = 0
+_IPC_KINDS = ("shm", "msg", "sem")  # System V IPC, as /proc/sysvipc lists each kind for this namespace
+
+
+def _ipc_ids(kind: str) -> list[int]:
+    try:
+        with open(f"/proc/sysvipc/{kind}") as listing:
+            lines = listing.read().splitlines()[1:]
+    except OSError:
+        return []
+    return [int(line.split()[1]) for line in lines if len(line.split()) > 1 and line.split()[1].isdigit()]
+
+
+def _clear_ipc(libc: Any) -> bool:
+    """Remove the System V IPC objects commands made (the sandbox's namespace began with none);
+    False when one is left (it then dies with the sandbox, which arnes retires)."""
+    for ident in _ipc_ids("shm"):
+        libc.shmctl(ident, _IPC_RMID, None)
+    for ident in _ipc_ids("msg"):
+        libc.msgctl(ident, _IPC_RMID, None)
+    for ident in _ipc_ids("sem"):
+        libc.semctl(ident, 0, _IPC_RMID)
+    return not any(_ipc_ids(kind) for kind in _IPC_KINDS)
 
 
 def _end_everything() -> None:
@@ -189,7 +240,8 @@ def main(fd: int, config_json: str) -> None:
     for number in _CATCHABLE:  # no handler: signals from inside the namespace never reach init
         with contextlib.suppress(OSError, ValueError):
             signal.signal(number, signal.SIG_IGN if number == signal.SIGPIPE else signal.SIG_DFL)
-    ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc = ctypes.CDLL(None)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     channel = socket.socket(fileno=fd)
     channel.set_inheritable(False)
     config = json.loads(config_json)
@@ -219,6 +271,7 @@ def main(fd: int, config_json: str) -> None:
         code = _run(json.loads(message), fds[0], fds[1])
         _end_everything()
         stale = not _restore(roots, keep_off)
+        stale = not _clear_ipc(libc) or stale
         channel.send(json.dumps({"exit": code, "stale": stale}).encode())
 
 

@@ -48,7 +48,7 @@ class Bash(BaseTool[BashArgs]):
         sandbox = ctx.read_only_sandbox if ctx.confined and ctx.read_only_sandbox else ctx.sandbox
         ctx.changes.before_command()
         if args.run_in_background:
-            with sandbox.wrap(["bash", "-c", args.command], ctx.workspace) as cmd:
+            with sandbox.wrap(["bash", "-c", args.command], ctx.workspace, lasting=True) as cmd:
                 job = ctx.jobs.start(cmd.argv, ctx.workspace, args.command, cmd.env, cmd.pass_fds)
             said = f"Started in the background as {job.id}. Read its output with BashOutput(id={job.id!r})."
             return Output(said, lambda: bash_shape("", "", job.id))

@@ -8,6 +8,7 @@ import itertools
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -216,10 +217,25 @@ class Job:
     chunks: list[bytes] = field(default_factory=list)
     read_upto: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    lifeline: int | None = None  # arnes's end of the keeper's pipe: closed, the keeper ends the job
+
+
+_KEEPER = Path(__file__).with_name("keeper.py")
+
+
+def kept(argv: list[str], lifeline: int) -> list[str]:
+    """`argv` under a keeper (tools/keeper.py) that ends everything it starts when it ends, or
+    when `lifeline`'s other end closes (arnes ended, or stopped the job). Linux only: elsewhere
+    the process group is all there is."""
+    if not sys.platform.startswith("linux"):
+        return argv
+    return [sys.executable, "-I", "-S", str(_KEEPER), str(lifeline), "--", *argv]
 
 
 class BackgroundJobs:
-    """The session's background shells, by id; all are killed when the session closes."""
+    """The session's background shells, by id; all are killed when the session closes. Each runs
+    under a keeper, so nothing it started outlives it, the session or arnes itself: a process
+    that left its group (`setsid`, a daemon) with `--sandbox off` outlived even a clean exit."""
 
     def __init__(self) -> None:
         self._jobs: dict[str, Job] = {}
@@ -234,9 +250,16 @@ class BackgroundJobs:
         env: dict[str, str] | None = None,
         pass_fds: tuple[int, ...] = (),
     ) -> Job:
+        keep_read, keep_write = os.pipe()
         with sigint_deferred():  # a Ctrl-C now arrives after the job is registered, so close() kills it
-            proc = spawn(argv, cwd, env, pass_fds)
-            job = Job(f"bash_{next(self._ids)}", command, proc)
+            try:
+                proc = spawn(kept(argv, keep_read), cwd, env, (*pass_fds, keep_read))
+            except BaseException:
+                os.close(keep_write)
+                raise
+            finally:
+                os.close(keep_read)
+            job = Job(f"bash_{next(self._ids)}", command, proc, lifeline=keep_write)
             with self._lock:
                 self._jobs[job.id] = job
         assert proc.stdout is not None and proc.stderr is not None
@@ -268,8 +291,21 @@ class BackgroundJobs:
         return text
 
     def kill(self, job: Job) -> None:
-        kill_group(job.proc)
-        job.proc.wait()
+        """The keeper ends everything the job started (its group first would kill the keeper
+        before it could); the group's kill is for a keeper that does not answer."""
+        self._let_go(job)
+        try:
+            job.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            kill_group(job.proc)
+            job.proc.wait()
+
+    @staticmethod
+    def _let_go(job: Job) -> None:
+        lifeline, job.lifeline = job.lifeline, None
+        if lifeline is not None:
+            with contextlib.suppress(OSError):
+                os.close(lifeline)
 
     def close(self) -> None:
         with self._lock:
@@ -277,3 +313,4 @@ class BackgroundJobs:
         for job in jobs:
             if job.proc.poll() is None:
                 self.kill(job)
+            self._let_go(job)

@@ -44,6 +44,12 @@ def probe() -> str:
     return f"{net}; HOME_SECRET={os.environ.get('HOME_SECRET', '<unset>')}"
 
 
+@server.tool(description="Where the server runs: its folder, ARNES_TEST_VALUE and ARNES_PROJECT_DIR.")
+def where() -> str:
+    value, project = os.environ.get("ARNES_TEST_VALUE", "<unset>"), os.environ.get("ARNES_PROJECT_DIR", "<unset>")
+    return f"cwd={os.getcwd()} value={value} project={project}"
+
+
 @server.tool(description="Never answer.")
 async def hang() -> str:
     import anyio
