@@ -111,6 +111,8 @@ def _git(words: list[str], env: list[str], inner: Inner) -> None:
     if any(v.split("=", 1)[0].startswith(("GIT_CONFIG", "GIT_EXEC_PATH", "GIT_ALIAS")) for v in env):
         inner.opaque.append("git with configuration from the environment can run any program")
     settings, index = git_split(words)
+    if any(w.startswith("--exec-path=") for w in words[1:index]):
+        inner.opaque.append("git --exec-path= runs git's own programs (transports, helpers) from a folder it names")
     sub = words[index] if index < len(words) else None
     aliases = {k[len("alias.") :]: v for k, v in settings if k.startswith("alias.")}
     for key, _ in settings:
