@@ -125,6 +125,15 @@ def test_what_cannot_be_told_asks(repo: Path) -> None:
         assert decide(repo, command).kind == "ask", command
 
 
+def test_a_configuration_that_shows_submodules_files_asks(repo: Path) -> None:
+    """`diff.submodule=diff` (the user's, here) makes a diff print the files of submodules, which
+    the names-only listing leaves out: what it shows can no longer be told."""
+    assert decide(repo, "git diff").kind == "allow"
+    (Path(os.environ["HOME"]) / ".gitconfig").write_text("[diff]\n\tsubmodule = diff\n")
+    assert "diff.submodule=diff" in decide(repo, "git diff").reason
+    assert decide(repo, "git status").kind == "allow"
+
+
 def test_allow_rules_work_and_do_not_lift_what_is_hidden(repo: Path) -> None:
     assert decide(repo, "git commit -m x", ("allow", "Bash(git commit:*)")).reason == "rule Bash(git commit:*)"
     rules: list[tuple[RuleKind, str]] = [("allow", "Bash(git add:*)"), ("allow", "Bash(git commit:*)")]

@@ -123,6 +123,17 @@ def run_git(
     )  # fmt: skip
 
 
+def config_value(repo: Repository, key: str, timeout: float = TIMEOUT) -> str | None:
+    """The value git would use for `key` in this repository (the user's and the repository's
+    files), or None when no file sets it. Reading config runs nothing."""
+    done = subprocess.run(
+        [repo.git, "-c", "safe.bareRepository=explicit", "config", "--get", "--end-of-options", key],
+        cwd=repo.workspace, env=_environment(repo), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+        check=False,
+    )  # fmt: skip
+    return os.fsdecode(done.stdout).strip() if done.returncode == 0 else None
+
+
 def _environment(repo: Repository) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(

@@ -16,7 +16,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from arnes.host.git import Repository, repository, run_git
+from arnes.host.git import Repository, config_value, repository, run_git
 from arnes.host.paths import is_inside, resolve_real
 from arnes.permissions.gitview import GLOBS, Probe
 
@@ -66,10 +66,12 @@ def _run(repo: Repository, folder: Path, probe: Probe) -> list[str]:
         if not _are(repo, folder, probe.verify, "blob"):
             raise Unlisted("git diff of revisions' paths that are not all files compares whole trees")
         return []
-    if probe.kind == "stash":
-        return _stash(repo, folder, probe.stash)
     if probe.kind == "grep":
         return _grep(repo, folder, probe)
+    if (config_value(repo, "diff.submodule", TIMEOUT) or "").lower() == "diff":
+        raise Unlisted("diff.submodule=diff in git's configuration shows the files of submodules")
+    if probe.kind == "stash":
+        return _stash(repo, folder, probe.stash)
     if probe.kind in ("diff", "show"):
         _commits(repo, folder, probe.verify)
         if probe.names_only:
@@ -77,7 +79,8 @@ def _run(repo: Repository, folder: Path, probe: Probe) -> list[str]:
     if probe.kind == "diff":
         return _names(repo, folder, ["diff", *_NAMES, *probe.args])
     walk = ["--no-walk=unsorted"] if probe.kind == "show" else []
-    return _names(repo, folder, ["log", *walk, *_NAMES, "--format=", "-m", *probe.args])
+    # -m: merges' changes against each parent; --root: a first commit's files (log.showRoot aside)
+    return _names(repo, folder, ["log", *walk, *_NAMES, "--format=", "-m", "--root", *probe.args])
 
 
 def _git(repo: Repository, folder: Path, args: list[str]) -> subprocess.CompletedProcess[bytes]:

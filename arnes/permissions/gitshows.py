@@ -116,8 +116,8 @@ def _names_only(sub: str, args: list[str]) -> Shows:
         short = word.startswith("-") and not word.startswith("--")
         if (short and set(word[1:]) & set(letters)) or _long(word, longs):
             return Shows(unread=f"git {sub} {word} shows changes hunk by hunk")
-    if sub == "tag" and any(w.startswith("--format") and ("%(raw" in w or "%(contents" in w) for w in args):
-        return Shows(unread="git tag --format with %(raw) or %(contents) prints the objects tags point at")
+    if sub in ("tag", "branch") and any(w.startswith("--format") and ("%(raw" in w or "%(contents" in w) for w in args):
+        return Shows(unread=f"git {sub} --format with %(raw) or %(contents) prints the objects refs point at")
     if sub == "notes" and any(w in ("-C", "-c") or _long(w, ("--reuse-message", "--reedit-message")) for w in args):
         return Shows(unread="git notes -C copies an object, which may be a hidden file's content, into a note")
     if sub == "bisect" and args and args[0] in ("view", "visualize"):
