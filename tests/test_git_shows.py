@@ -161,6 +161,19 @@ def test_git_that_runs_programs_asks(repo: Path) -> None:
         assert decide(repo, command).kind == "ask", command
     deny: tuple[RuleKind, str] = ("deny", "Bash(git fetch:*)")
     assert decide(repo, "git --exec-path=./bin fetch", deny, mode="bypass").kind == "deny"
+    # a command git runs from its own arguments is judged as a command, Read rules included
+    for command in ["git rebase -x 'cat .env' HEAD~1", "git bisect run cat .env", "git submodule foreach 'cat .env'",
+                    "git clone -u 'cat .env' . copy", "git push --receive-pack='cat .env' ."]:  # fmt: skip
+        assert decide(repo, command, ("allow", "Bash(git:*)"), mode="bypass").kind == "deny", command
+    assert decide(repo, "git clone --template=t . copy", ("allow", "Bash(git:*)")).kind == "ask"
+
+
+def test_plumbing_that_names_objects_asks(repo: Path) -> None:
+    """A hidden file's blob staged under another name and checked out would be readable there."""
+    blob = git(repo, "rev-parse", "HEAD:.env")
+    for command in [f"git update-index --add --cacheinfo 100644,{blob},notes.txt", "git read-tree HEAD",
+                    f"git update-ref refs/heads/x {blob}", "git commit-tree HEAD^{tree}"]:  # fmt: skip
+        assert decide(repo, command, ("allow", "Bash(git:*)")).kind == "ask", command
 
 
 def test_asking_git_runs_none_of_the_repositorys_programs(tmp_path: Path) -> None:

@@ -392,6 +392,13 @@ def test_programs_that_run_programs_are_judged_by_what_they_run(ws: Path, tmp_pa
     commands = [
         "git -c alias.x='!rm victim' x",
         "git -c alias.p=push p origin",
+        "git rebase -x 'rm victim' HEAD",
+        "git rebase --exec='rm victim' HEAD",
+        "git bisect run rm victim",
+        "git submodule foreach 'rm victim'",
+        "git clone -u 'rm victim' . copy",
+        "git push --receive-pack='rm victim' .",
+        "git --exec-path=. fetch .",
         "sed '1e rm victim' a.txt",
         "sed -n 1p -e 's/a/rm victim/e' a.txt",
         "awk 'BEGIN{system(\"rm victim\")}'",

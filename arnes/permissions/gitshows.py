@@ -22,12 +22,15 @@ __all__ = ["Probe", "Shows", "shows", "tree_path"]
 # tree, as `add` or `commit -F` do, is the sandbox's to hide, as for `cp`.)
 NAMES_ONLY = frozenset(
     """add am apply bisect branch check-attr check-ignore check-mailmap check-ref-format checkout cherry
-    cherry-pick clean clone column commit commit-graph commit-tree config count-objects describe fetch fsck gc
-    hash-object init ls-files ls-remote ls-tree maintenance merge merge-base mktag mktree mv name-rev notes
-    pack-refs prune pull push read-tree rebase reflog remote repack reset restore rev-list rev-parse revert rm
-    shortlog show-branch show-ref sparse-checkout stage stash status stripspace switch symbolic-ref tag
-    update-index update-ref var verify-commit verify-pack verify-tag version whatchanged worktree write-tree""".split()
+    cherry-pick clean clone column commit commit-graph config count-objects describe fetch fsck gc
+    hash-object init ls-files ls-remote ls-tree maintenance merge merge-base mv name-rev notes pack-refs prune
+    pull push rebase reflog remote repack reset restore rev-list rev-parse revert rm shortlog show-branch
+    show-ref sparse-checkout stage stash status stripspace switch tag var verify-commit verify-pack verify-tag
+    version whatchanged worktree""".split()
 )
+# Not on it: plumbing that puts an object under any name (`update-index --cacheinfo`, `read-tree`,
+# `mktree`, `commit-tree`, `update-ref`): a hidden file's blob staged as `notes.txt` and checked out.
+
 # Options that make one of them show changes hunk by hunk (or open an editor on them).
 _HUNKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "add": ("pie", ("--patch", "--interactive", "--edit")),
