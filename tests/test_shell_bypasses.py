@@ -338,6 +338,10 @@ def test_paths_are_judged_where_the_kernel_and_bash_take_them(ws: Path, tmp_path
         "cd - && cat id_rsa",
         "echo x > docs/ext/../planted",
         "echo x > ~+/../outside/planted",
+        f"env -C {outside} cat id_rsa",  # the wrapper's folder, not the workspace, is where cat reads
+        "env --chdir ~/.ssh cat id_x",
+        f"time -o {outside}/planted cat a.txt",  # GNU time writes its report there
+        f"strace -o {outside}/planted cat a.txt",
     ]
     results = _arnes(ws, tmp_path, commands, "--permission-mode", "acceptEdits")
     assert _ran(results) == []
