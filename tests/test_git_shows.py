@@ -81,6 +81,8 @@ DENIED = {
     "git log -p -- .env": "rule Read(**/.env)",
     "git blame .env": "rule Read(**/.env)",
     "git config --file .env --list": "rule Read(**/.env)",
+    "git config -f.env --list": "rule Read(**/.env)",
+    "git config --blob=HEAD:.env --list": "rule Read(**/.env)",
     "git log -p": "git log would show .env (rule Read(**/.env)); name the paths to show, or leave it out with",
     "git log -p --all -- .": "git log would show .env",
     "git log -S hunter2 --oneline": "git log would show .env",  # a search of contents is an oracle

@@ -157,19 +157,13 @@ def _long(word: str, names: tuple[str, ...]) -> bool:
 
 def _config(args: list[str]) -> Shows:
     """`git config --file F` reads F; `--blob X` reads an object (a hidden file's, perhaps)."""
-    view = Shows()
-    for i, word in enumerate(args):
-        name, eq, value = word.partition("=")
-        if not eq and i + 1 < len(args):
-            value = args[i + 1]
-        if name in ("-f", "--file") and (eq or i + 1 < len(args)):
-            view.paths.append(value)
-        elif name == "--blob":
-            path = tree_path(value)
-            if path is None:
-                view.unread = "git config --blob reads an object arnes cannot tie to a path"
-            else:
-                view.tree_paths.append(path)
+    view = Shows(paths=_values(args, "f", ("--file",)))
+    for blob in _values(args, "", ("--blob",)):
+        path = tree_path(blob)
+        if path is None:
+            view.unread = "git config --blob reads an object arnes cannot tie to a path"
+        else:
+            view.tree_paths.append(path)
     return view
 
 
