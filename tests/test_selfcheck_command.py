@@ -173,3 +173,17 @@ def test_a_models_own_run_of_no_tests_is_neither_a_red_nor_a_green_run(tmp_path:
     red = "exit code: 1\nRan 1 test in 0.001s\n\nFAILED (failures=1)"
     check.after_tools([ToolCall("2", "Bash", {"command": DISCOVER})], [ToolResultBlock("2", red, True)])
     assert check.still_red() == STILL_RED
+
+
+def test_doctor_names_the_command_of_a_rust_project_whose_tests_folder_looks_like_python(tmp_path: Path) -> None:
+    """Issue 24.9: `arnes doctor` says which command the self-check runs; a Rust crate's `tests/`
+    with a helper script in it is still `cargo test` (host/testcmd.py, tests/test_testcmd.py)."""
+    ws = tmp_path / "crate"
+    (ws / "tests").mkdir(parents=True)
+    (ws / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
+    (ws / "tests" / "add.rs").write_text("#[test]\nfn add() {}\n")
+    (ws / "tests" / "test_helper.py").write_text("")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": []}))
+    doctor = run_arnes("-w", str(ws), "--provider", "script", "--script", str(script), "doctor")
+    assert "tests: cargo test (detected from Cargo.toml)" in doctor.out, doctor.out

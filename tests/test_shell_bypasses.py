@@ -338,6 +338,10 @@ def test_paths_are_judged_where_the_kernel_and_bash_take_them(ws: Path, tmp_path
         "cd - && cat id_rsa",
         "echo x > docs/ext/../planted",
         "echo x > ~+/../outside/planted",
+        f"env -C {outside} cat id_rsa",  # the wrapper's folder, not the workspace, is where cat reads
+        "env --chdir ~/.ssh cat id_x",
+        f"time -o {outside}/planted cat a.txt",  # GNU time writes its report there
+        f"strace -o {outside}/planted cat a.txt",
     ]
     results = _arnes(ws, tmp_path, commands, "--permission-mode", "acceptEdits")
     assert _ran(results) == []
@@ -392,6 +396,13 @@ def test_programs_that_run_programs_are_judged_by_what_they_run(ws: Path, tmp_pa
     commands = [
         "git -c alias.x='!rm victim' x",
         "git -c alias.p=push p origin",
+        "git rebase -x 'rm victim' HEAD",
+        "git rebase --exec='rm victim' HEAD",
+        "git bisect run rm victim",
+        "git submodule foreach 'rm victim'",
+        "git clone -u 'rm victim' . copy",
+        "git push --receive-pack='rm victim' .",
+        "git --exec-path=. fetch .",
         "sed '1e rm victim' a.txt",
         "sed -n 1p -e 's/a/rm victim/e' a.txt",
         "awk 'BEGIN{system(\"rm victim\")}'",

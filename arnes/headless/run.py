@@ -102,9 +102,9 @@ class Driven:
             for note in notes:
                 self.ready.session.bus.emit(Notice("warning", f"warning: {note}"))
             invocation = split_invocation(text)
-            command, note = resolve(self.catalog, self.ready.session, invocation[0]) if invocation else (None, None)
-            if note is not None:
-                self.ready.session.bus.emit(Notice("warning", f"warning: {note}"))
+            command, clash = resolve(self.catalog, self.ready.session, invocation[0]) if invocation else (None, None)
+            if clash is not None:
+                self.ready.session.bus.emit(Notice("warning", f"warning: {clash}"))
             if invocation is None or command is None:
                 return agent.turn(text)
             prepared = prepare_command(command, invocation[1], self.ready.cfg.trusted, self.ready.session.provider.name)

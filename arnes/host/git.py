@@ -44,6 +44,7 @@ SAFE_CONFIG = (
     "diff.ignoreSubmodules=all",
     "gc.auto=0",
     "maintenance.auto=false",
+    "log.showSignature=false",  # a signature check runs gpg.program, which the repository may name
 )
 # Read-only inspections only; each with the flags that keep repository programs out.
 _DIFFS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all")
@@ -54,6 +55,7 @@ SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "log": _DIFFS,
     "ls-files": (),
     "rev-parse": (),
+    "grep": ("--no-textconv", "--no-recurse-submodules"),
 }
 TIMEOUT = 60.0
 
@@ -89,16 +91,22 @@ def repository(workspace: Path) -> Repository | str:
     return Repository(ws, git_dir, git)
 
 
-def run_git(repo: Repository, args: list[str], timeout: float = TIMEOUT) -> subprocess.CompletedProcess[bytes]:
+def run_git(
+    repo: Repository, args: list[str], timeout: float = TIMEOUT, folder: Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """Run one read-only git subcommand on `repo` with repository code turned off.
 
     The output stays bytes: paths in it need not be UTF-8 and may hold any line break, so the
     caller asks for `-z` where it reads names and decodes them with os.fsdecode. When the
     repository's filter drivers cannot be read, git is not run (exit 128, the reason on stderr).
+    `folder` (a folder of the workspace) is where git starts, so relative paths are read from it.
     """
     sub, rest = args[0], args[1:]
     if sub not in SUBCOMMANDS:
         raise ValueError(f"arnes runs only read-only git subcommands on the host, not {sub!r}")
+    cwd = repo.workspace if folder is None else resolve_real(folder)
+    if not is_inside(repo.workspace, cwd):
+        raise ValueError(f"{folder} is not a folder of the workspace")
     env = _environment(repo)
     # Filter overrides go in the environment, one key and one value each: on the command line
     # `-c filter.a=b.clean=` splits at the first `=`, and a driver named `a=b` would keep running.
@@ -110,9 +118,20 @@ def run_git(repo: Repository, args: list[str], timeout: float = TIMEOUT) -> subp
         env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
     argv = [repo.git, "--no-pager", *(a for item in SAFE_CONFIG for a in ("-c", item)), sub, *SUBCOMMANDS[sub], *rest]
     return subprocess.run(
-        argv, cwd=repo.workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
         check=False,
     )  # fmt: skip
+
+
+def config_value(repo: Repository, key: str, timeout: float = TIMEOUT) -> str | None:
+    """The value git would use for `key` in this repository (the user's and the repository's
+    files), or None when no file sets it. Reading config runs nothing."""
+    done = subprocess.run(
+        [repo.git, "-c", "safe.bareRepository=explicit", "config", "--get", "--end-of-options", key],
+        cwd=repo.workspace, env=_environment(repo), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+        check=False,
+    )  # fmt: skip
+    return os.fsdecode(done.stdout).strip() if done.returncode == 0 else None
 
 
 def _environment(repo: Repository) -> dict[str, str]:

@@ -9,51 +9,26 @@ import glob
 import os
 import shlex
 from pathlib import Path
-from typing import Protocol
 
 from arnes.host.paths import absolute
+from arnes.permissions.cmdpaths import (
+    GLOB_CHARS,
+    CommandRules,
+    expand_tilde,
+    judge,
+    listed,
+    read,
+)
+from arnes.permissions.cmdpaths import path_target as path_target  # the corpus test judges paths with it
+from arnes.permissions.gitjudge import git_decisions
 from arnes.permissions.gitrepo import repository_code
-from arnes.permissions.readonly import COMPUTED, FILE_ARGS, git_subcommand, is_read_only, path_arguments
-from arnes.permissions.rules import CommandPattern, Rule, RuleError, RuleKind, parse_rule
+from arnes.permissions.readonly import COMPUTED, FILE_ARGS, is_read_only, path_arguments
+from arnes.permissions.rules import CommandPattern, RuleError, parse_rule
 from arnes.permissions.shell import MOST_COMMAND_CHARS, SHELLS, ShellAnalysis, analyse, too_long
 from arnes.permissions.simplecommand import SimpleCommand
-from arnes.permissions.types import Access, Decision, DecisionKind, Mode, Target
+from arnes.permissions.types import Decision, DecisionKind, Mode, Target
 
-GLOB_CHARS = set("*?[{")
 READS_HERE = FILE_ARGS | {"git"}  # with no path argument, these read the folder they run in
-# git commands that only show names and states, never file contents (which may be denied ones)
-GIT_NAMES_ONLY = frozenset({"status", "ls-files", "rev-parse", "describe", "show-ref"})
-
-
-class RuleHit(Protocol):
-    """The Bash rule a command part matched, as the engine found it."""
-
-    @property
-    def kind(self) -> RuleKind: ...
-    @property
-    def rule(self) -> Rule: ...
-    @property
-    def origin(self) -> str: ...
-    @property
-    def command(self) -> CommandPattern | None: ...
-
-
-class CommandRules(Protocol):
-    """What judging a command asks of the rule engine (engine.py's `RuleEngine`). A protocol, so
-    the engine calls this judge and the judge never imports the engine back."""
-
-    @property
-    def workspace(self) -> Path: ...
-    @property
-    def mode(self) -> Mode: ...
-    @property
-    def home(self) -> Path: ...
-    @property
-    def sandboxed(self) -> bool: ...
-    def command_rule(self, kind: RuleKind, words: list[str]) -> RuleHit | None: ...
-    def has_read_rules(self) -> bool: ...
-    def has_command_denies(self) -> bool: ...
-    def target(self, tool: str, target: Target, mode: Mode | None = None) -> Decision: ...
 
 
 def decide_command(engine: CommandRules, tool: str, command: str, mode: Mode | None = None) -> Decision:
@@ -81,6 +56,10 @@ def decide_command(engine: CommandRules, tool: str, command: str, mode: Mode | N
         opaque.append("a cd goes to a folder only known when it runs, and the other parts run there")
     judged = _ReadOnly(engine, parts, folders)
     path_decisions = _paths(engine, parts, analysis, folders, judged, mode)
+    if not any(d.kind == "deny" for d in path_decisions):  # git is asked only when nothing denies already
+        changers = [p for p in parts if not judged(p)]
+        hidden_writes = _writes_hidden(engine, analysis, folders or [engine.workspace], mode)
+        path_decisions += git_decisions(engine, parts, folders or [engine.workspace], changers, hidden_writes, mode)
     for decision in path_decisions:
         if decision.kind == "deny":
             return decision
@@ -100,7 +79,7 @@ def decide_command(engine: CommandRules, tool: str, command: str, mode: Mode | N
     for decision in path_decisions:
         if decision.kind == "ask":
             return decision
-    leak = _may_show_hidden(engine, parts)
+    leak = _searches_hidden(engine, parts)
     if leak:
         return Decision("ask", leak, "rule")
     # 3. allow: every part read-only or covered by an allow rule it cannot sneak past
@@ -189,21 +168,6 @@ def directories(engine: CommandRules, analysis: ShellAnalysis) -> list[Path] | N
     return folders
 
 
-def expand_tilde(word: str, cwd: Path, home: Path) -> str | None:
-    """Tilde expansion as bash does it: `~` $HOME, `~+` $PWD, `~user` that user's home; `~-`
-    ($OLDPWD) is unknown here."""
-    if not word.startswith("~"):
-        return word
-    head, sep, rest = word.partition("/")
-    if head == "~":
-        return str(home) + sep + rest
-    if head == "~+":
-        return str(cwd) + sep + rest
-    if head == "~-":
-        return None
-    return os.path.expanduser(word)
-
-
 def _paths(
     engine: CommandRules,
     parts: list[SimpleCommand],
@@ -227,69 +191,15 @@ def _paths(
     decisions: list[Decision] = []
     for folder in folders:
         for written in analysis.writes:
-            decisions.append(_judge(engine, folder, written, "write", mode))
-        for read in reads:
-            decisions.append(_read(engine, folder, read, mode))
+            decisions.append(judge(engine, folder, written, "write", mode))
+        for arg in reads:
+            decisions.append(read(engine, folder, arg, mode))
         for pattern in dict.fromkeys(analysis.patterns):
-            decisions.append(_listed(engine, folder, pattern, mode))
+            decisions.append(listed(engine, folder, pattern, mode))
         for part in parts:
             if not judged(part):
                 decisions += _denied_writes(engine, folder, part, mode)
     return [d for d in decisions if d.kind != "allow"]
-
-
-def path_target(engine: CommandRules, folder: Path, arg: str, access: Access) -> Target | None:
-    """The path a command's word names, from `folder`, as the kernel will open it (None: unknown)."""
-    expanded = expand_tilde(arg, folder, engine.home)
-    if expanded is None:
-        return None
-    joined = os.path.join(folder, expanded)
-    # `..` after a link is resolved as the kernel does (physically); without `..` the engine's
-    # own resolution below the workspace gives the same answer, faster
-    real = Path(os.path.realpath(joined)) if ".." in expanded else None
-    return Target(Path(os.path.normpath(joined)), access, real=real)
-
-
-def _judge(engine: CommandRules, folder: Path, arg: str, access: Access, mode: Mode) -> Decision:
-    target = path_target(engine, folder, arg, access)
-    if target is None:
-        return Decision("ask", f"{arg!r} names a folder only known when it runs", "mode")
-    return engine.target("Bash", target, mode)
-
-
-def _read(engine: CommandRules, folder: Path, arg: str, mode: Mode) -> Decision:
-    if arg == COMPUTED or "$" in arg:
-        return Decision("ask", "reads a path only known when it runs", "mode")
-    if "{" in arg:
-        return Decision("ask", f"{arg!r} expands to paths nobody has seen yet", "mode")
-    if GLOB_CHARS & set(arg):
-        if engine.has_read_rules():
-            return Decision("ask", f"{arg!r} may match a file a Read rule hides", "rule")
-        arg = _fixed_folder(arg)
-    decision = _judge(engine, folder, arg or ".", "read", mode)
-    if decision.kind == "allow" and decision.source != "rule":
-        return Decision("allow", decision.reason, decision.source)
-    return decision
-
-
-def _listed(engine: CommandRules, folder: Path, pattern: str, mode: Mode) -> Decision:
-    """A pattern the shell expands lists the folder it stays in, whatever the program (`echo
-    /srv/*`, `for f in ~/*`): a read of that folder, judged like `ls` of it."""
-    if pattern == COMPUTED or "$" in pattern:
-        return Decision("ask", f"{pattern!r} lists a folder only known when it runs", "mode")
-    decision = _judge(engine, folder, _fixed_folder(pattern), "read", mode)
-    if decision.kind == "allow" and decision.source != "rule":
-        return Decision("allow", decision.reason, decision.source)
-    return decision
-
-
-def _fixed_folder(pattern: str) -> str:
-    """The folder a glob cannot leave: `/e*/passwd` stays under `/`, `src/*.py` under `src`."""
-    cut = min((i for i, ch in enumerate(pattern) if ch in GLOB_CHARS), default=len(pattern))
-    prefix = pattern[:cut]
-    if "/" not in prefix:
-        return "/" if pattern.startswith("/") else "."
-    return prefix.rsplit("/", 1)[0] or "/"
 
 
 def _denied_writes(engine: CommandRules, folder: Path, part: SimpleCommand, mode: Mode) -> list[Decision]:
@@ -300,7 +210,7 @@ def _denied_writes(engine: CommandRules, folder: Path, part: SimpleCommand, mode
         if arg.startswith("-") or arg == COMPUTED or not arg:
             continue
         for path in expand(arg, folder):
-            decision = _judge(engine, folder, path, "write", mode)
+            decision = judge(engine, folder, path, "write", mode)
             if decision.kind == "deny" and decision.source in ("rule", "builtin"):
                 found.append(decision)
     return found
@@ -327,20 +237,23 @@ def _braces(word: str) -> list[str]:
     return [w for option in body.split(",") for w in _braces(head + option + tail)][:64]
 
 
-def _may_show_hidden(engine: CommandRules, parts: list[SimpleCommand]) -> str | None:
-    """With Read rules hiding files and no sandbox to hide them, searches and git may show them."""
-    if not engine.has_read_rules():
+def _searches_hidden(engine: CommandRules, parts: list[SimpleCommand]) -> str | None:
+    """With Read rules hiding files and no sandbox to hide them, searches may show them (git is
+    judged apart: gitjudge.py)."""
+    if not engine.has_read_rules() or engine.sandboxed:
         return None
     for part in parts:
         name = part.words[0] if part.words else ""
-        if name == "git" and git_subcommand(part.words) not in GIT_NAMES_ONLY:
-            return "git can show the contents of files a Read rule hides (history, other revisions)"
-        if engine.sandboxed:
-            continue
-        recursive = name == "rg" or _recursive(name, part.words[1:])
-        if recursive:
+        if name == "rg" or _recursive(name, part.words[1:]):
             return f"{name} searches folders that may hold files a Read rule hides (no sandbox to hide them)"
     return None
+
+
+def _writes_hidden(engine: CommandRules, analysis: ShellAnalysis, folders: list[Path], mode: Mode) -> bool:
+    """Whether a redirection writes a file a Read rule hides (then git would show it changed)."""
+    if not engine.has_read_rules():
+        return False
+    return any(read(engine, folder, written, mode).kind != "allow" for folder in folders for written in analysis.writes)
 
 
 def _recursive(name: str, args: list[str]) -> bool:

@@ -1,6 +1,7 @@
 """Programs that run other programs from their arguments: judged by what they run, or opaque.
 
-`git -c alias.x='!rm v' x`, `sed '1e rm v'`, `awk 'BEGIN{system("rm v")}'`, `tar --to-command=...`,
+`git -c alias.x='!rm v' x`, `git rebase --exec` (gitprograms.py), `sed '1e rm v'`,
+`awk 'BEGIN{system("rm v")}'`, `tar --to-command=...`,
 `find -exec`, `rg --pre`: the program named in an argument is what runs, so it is handed back to
 the parser as a nested command line (deny rules see it; no allow rule covers it). What cannot be
 read from the words (a script file, a computed string, a shell alias from a config file) is
@@ -14,6 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from arnes.permissions.gitnames import GIT_BUILTINS
+from arnes.permissions.gitprograms import git_programs
 
 COMPUTED = "$?"
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
@@ -111,6 +113,8 @@ def _git(words: list[str], env: list[str], inner: Inner) -> None:
     if any(v.split("=", 1)[0].startswith(("GIT_CONFIG", "GIT_EXEC_PATH", "GIT_ALIAS")) for v in env):
         inner.opaque.append("git with configuration from the environment can run any program")
     settings, index = git_split(words)
+    if any(w.startswith("--exec-path=") for w in words[1:index]):
+        inner.opaque.append("git --exec-path= runs git's own programs (transports, helpers) from a folder it names")
     sub = words[index] if index < len(words) else None
     aliases = {k[len("alias.") :]: v for k, v in settings if k.startswith("alias.")}
     for key, _ in settings:
@@ -131,6 +135,11 @@ def _git(words: list[str], env: list[str], inner: Inner) -> None:
                 inner.opaque.append(f"git alias {sub} cannot be read")
     elif sub not in GIT_BUILTINS:
         inner.opaque.append(f"git {sub} is not a git command here: it may be an alias or a git-{sub} program")
+    else:
+        runs = git_programs(sub, words[index + 1 :])
+        inner.scripts += runs.scripts
+        inner.commands += runs.commands
+        inner.opaque += runs.opaque
 
 
 # -- sed ---------------------------------------------------------------------------------------

@@ -51,12 +51,38 @@ def _git(words: list[str]) -> bool:
     args = words[1:]
     while args and args[0] in ("--no-pager", "-P"):
         args = args[1:]
+    if args and args[0] == "branch":
+        return _git_branch_list(args[1:])
     if not args or args[0] not in GIT_READ:
         return False
     risky_long = ("--output", "--ext-diff", "--textconv", "--open-files-in-pager", "--no-index", "--filters")
     if any(a.startswith(("-o", "-O")) or long_option(a, *risky_long) for a in args[1:]):
         return False
     return not (args[0] == "reflog" and len(args) > 1 and args[1] not in ("show", "exists", "list"))
+
+
+_BRANCH_FLAGS = frozenset("-a --all -r --remotes -v -vv --verbose -l --list --show-current -i --ignore-case "
+                          "--no-color --no-column --omit-empty".split())  # fmt: skip
+_BRANCH_VALUES = frozenset({"--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort"})
+_BRANCH_EQ = frozenset({"--color", "--column", "--abbrev"})
+
+
+def _git_branch_list(args: list[str]) -> bool:
+    """`git branch` that lists: only listing options (not `--format`: its atoms print objects), and
+    names only as patterns after `--list`; any other word creates, moves or deletes a branch."""
+    listing = any(a in ("-l", "--list") for a in args)
+    i = 0
+    while i < len(args):
+        word = args[i]
+        name, eq, _ = word.partition("=")
+        if name in _BRANCH_VALUES and not eq:
+            i += 1  # its value is the next word
+        elif not (word in _BRANCH_FLAGS or name in _BRANCH_VALUES or (name in _BRANCH_EQ and eq)) and (
+            word.startswith("-") or not listing
+        ):
+            return False
+        i += 1
+    return True
 
 
 def _sed(words: list[str]) -> bool:
@@ -259,6 +285,6 @@ def _git_paths(words: list[str]) -> list[str]:
             found.append(args[i + 1])
         elif sub == "grep" and word.startswith("-f") and len(word) > 2:
             found.append(word[2:])
-        elif sub == "diff" and (not word.startswith("-") or word == COMPUTED):
-            found.append(word)
+        elif sub == "diff" and (not word.startswith(("-", ":")) or word == COMPUTED) and not set("*?[") & set(word):
+            found.append(word)  # a pathspec's glob or magic is git's: what it covers is git's to list
     return found

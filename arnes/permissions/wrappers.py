@@ -83,6 +83,19 @@ OPAQUE_OPTIONS = {
 }
 
 
+# A wrapper's own options that run its command in another folder or root, or make it write a file:
+# the command's paths would be judged from the wrong place (`env -C ~/.ssh cat id_rsa`), or the
+# write would go unseen (`strace -o ~/.bashrc cat a.txt`). Only the wrapper's options count.
+MOVING_OPTIONS = {
+    "env": ("-C", "--chdir"),
+    "sudo": ("-D", "--chdir", "-R", "--chroot"),
+    "unshare": ("-w", "--wd", "-R", "--root"),
+    "nsenter": ("-w", "--wd", "-r", "--root"),
+    "strace": ("-o", "--output"),
+    "time": ("-o", "--output"),
+}
+
+
 def _has_option(word: str, option: str) -> bool:
     """`--long`, `--long=x`, or a short option anywhere in a bundle (`-iS` has `-S`)."""
     if option.startswith("--"):
@@ -112,6 +125,10 @@ def unwrap(cmd: SimpleCommand) -> str | None:
             if name == "env" and "=" in word and not word.startswith("-"):
                 cmd.env.append(word)
             elif word.startswith("-") and word != "-":
+                if any(_has_option(word, o) for o in MOVING_OPTIONS.get(name, ())):
+                    cmd.wrappers.append(name)
+                    cmd.words = []
+                    return f"{name} {word.split('=', 1)[0]} runs the command elsewhere or writes a file"
                 if word.split("=", 1)[0] in takes_value and "=" not in word:
                     i += 1
                 elif name == "nice" and word[1:].isdigit():
