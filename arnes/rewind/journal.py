@@ -106,7 +106,7 @@ def _apply(running: Manifest, record: dict[str, Any], pairs: Pairs | None = None
 
 def delta(old: Manifest, new: Manifest) -> dict[str, Any]:
     """`new` as a change from `old`, for a journal line."""
-    changed = {rel: e.to_json() for rel, e in new.items() if old.get(rel) != e}
+    changed = {rel: e.to_json() for rel, e in new.items() if (was := old.get(rel)) is not e and was != e}
     gone = sorted(rel for rel in old if rel not in new)
     return {"set": changed, "gone": gone}
 
