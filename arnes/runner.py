@@ -216,11 +216,6 @@ def build_session(
 
     session.provider = retrying(main)
     session.roles = {role: retrying(p) for role, p in roles.items()}
-    explore = profile.explore_temperature
-    if explore is not None and profile.steering != "off" and cfg.temperature is None:
-        # The same model, drawn at a higher temperature for one reply after a greedy repeat (adapt/).
-        session.roles["explore"] = retrying(_provider(ModelSettings(temperature=explore), cfg, stream, window)[0])
-        session.explore_temperature = explore
 
     def switch(provider: Provider, model: str) -> Provider:
         chosen = ModelSettings(provider=provider.name if provider.name in PROFILES else None, name=model)

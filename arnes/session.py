@@ -56,8 +56,7 @@ if TYPE_CHECKING:
     from arnes.mcp.client import McpHub
     from arnes.rewind.checkpoints import Checkpoints
 
-# explore: the same model at a higher temperature, for one reply after a greedy repeat (DESIGN §15)
-Role = Literal["main", "subagent", "compaction", "explore"]
+Role = Literal["main", "subagent", "compaction"]
 WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
 
 
@@ -146,8 +145,7 @@ class Session:
     # From the user's settings only (sandbox.env_passthrough, sandbox.read_paths).
     env_passthrough: tuple[str, ...] = ()
     read_paths: tuple[Path, ...] = ()
-    roles: dict[Role, Provider] = field(default_factory=dict)  # subagent / compaction / explore; default: provider
-    explore_temperature: float | None = None  # the `explore` role's, when the profile has one
+    roles: dict[Role, Provider] = field(default_factory=dict)  # subagent / compaction; default: provider
     depth: int = 0
     max_depth: int = 1  # how deep sub-agents may nest: 1 means a sub-agent cannot delegate
     shared: Shared | None = None
@@ -315,7 +313,6 @@ class Session:
             context_window=self.context_window,
             id=f"{self.id}/{parent_call}",
             roles=self.roles,
-            explore_temperature=self.explore_temperature,
             depth=self.depth + 1,
             max_depth=self.max_depth,
             shared=shared,

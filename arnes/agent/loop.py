@@ -105,7 +105,6 @@ class Agent:
         self.hooks = HookPoints(session)
         self._hook_context: list[str] = []  # what SessionStart hooks said, for the next user message
         self._point = 0  # the session's last numbered point (turns, rewinds, verify rounds)
-        self._explore = False  # the next request goes to the `explore` role (a Nudge asked for it)
         self._said: set[str] = set()
 
     def rewind_conversation(self, messages: list[Message]) -> None:
@@ -339,11 +338,7 @@ class Agent:
             self._steered(decision.piece, "reply", "act", decision.sent or text, ran)
             decision = self.steer.on_acted(decision, results, reply)
         if isinstance(decision, Nudge):
-            said = decision.text
-            if decision.explore and "explore" in s.roles:
-                self._explore = True
-                said += f"\n(arnes: the next reply is sampled at temperature {s.explore_temperature})"
-            self._steered(decision.piece, "reply", "nudge", decision.sent or text, said)
+            self._steered(decision.piece, "reply", "nudge", decision.sent or text, decision.text)
             self._append(Message.user(decision.text))
             return True
         if decision.note:
@@ -391,11 +386,8 @@ class Agent:
         """Ask the model; a server that finds the request too long gets a compacted one, once."""
         s = self.s
 
-        provider = s.provider_for("explore") if self._explore else s.provider
-        self._explore = False  # one reply drawn anew; then greedy again
-
         def ask() -> ModelResponse:
-            return provider.complete(system, self.messages, specs, on_text=lambda t: s.bus.emit(TextDelta(t)))
+            return s.provider.complete(system, self.messages, specs, on_text=lambda t: s.bus.emit(TextDelta(t)))
 
         try:
             return ask()

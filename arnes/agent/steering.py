@@ -44,9 +44,6 @@ class Nudge:
     piece: str
     text: str
     sent: str = ""  # what the model sent that this answers, for the trace
-    # The next reply is drawn at the profile's exploring temperature: a greedy model that sent what
-    # the file already holds would send it again, word for word (the loop uses the `explore` role).
-    explore: bool = False
 
 
 @dataclass(frozen=True)

@@ -42,13 +42,10 @@ class Profile:
     steering: str
     edit_format: EditFormat
     hidden_tools: tuple[str, ...] = ()  # not offered: tools a small model reached for instead of working
-    # A steered model that sent back what a file already holds gets its next reply drawn at this
-    # temperature (None: never): greedy decoding would repeat it word for word.
-    explore_temperature: float | None = None
 
 
 OFF = Profile("frontier", "off", "tools")
-SMALL = Profile("small-local", "small", "whole", ("Skill", "ReadDoc", "Delegate"), explore_temperature=0.7)
+SMALL = Profile("small-local", "small", "whole", ("Skill", "ReadDoc", "Delegate"))
 
 # First matching pattern wins; `org/name` is matched by its name, in lower case.
 PROFILES: tuple[tuple[str, Profile], ...] = (
@@ -77,9 +74,5 @@ def profile_for(model: str, steering: str | None = None, edit_format: EditFormat
     if steering == "off":  # off means nothing is taken from a reply either, unless a format is asked for
         return Profile(found.name + " (overridden)", "off", edit_format or "tools")
     return Profile(
-        found.name + " (overridden)",
-        steering or found.steering,
-        edit_format or found.edit_format,
-        found.hidden_tools,
-        found.explore_temperature,
+        found.name + " (overridden)", steering or found.steering, edit_format or found.edit_format, found.hidden_tools
     )

@@ -66,8 +66,7 @@ class Nudges(Piece):
             self.state.said = nudge  # parroting it back is an echo too
         if nudge.startswith(SPELLED):
             self.offered = nudge.split("\n", 1)[1]
-        stuck = nudge.startswith(AS_IS.partition("{")[0])  # the code as the file holds it: no new attempt
-        return Nudge(self.name, for_format(nudge, self.env.edit_format), reply.text, explore=stuck)
+        return Nudge(self.name, for_format(nudge, self.env.edit_format), reply.text)
 
     def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
         result = results[0] if results else None
