@@ -293,3 +293,15 @@ def test_a_claimed_change_to_a_file_the_session_did_not_change_is_nudged(tmp_pat
     seen = u.Seen(agent.s.ctx)
     assert seen.unchanged_named("I updated shop/cart.py. The notes in notes.md still hold.") == []  # no claim
     assert seen.unchanged_named("I updated shop/cart.py and notes.md.") == ["notes.md"]
+
+
+def test_code_in_chat_matching_a_test_file_is_never_answered_with_a_call_to_change_it(tmp_path: Path) -> None:
+    """The tests are the judge: arnes never makes a call to a test file for the model, and it does
+    not spell one out for it either (the plain code nudge stands instead)."""
+    (tmp_path / "calc_test.py").write_text(CALC)
+    chat = "```\ndef add(a: int, b: int) -> int:\n    return a + b\n```"
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "calc_test.py"}}]}
+    agent, _ = _run(tmp_path, [read, {"text": chat}, {"text": "ok"}])
+    nudges = _nudges(agent.messages)
+    assert nudges and not any("calc_test.py" in n and n.startswith(u.CODE_CALL) for n in nudges)
+    assert (tmp_path / "calc_test.py").read_text() == CALC

@@ -16,8 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from arnes.agent.madecalls import is_test_file
 from arnes.host.nofollow import read_regular
-from arnes.host.paths import is_inside, resolve_real
+from arnes.host.paths import absolute, is_inside, resolve_real
 from arnes.tools.base import ToolContext
 
 EMPTY = (
@@ -142,7 +143,7 @@ def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, 
     if code:  # a call that would make the change beats "you repeated the error" (which may show that code)
         call = edit_for(stripped, seen.files()) if seen is not None else None
         held = seen.held() if seen is not None and call is None else None
-        call = call or (write_for(stripped, held) if held else None)
+        call = _suggestable(call or (write_for(stripped, held) if held else None), seen)
         if call:
             return CODE_CALL + call
         pointed = pointed_edit(stripped, seen) if seen is not None else None
@@ -155,7 +156,7 @@ def unfinished(text: str, last_error: str | None, wrote: bool, can_write: bool, 
         return ECHO
     if code:
         return CODE
-    described = described_edit(stripped, seen.files()) if can_write and seen is not None else None
+    described = _suggestable(described_edit(stripped, seen.files()), seen) if can_write and seen is not None else None
     if described is not None:
         return DESCRIBED + described
     if can_write and seen is not None and _CLAIM.search(stripped):
@@ -176,10 +177,23 @@ def spelled_call(text: str, seen: Seen) -> str | None:
     if _FENCED.search(stripped):
         call = edit_for(stripped, seen.files())
         held = seen.held() if call is None else None
-        call = call or (write_for(stripped, held) if held else None)
+        call = _suggestable(call or (write_for(stripped, held) if held else None), seen)
         if call:
             return call
-    return described_edit(stripped, seen.files())
+    return _suggestable(described_edit(stripped, seen.files()), seen)
+
+
+def _suggestable(call: str | None, seen: Seen | None) -> str | None:
+    """A call derived from the reply, unless it would change a test file: what arnes would never
+    make for the model (agent/madecalls.py) it does not spell out for it either."""
+    if call is None or seen is None:
+        return call
+    try:
+        path = json.loads(call)["arguments"]["file_path"]
+    except (ValueError, KeyError, TypeError):
+        return call
+    workspace = seen.ctx.workspace
+    return None if is_test_file(absolute(workspace, str(path)), workspace) else call
 
 
 def _echoes(text: str, error: str) -> bool:
