@@ -54,7 +54,9 @@ class Checkpoints:
         self._running: Manifest = running
         self._written = bool(points)
         self._next = max((p.n for p in points), default=0) + 1
-        self._cache: Manifest = running if points else self._newest_elsewhere()
+        # The hashes a scan may reuse: this session's last state, or (read at the first scan, not at
+        # start-up) the last state another session here recorded; None: not read yet.
+        self._cache: Manifest | None = running if points else None
         self._cache_elsewhere = not points  # its contents may have been dropped by the cap since
 
     @property
@@ -145,6 +147,8 @@ class Checkpoints:
         began = time.perf_counter()
         try:
             with self.store.locked(), self.store.writer() as writer:
+                if self._cache is None:
+                    self._cache = self._newest_elsewhere()
                 manifest, read = self.scanner.scan(writer, self._cache, self._extra, self._cache_elsewhere)
             self._count(writer.written)
         except OSError as exc:
@@ -178,12 +182,12 @@ class Checkpoints:
         else:
             record["full"] = {rel: e.to_json() for rel, e in manifest.items()}
         try:
-            self.store.append(self.session, record)
+            written = self.store.append(self.session, record)
         except OSError as exc:
             self._fail(exc)
             return
         if self._used is not None:
-            self._used += len(str(record))  # about the line's size: journals count toward the cap too
+            self._used += written  # journals count toward the cap too
         self._written = True
         self._running = manifest
 

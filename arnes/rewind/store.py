@@ -121,14 +121,16 @@ class Store:
     def journal(self, session: str) -> Path:
         return self.sessions_dir / f"{session.replace('/', '_')}{SESSION_FILE}"
 
-    def append(self, session: str, record: dict[str, Any]) -> None:
+    def append(self, session: str, record: dict[str, Any]) -> int:
+        """Add one line to the session's journal; the bytes it took."""
         self.ensure()
-        line = json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n"
+        line = (json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
         fd = os.open(self.journal(session), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            os.write(fd, line.encode())
+            os.write(fd, line)
         finally:
             os.close(fd)
+        return len(line)
 
     def read(self, session: str) -> list[dict[str, Any]]:
         """The journal's records; a line cut by a crash ends it."""
