@@ -10,6 +10,7 @@ from pathlib import Path
 from arnes import __version__
 from arnes.cliclaude import MODES, add_options
 from arnes.errors import ConfigError
+from arnes.llm.profiles import pieces_of
 
 SUBCOMMANDS = (
     "demo", "permissions", "features", "next", "check", "handoff", "checker", "eval", "team", "init", "doctor",
@@ -55,7 +56,10 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--max-output-tokens", type=int, metavar="N", help="cap on one reply's tokens (default per model)")
     p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (per model: 0.2, Qwen2.5 0)")
     p.add_argument(
-        "--steering", choices=["off", "small", "tests"], help="model-adaptation pieces (default per model profile)"
+        "--steering",
+        type=_steering,
+        metavar="SET[,-PIECE...]",
+        help="model-adaptation pieces: off, small or tests, less any of its pieces (default per model profile)",
     )
     p.add_argument(
         "--edit-format", choices=["tools", "whole", "search-replace"], help="how the model hands over file changes"
@@ -166,3 +170,12 @@ def workspace_of(args: argparse.Namespace, workspace: Path | None = None) -> Pat
     if not ws.is_dir():
         raise ConfigError(f"workspace {ws} is not a folder")
     return ws.resolve()
+
+
+def _steering(value: str) -> str:
+    """A steering value the profiles know (argparse prints the error on one line)."""
+    try:
+        pieces_of(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value

@@ -20,6 +20,7 @@ from arnes.errors import ConfigError
 from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings
 from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.jsonfile import read_json
+from arnes.llm.profiles import pieces_of
 from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, load_mcp_file
 from arnes.permissions.grants import split_grants
 from arnes.permissions.protected import claude_user_dir, user_config_dir
@@ -47,12 +48,21 @@ class ModelSettings(Strict):
     read_timeout: float | None = Field(None, gt=0, description="Seconds to wait between two chunks of a reply (300).")
     stream: bool | None = Field(None, description="Stream the answer (default true); false for servers that cannot.")
     script: str | None = Field(None, description="The scripted model's turns (provider script).")
-    steering: Literal["off", "small", "tests"] | None = Field(
-        None, description="Which model-adaptation pieces run (default: the model's profile; off for frontier models)."
+    steering: str | None = Field(
+        None,
+        description="Which model-adaptation pieces run: off, small or tests, less any of its pieces "
+        "(small,-fresh-draws); default: the model's profile, off for frontier models.",
     )
     edit_format: Literal["tools", "whole", "search-replace"] | None = Field(
         None, description="How the model hands over file changes (default: the model's profile)."
     )
+
+    @field_validator("steering")
+    @classmethod
+    def _known_pieces(cls, value: str | None) -> str | None:
+        if value is not None:
+            pieces_of(value)  # its ValueError names the set and its pieces
+        return value
 
 
 class PermissionSettings(Strict):

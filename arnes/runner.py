@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -25,7 +25,7 @@ from arnes.llm.base import PROFILES, Provider, ProviderSettings
 from arnes.llm.factory import make_provider
 from arnes.llm.models import defaults_for
 from arnes.llm.pricing import Price, price_for
-from arnes.llm.profiles import EditFormat, profile_for
+from arnes.llm.profiles import EditFormat, Profile, pieces_of, profile_for
 from arnes.llm.recovering import RecoveringProvider
 from arnes.llm.retry import RetryingProvider
 from arnes.llm.window import probe_window
@@ -124,10 +124,25 @@ def _provider(
     chosen: ModelSettings, cfg: EffectiveConfig, stream: bool, window: int | None, role: RoleName | None = None
 ) -> tuple[Provider, str, str]:
     settings = _settings(chosen, cfg, stream, window, role)
+    return _made(settings), settings.provider, settings.model
+
+
+def _made(settings: ProviderSettings) -> Provider:
     provider = make_provider(settings)
     if settings.text_calls:  # the profile steers: calls printed as text are read as calls
         provider = RecoveringProvider(provider, settings.max_output_tokens)
-    return provider, settings.provider, settings.model
+    return provider
+
+
+def _draw_provider(cfg: EffectiveConfig, stream: bool, window: int | None, profile: Profile) -> Provider | None:
+    """The main model sampled as the profile draws (adapt/draws.py), when its pieces draw."""
+    names = pieces_of(profile.steering)
+    if not profile.draws or "fresh-draws" not in names or "self-check" not in names:
+        return None
+    settings = _settings(ModelSettings(), cfg, stream, window)
+    if settings.provider == "script":  # a script is not sampled, and a second copy would start over
+        return None
+    return _made(replace(settings, temperature=profile.draw_temperature, top_p=profile.draw_top_p))
 
 
 def resolve_window(cfg: EffectiveConfig, settings: ProviderSettings) -> tuple[int, str]:
@@ -185,6 +200,7 @@ def build_session(
         workspace=workspace,
         provider=main,
         steering_set=profile.steering,
+        draws=profile.draws,
         edit_format=profile.edit_format,
         hidden_tools=hidden,
         test_command=cfg.configured_tests(),
@@ -216,6 +232,9 @@ def build_session(
 
     session.provider = retrying(main)
     session.roles = {role: retrying(p) for role, p in roles.items()}
+    drawing = _draw_provider(cfg, stream, window, profile)
+    if drawing is not None:
+        session.roles["draw"] = retrying(drawing)
 
     def switch(provider: Provider, model: str) -> Provider:
         chosen = ModelSettings(provider=provider.name if provider.name in PROFILES else None, name=model)

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from arnes.mcp.client import McpHub
     from arnes.rewind.checkpoints import Checkpoints
 
-Role = Literal["main", "subagent", "compaction"]
+Role = Literal["main", "subagent", "compaction", "draw"]  # draw: the main model sampled (adapt/draws.py)
 WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
 
 
@@ -156,6 +156,7 @@ class Session:
     self_check: bool = True
     # The model-adaptation layer (DESIGN §15): the profile's steering set and edit format.
     steering_set: str = "off"
+    draws: int = 0  # fresh draws per user message, when the steering set has fresh-draws
     edit_format: str = "tools"
     hidden_tools: tuple[str, ...] = ()  # tools the profile does not offer (a small model's distractions)
     steering: Steering = field(init=False)
@@ -242,7 +243,15 @@ class Session:
         # In an edit format the reply is how files change: the model is not offered two ways. The
         # tools stay in the registry: the format's own Writes and Edits run through them.
         self._unoffered = frozenset({"Write", "Edit"} if self.edit_format != "tools" else ())
-        env = Env(self.ctx, self.edit_format, lambda: self.self_check, self.tests, self.task_files, self.test_timeout)
+        env = Env(
+            self.ctx,
+            self.edit_format,
+            lambda: self.self_check,
+            self.tests,
+            self.task_files,
+            self.test_timeout,
+            self.draws,
+        )
         self.steering = build_steering(self.steering_set, env)
 
     @property
@@ -324,6 +333,7 @@ class Session:
             skill_catalog=self.skill_catalog,
             self_check=self.self_check,
             steering_set=self.steering_set,
+            draws=self.draws,
             edit_format=self.edit_format if not read_only else "tools",
             hidden_tools=self.hidden_tools,
             test_command=self.test_command,

@@ -349,7 +349,7 @@ def test_files_the_task_says_to_leave_alone(tmp_path: Path) -> None:
 
 def test_every_piece_of_every_set_is_built(ctx: ToolContext) -> None:
     for name, pieces in STEERING.items():
-        built = build_steering(name, Env(ctx, "whole"))
+        built = build_steering(name, Env(ctx, "whole", draws=6))
         got = [p.name for p in getattr(built, "pieces", [])]
         assert got == ["whole", *pieces], name
         assert json.dumps(got)

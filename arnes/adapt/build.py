@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+from arnes.adapt.draws import Draws
 from arnes.adapt.piece import Env, Piece
 from arnes.adapt.pieces.check_before_done import CheckBeforeDone
 from arnes.adapt.pieces.contract_help import ContentCheck, NamedFiles, RenameLeftovers, UndoGuard, WholeSmallFile
 from arnes.adapt.pieces.edit_format import SEARCH_REPLACE_PROMPT, WHOLE_PROMPT, SearchReplace, WholeFiles
+from arnes.adapt.pieces.fresh_draws import FreshDraws
 from arnes.adapt.pieces.nudges import Nudges, SameReply
 from arnes.adapt.pipeline import Pipeline
 from arnes.adapt.shared import TurnState
 from arnes.agent.steering import NoSteering, Steering
-from arnes.llm.profiles import STEERING
+from arnes.llm.profiles import STEERING, pieces_of
 
 
 def build_steering(steering: str, env: Env) -> Steering:
     """The session's `Steering`: `NoSteering` when no piece runs, so `off` cannot change a call."""
-    names = STEERING[steering]
+    names = pieces_of(steering)
     state = TurnState()
     pieces: list[Piece] = []
     if env.edit_format == "whole":
@@ -23,7 +25,11 @@ def build_steering(steering: str, env: Env) -> Steering:
     elif env.edit_format == "search-replace":
         pieces.append(SearchReplace(env))
     for name in names:
-        if name == "named-files":
+        if name == "fresh-draws":
+            if env.draws > 0 and "self-check" in names:  # the tests judge each draw
+                state.draws = Draws(env.draws)
+                pieces.append(FreshDraws(state))
+        elif name == "named-files":
             pieces.append(NamedFiles(env))
         elif name == "small-read":
             pieces.append(WholeSmallFile(env))

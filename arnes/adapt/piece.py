@@ -24,6 +24,7 @@ class Env:
     detect: Callable[[Path], str | None] | None = None  # the project's test command
     task_files: Callable[[str], str] | None = None  # the files a task names, shown with it
     test_timeout: float = 300.0  # seconds the self-check's run may take (verify.timeout)
+    draws: int = 0  # fresh draws per user message after the repair try (the profile's; 0: none)
 
 
 class Piece:

@@ -38,6 +38,8 @@ class Pipeline:
         if owner is None:
             return ACCEPT
         decision = self.pieces[owner].on_acted(act, results, reply)
+        if isinstance(decision, Act):  # more calls of the same piece: it reads their results too
+            self._actor = owner
         if not isinstance(decision, Accept):
             return decision
         applied = any(r is not None and not r.is_error for r in results) and act.piece in FORMATS

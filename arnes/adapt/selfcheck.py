@@ -71,6 +71,7 @@ class SelfCheck:
     changed: Callable[[], list[Path]]  # the files the session changed, by their real paths
     display: Callable[[Path], str]
     runs: int = 0
+    most_runs: int = MOST_RUNS  # per user message
     _command: str | None = field(default=None, init=False)
     _detected: bool = field(default=False, init=False)
     _start: str = field(default="", init=False)  # the files when this agent started: not its changes
@@ -103,7 +104,7 @@ class SelfCheck:
         """The test command to run before this turn ends, or None: nothing this agent changed is
         untested (a sub-agent is not asked about its parent's changes), only documentation
         changed (a typo fixed in the README does not start a ten-minute suite), or no command fits."""
-        if self.runs >= MOST_RUNS:
+        if self.runs >= self.most_runs:
             return None
         changed = self.changed()
         if all(p.suffix.lower() in DOCS for p in changed):
@@ -127,7 +128,7 @@ class SelfCheck:
     def still_red(self) -> str | None:
         """For a turn ending with the tests red since they last ran (by the model or by arnes),
         and a change of this agent's own: one more word, then the answer stands."""
-        if not self._red or self.runs >= MOST_RUNS:
+        if not self._red or self.runs >= self.most_runs:
             return None
         now = self._fingerprint(self.changed())
         if now != self._tested or now == self._start:

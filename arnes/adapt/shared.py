@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from arnes.adapt.draws import Draws
+
 
 @dataclass
 class TurnState:
     red: bool = False  # the last message to the model was arnes's red test run: code next is a fix
     said: str | None = None  # arnes's last message, which a reply that only parrots it repeats
+    draws: Draws | None = None  # fresh draws after a red test run (adapt/draws.py); None: off

@@ -34,7 +34,7 @@ from arnes.agent.events import (
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
 from arnes.agent.madecalls import off_limits
-from arnes.agent.steering import Act, Nudge, Refuse, Reply, Rewrite
+from arnes.agent.steering import Act, Nudge, Redraw, Refuse, Reply, Rewrite
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.host.paths import resolve_real
 from arnes.messages import (
@@ -106,11 +106,16 @@ class Agent:
         self._hook_context: list[str] = []  # what SessionStart hooks said, for the next user message
         self._point = 0  # the session's last numbered point (turns, rewinds, verify rounds)
         self._said: set[str] = set()
+        # Fresh draws (a `Redraw`): where this turn's conversation began (None once compacted or
+        # rewound: it cannot go back), and whether the replies are now drawn by the `draw` role.
+        self._turn_start: int | None = None
+        self._drawing = False
 
     def rewind_conversation(self, messages: list[Message]) -> None:
         """The conversation as it was at an earlier point (read back from the trace by rewind)."""
         self.messages = list(messages)
         self._known = None
+        self._turn_start = None
         self.guard.forget()
 
     # -- run ---------------------------------------------------------------------------------
@@ -203,6 +208,7 @@ class Agent:
         specs = s.tool_specs()
         system = s.system_prompt()
         rounds = 0
+        self._turn_start, self._drawing = len(self.messages), False
         try:
             while True:
                 while self._step(system, specs, self._pool):
@@ -337,6 +343,11 @@ class Agent:
             ran = "; ".join(made) or "nothing: the rules would not allow it unasked"
             self._steered(decision.piece, "reply", "act", decision.sent or text, ran)
             decision = self.steer.on_acted(decision, results, reply)
+        if isinstance(decision, Redraw) and self._turn_start is None:  # compacted: say it instead
+            decision = Nudge(decision.piece, decision.fallback, decision.sent)
+        if isinstance(decision, Redraw):
+            self._redraw(decision, text)
+            return True
         if isinstance(decision, Nudge):
             self._steered(decision.piece, "reply", "nudge", decision.sent or text, decision.text)
             self._append(Message.user(decision.text))
@@ -350,6 +361,15 @@ class Agent:
         r.text = text
         r.stop_reason = "end_turn"
         return False
+
+    def _redraw(self, decision: Redraw, text: str) -> None:
+        """This turn's conversation back to the user's message; the next replies are sampled.
+        The trace's `steered` event with action `redraw` is what resume replays (agent/resume.py)."""
+        assert self._turn_start is not None
+        self._steered(decision.piece, "reply", "redraw", decision.sent or text, decision.why)
+        del self.messages[self._turn_start :]
+        self._known, self._last_error, self._drawing = None, None, True
+        self.guard.forget()
 
     def _steered(self, piece: str, moment: str, action: str, sent: str, ran: str) -> None:
         """One intervention in the trace, on screen and in stream-json: what the model sent, what ran."""
@@ -386,8 +406,11 @@ class Agent:
         """Ask the model; a server that finds the request too long gets a compacted one, once."""
         s = self.s
 
+        drawn = s.roles.get("draw") if self._drawing else None
+        provider = drawn if drawn is not None and drawn.model == s.provider.model else s.provider
+
         def ask() -> ModelResponse:
-            return s.provider.complete(system, self.messages, specs, on_text=lambda t: s.bus.emit(TextDelta(t)))
+            return provider.complete(system, self.messages, specs, on_text=lambda t: s.bus.emit(TextDelta(t)))
 
         try:
             return ask()
@@ -458,6 +481,7 @@ class Agent:
             return
         self.messages = done.messages
         self._known = None
+        self._turn_start = None  # the turn's start is no longer where it was: no fresh draw from it
         if done.method == "clear":
             self.result.clearings += 1
         else:

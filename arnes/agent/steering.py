@@ -78,10 +78,28 @@ class Refuse:
     text: str
 
 
-ReplyDecision = Accept | Nudge | Act
+@dataclass(frozen=True)
+class Redraw:
+    """The turn starts again from the user's message, and the next reply is a fresh draw.
+
+    A small greedy model that sees its failed attempt in the conversation sends it again, word
+    for word; a new reply sampled from the user's message alone is another attempt, which the
+    tests judge like the first. The loop drops this turn's replies and results since the user's
+    message and asks the session's `draw` provider (sampled) until the user's next message.
+    `fallback` is said to the model instead when the conversation cannot go back (it was
+    compacted during this turn).
+    """
+
+    piece: str
+    why: str
+    fallback: str
+    sent: str = ""
+
+
+ReplyDecision = Accept | Nudge | Act | Redraw
 CallDecision = Accept | Rewrite | Refuse
 ResultDecision = Accept | Nudge
-Decision = Accept | Nudge | Act | Rewrite | Refuse
+Decision = Accept | Nudge | Act | Rewrite | Refuse | Redraw
 
 
 class Steering(Protocol):

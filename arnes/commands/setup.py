@@ -229,14 +229,20 @@ def profile_line(cfg: object) -> str:
     """How arnes adapts to this model (llm/profiles.py): what a user sees before a run surprises them."""
     from arnes.config import EffectiveConfig
     from arnes.llm.base import PROFILES
-    from arnes.llm.profiles import STEERING, profile_for
+    from arnes.llm.profiles import pieces_of, profile_for
 
     assert isinstance(cfg, EffectiveConfig)
     model = cfg.model or PROFILES[cfg.provider].default_model
     p = profile_for(model, cfg.steering, cfg.edit_format)  # type: ignore[arg-type]  # checked by the settings
-    pieces = ", ".join(STEERING[p.steering]) or "none"
+    names = pieces_of(p.steering)
+    pieces = ", ".join(names) or "none"
     hidden = f"; not offered: {', '.join(p.hidden_tools)}" if p.hidden_tools else ""
-    return f"profile: {p.name} (steering {p.steering}: {pieces}; edit format {p.edit_format}{hidden})"
+    draws = (
+        f"; {p.draws} fresh draws at temperature {p.draw_temperature}"
+        if "fresh-draws" in names and "self-check" in names and p.draws
+        else ""
+    )
+    return f"profile: {p.name} (steering {p.steering}: {pieces}; edit format {p.edit_format}{hidden}{draws})"
 
 
 def tests_line(found: TestCommand | None) -> tuple[str, bool]:

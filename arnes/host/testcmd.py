@@ -213,3 +213,39 @@ def outcome(exit_code: int | None, output: str) -> Outcome:
     if counts or _NONE.search(output) or exit_code == 127:
         return "no_tests"
     return "passed" if exit_code == 0 else "failed"
+
+
+# How many tests a run passed, per runner: unittest says how many ran and how many failed or
+# erred; pytest, cargo, jest and vitest count the passed ones; go names each.
+_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.MULTILINE)
+_UNITTEST_BAD = re.compile(r"^FAILED \((.*)\)$", re.MULTILINE)
+_BAD_KIND = re.compile(r"\b(failures|errors|unexpected successes)=(\d+)")
+_PASSED = re.compile(
+    r"^=*\s*(?:\d+ \w+, )*(\d+) passed\b"  # pytest's last line ("2 failed, 3 passed in 0.1s")
+    r"|^test result: \w+\. (\d+) passed;"  # cargo, per test binary
+    r"|^Tests:.*?(\d+) passed"  # jest
+    r"|^\s*Tests\s+(?:\d+ failed \| )?(\d+) passed",  # vitest
+    re.MULTILINE,
+)
+_GO_PASS = re.compile(r"^\s*--- PASS: ", re.MULTILINE)
+
+
+def passed(output: str) -> int | None:
+    """How many tests a run's output says passed; None when no runner's count is in it.
+
+    A run that fails sooner (a syntax error before any test) passed none: unittest says so
+    with `Ran 1 test` and one error, pytest with an error count and no passes."""
+    ran = _UNITTEST_RAN.findall(output)
+    if ran:
+        total = sum(int(n) for n in ran)
+        bad = sum(int(n) for m in _UNITTEST_BAD.findall(output) for _, n in _BAD_KIND.findall(m))
+        return max(0, total - bad)
+    counts = [int(next(n for n in m.groups() if n is not None)) for m in _PASSED.finditer(output)]
+    if counts:
+        return sum(counts)
+    go = len(_GO_PASS.findall(output))
+    if go:
+        return go
+    if re.search(r"^=*\s*(?:\d+ \w+, )*\d+ (?:failed|errors?)\b", output, re.MULTILINE):
+        return 0  # pytest: only failures and errors
+    return None

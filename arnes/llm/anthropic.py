@@ -68,6 +68,8 @@ class AnthropicProvider:
         request: dict[str, Any] = {"model": self.model, "max_tokens": self.max_output_tokens, "system": prefix}
         if self.settings.temperature is not None:  # only when the user chose one (see llm/models.py)
             request["temperature"] = self.settings.temperature
+        if self.settings.top_p is not None:
+            request["top_p"] = self.settings.top_p
         if tools:
             request["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools

@@ -44,6 +44,7 @@ class ProviderSettings:
     timeout: float = 600.0  # seconds before the first byte: a CPU reads a long prompt slowly
     read_timeout: float = 300.0  # seconds between two chunks once the reply streams
     temperature: float | None = None  # None: not sent, the server's own default
+    top_p: float | None = None  # None: not sent (a fresh draw's sampling sets it, adapt/draws.py)
     max_tokens_key: str = "max_tokens"  # OpenAI's reasoning models want max_completion_tokens
     context_window: int | None = None  # enforced on the server where it can be (Ollama's num_ctx)
     text_calls: bool = False  # the profile reads calls printed as text (llm/recovering.py): stop a runaway

@@ -51,6 +51,8 @@ class OllamaProvider:
             options["num_ctx"] = s.context_window
         if s.temperature is not None:
             options["temperature"] = s.temperature
+        if s.top_p is not None:
+            options["top_p"] = s.top_p
         return options
 
     def complete(

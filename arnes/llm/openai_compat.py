@@ -61,6 +61,8 @@ class OpenAICompatProvider:
         request: dict[str, Any] = {"model": self.model, settings.max_tokens_key: settings.max_output_tokens}
         if settings.temperature is not None:
             request["temperature"] = settings.temperature
+        if settings.top_p is not None:
+            request["top_p"] = settings.top_p
         if self.stream:
             request["stream"] = True
             request["stream_options"] = {"include_usage": True}

@@ -6,12 +6,13 @@ every intervention would only get in their way. Small local coders get the `smal
 aider's `whole` format, which aider measured ahead of diffs and JSON edits for models of 14B
 and below. Sampling and output caps per model stay in llm/models.py, the same kind of table.
 The settings `model.steering` / `model.edit_format` and the flags `--steering` /
-`--edit-format` override a profile.
+`--edit-format` override a profile; a steering value may leave pieces out of its set
+(`small,-fresh-draws`), which is how each piece is measured against the set without it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Literal
 
@@ -22,6 +23,7 @@ EDIT_FORMATS: tuple[EditFormat, ...] = ("tools", "whole", "search-replace")
 STEERING: dict[str, tuple[str, ...]] = {
     "off": (),
     "small": (
+        "fresh-draws",
         "named-files",
         "small-read",
         "content-check",
@@ -42,10 +44,15 @@ class Profile:
     steering: str
     edit_format: EditFormat
     hidden_tools: tuple[str, ...] = ()  # not offered: tools a small model reached for instead of working
+    # Fresh draws after the repair try (adapt/draws.py): how many per user message, and how each
+    # is sampled. Qwen2.5-Coder's own generation settings are temperature 0.7 and top_p 0.8.
+    draws: int = 0
+    draw_temperature: float = 0.7
+    draw_top_p: float | None = 0.8
 
 
 OFF = Profile("frontier", "off", "tools")
-SMALL = Profile("small-local", "small", "whole", ("Skill", "ReadDoc", "Delegate"))
+SMALL = Profile("small-local", "small", "whole", ("Skill", "ReadDoc", "Delegate"), draws=6)
 
 # First matching pattern wins; `org/name` is matched by its name, in lower case.
 PROFILES: tuple[tuple[str, Profile], ...] = (
@@ -73,6 +80,27 @@ def profile_for(model: str, steering: str | None = None, edit_format: EditFormat
         return found
     if steering == "off":  # off means nothing is taken from a reply either, unless a format is asked for
         return Profile(found.name + " (overridden)", "off", edit_format or "tools")
-    return Profile(
-        found.name + " (overridden)", steering or found.steering, edit_format or found.edit_format, found.hidden_tools
+    return replace(
+        found,
+        name=found.name + " (overridden)",
+        steering=steering or found.steering,
+        edit_format=edit_format or found.edit_format,
+        draws=found.draws or SMALL.draws,  # a set with fresh-draws draws, whatever the model's profile
     )
+
+
+def pieces_of(steering: str) -> tuple[str, ...]:
+    """The pieces a steering value names: a set (`small`), or a set less some of its pieces
+    (`small,-fresh-draws`). ValueError, saying what is known, for anything else."""
+    name, *rest = [part.strip() for part in steering.split(",")]
+    if name not in STEERING:
+        raise ValueError(f"unknown steering set {name!r} (known: {', '.join(STEERING)})")
+    pieces = STEERING[name]
+    for part in rest:
+        if not part.startswith("-") or part[1:] not in pieces:
+            raise ValueError(
+                f"{part!r} in steering {steering!r}: after the set, name its pieces to leave out as -PIECE "
+                f"(the pieces of {name}: {', '.join(pieces) or 'none'})"
+            )
+        pieces = tuple(p for p in pieces if p != part[1:])
+    return pieces

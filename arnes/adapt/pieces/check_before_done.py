@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from arnes.adapt.draws import Attempt
 from arnes.adapt.phrasing import for_format
 from arnes.adapt.piece import ACCEPT, Env, Piece
+from arnes.adapt.pieces.fresh_draws import NAME as DRAWS
+from arnes.adapt.pieces.fresh_draws import redraw
+from arnes.adapt.reading import readable_text
 from arnes.adapt.selfcheck import MOST_RUNS, NONE_RAN, SelfCheck, result_outcome
 from arnes.adapt.shared import TurnState
 from arnes.agent.steering import Accept, Act, Moment, Nudge, Reply, ReplyDecision, ResultDecision
+from arnes.host.testcmd import passed
 from arnes.messages import ToolCall, ToolResultBlock
 
 WHOLE_FIX = "Send the whole corrected file again, in the same format."
+KEPT = "the tests still fail after {n} fresh draws; {files} put back as the attempt that passed {passed} tests"
+STILL_FAIL = "the tests still fail after {n} fresh draws"
+MOST_KEPT = 256 << 10  # characters of an attempt's files kept to put back (past that: not kept)
 
 
 class CheckBeforeDone(Piece):
@@ -22,6 +30,8 @@ class CheckBeforeDone(Piece):
         self.env, self.state = env, state
         ctx = env.ctx
         self.check = SelfCheck(ctx.workspace, env.detect or (lambda _: None), ctx.changes.changed, ctx.display)
+        if state.draws is not None:  # each draw is judged by a run of its own
+            self.check.most_runs = MOST_RUNS + state.draws.most
 
     def new_turn(self, task: str) -> None:
         self.check.reset()
@@ -41,9 +51,12 @@ class CheckBeforeDone(Piece):
         return Act(self.name, (call,), quiet=True, say=f"running the tests before the answer stands: {command}")
 
     def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
+        draws = self.state.draws
+        if act.piece == DRAWS and draws is not None:  # the best attempt put back: the answer stands
+            return Accept(self._kept(draws.most, act, results))
         result = results[0] if results else None
         if result is None:  # would ask, is denied, or a hook blocked it: the answer stands
-            self.check.runs = MOST_RUNS
+            self.check.runs = self.check.most_runs
             return ACCEPT
         seen = result_outcome(result)
         told = self.check.ran(seen, result.content)
@@ -55,7 +68,38 @@ class CheckBeforeDone(Piece):
         self.state.red, self.state.said = True, told
         if self.env.edit_format == "whole":
             told += " " + WHOLE_FIX
-        return Nudge(self.name, told)
+        if draws is None:
+            return Nudge(self.name, told)
+        step = draws.after_red(Attempt(self._files(), passed(result.content)))
+        if step == "repair":
+            return Nudge(self.name, told)
+        if step == "draw":
+            return redraw(draws, "the tests failed on the last attempt", told)
+        best = draws.restore()
+        if best is None:
+            return Accept(STILL_FAIL.format(n=draws.most))
+        calls = tuple(ToolCall(p, "Write", {"file_path": p, "content": t}) for p, t in best.files.items())
+        return Act(DRAWS, calls, say=f"putting back the attempt that passed the most tests: {', '.join(best.files)}")
+
+    def _files(self) -> dict[str, str]:
+        """The text of the files this agent changed, as Read shows them (nothing past MOST_KEPT)."""
+        ctx, files, size = self.env.ctx, {}, 0
+        for path in ctx.changes.changed():
+            found = readable_text(ctx, ctx.display(path))
+            if found is None:
+                return {}
+            files[found[0]] = found[1]
+            size += len(found[1])
+            if size > MOST_KEPT:
+                return {}
+        return files
+
+    def _kept(self, most: int, act: Act, results: list[ToolResultBlock | None]) -> str:
+        made = [str(c.input["file_path"]) for c, r in zip(act.calls, results, strict=True) if r and not r.is_error]
+        best = self.state.draws.best if self.state.draws is not None else None
+        if not made or best is None:
+            return STILL_FAIL.format(n=most)
+        return KEPT.format(n=most, files=", ".join(made), passed=best.passed)
 
     def after_result(self, call: ToolCall, result: ToolResultBlock) -> ResultDecision:
         self.check.after_tools([call], [result])  # the model's own test runs count
