@@ -181,6 +181,7 @@ def test_after_the_repair_try_each_attempt_is_a_fresh_sampled_draw_from_the_user
     redraws = steered(events, "redraw")
     assert [e["piece"] for e in redraws] == ["fresh-draws"] * 2
     assert "draw 1 of 6: the reply changed no file while the tests fail" in redraws[0]["ran"]
+    assert [e["keep"] for e in redraws] == [1, 1]  # the user's message: the first attempt was the first reply
     assert "draw 2 of 6: the tests failed on the last attempt" in redraws[1]["ran"]
     # The repair try is greedy, in one conversation with the failure; each draw starts again from
     # the user's message alone and is sampled as the profile says.
@@ -221,3 +222,16 @@ def test_left_out_of_the_set_there_is_no_draw_and_nothing_is_sampled(tmp_path: P
     assert steered(events, "redraw") == []
     assert all("top_p" not in body for body in bodies)
     assert bodies[2]["messages"][: len(bodies[1]["messages"])] == bodies[1]["messages"]  # one conversation
+
+
+def test_a_draw_keeps_what_the_model_read_before_its_first_attempt(tmp_path: Path) -> None:
+    read = {"tool_calls": [{"name": "Read", "input": {"file_path": "calc.py"}}]}
+    half = attempt("a + b", "a + b")
+    ws, events, _, bodies = run(tmp_path, [read, half, half, attempt("a + b", "a * b")])
+    assert "return a * b" in (ws / "calc.py").read_text()
+    [redrawn] = steered(events, "redraw")
+    assert redrawn["keep"] == 3  # the user's message, the Read, its result
+    assert bodies[3]["messages"] == bodies[1]["messages"]  # sampled from where the first attempt was
+    history = parse_history((tmp_path / "t.jsonl").read_text())
+    assert [m.role for m in history] == ["user", "assistant", "user", "assistant"]
+    assert history[1].tool_calls[0].name == "Read" and "a * b" in history[3].text

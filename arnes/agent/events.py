@@ -90,9 +90,10 @@ class Steered(Event):
     event: ClassVar[str] = "steered"
     piece: str
     moment: str  # reply | call | result
-    action: str  # nudge | rewrite | act | refuse
+    action: str  # nudge | rewrite | act | refuse | redraw
     sent: str  # what the model sent (cut short)
     ran: str  # what arnes did instead: the message, the calls made, the call as rewritten
+    keep: int | None = None  # redraw: the conversation's first `keep` messages stay (resume replays it)
 
 
 @dataclass(frozen=True)

@@ -106,16 +106,17 @@ class Agent:
         self._hook_context: list[str] = []  # what SessionStart hooks said, for the next user message
         self._point = 0  # the session's last numbered point (turns, rewinds, verify rounds)
         self._said: set[str] = set()
-        # Fresh draws (a `Redraw`): where this turn's conversation began (None once compacted or
-        # rewound: it cannot go back), and whether the replies are now drawn by the `draw` role.
-        self._turn_start: int | None = None
+        # Fresh draws (a `Redraw`): the conversation's length before the reply that made this
+        # turn's first change (None once compacted or rewound: it cannot go back there), and
+        # whether the replies are now drawn by the `draw` role.
+        self._draw_from: int | None = None
         self._drawing = False
 
     def rewind_conversation(self, messages: list[Message]) -> None:
         """The conversation as it was at an earlier point (read back from the trace by rewind)."""
         self.messages = list(messages)
         self._known = None
-        self._turn_start = None
+        self._draw_from = None
         self.guard.forget()
 
     # -- run ---------------------------------------------------------------------------------
@@ -208,7 +209,7 @@ class Agent:
         specs = s.tool_specs()
         system = s.system_prompt()
         rounds = 0
-        self._turn_start, self._drawing = len(self.messages), False
+        self._draw_from, self._drawing = len(self.messages), False
         try:
             while True:
                 while self._step(system, specs, self._pool):
@@ -298,6 +299,8 @@ class Agent:
                 r.turns, response.stop_reason, usage.input_tokens, usage.output_tokens, text, response.raw_text
             )
         )
+        if self._draw_from is not None and not s.ctx.changes.this_turn:  # no attempt yet: a draw starts here
+            self._draw_from = len(self.messages)
         self._append(response.message)
         if response.raw_text is not None:  # calls read from the reply's text (llm/recovering.py)
             made = "; ".join(_said(c) for c in response.message.tool_calls)
@@ -343,7 +346,7 @@ class Agent:
             ran = "; ".join(made) or "nothing: the rules would not allow it unasked"
             self._steered(decision.piece, "reply", "act", decision.sent or text, ran)
             decision = self.steer.on_acted(decision, results, reply)
-        if isinstance(decision, Redraw) and self._turn_start is None:  # compacted: say it instead
+        if isinstance(decision, Redraw) and self._draw_from is None:  # compacted: say it instead
             decision = Nudge(decision.piece, decision.fallback, decision.sent)
         if isinstance(decision, Redraw):
             self._redraw(decision, text)
@@ -363,11 +366,15 @@ class Agent:
         return False
 
     def _redraw(self, decision: Redraw, text: str) -> None:
-        """This turn's conversation back to the user's message; the next replies are sampled.
-        The trace's `steered` event with action `redraw` is what resume replays (agent/resume.py)."""
-        assert self._turn_start is not None
-        self._steered(decision.piece, "reply", "redraw", decision.sent or text, decision.why)
-        del self.messages[self._turn_start :]
+        """The conversation back to where the turn's first attempt was made (what the model had
+        read stays; its attempts and their failures go); the next replies are sampled. The trace's
+        `steered` event with action `redraw` and `keep` is what resume replays (agent/resume.py)."""
+        keep = self._draw_from
+        assert keep is not None
+        self.s.bus.emit(
+            Steered(decision.piece, "reply", "redraw", _cut(decision.sent or text), _cut(decision.why), keep)
+        )
+        del self.messages[keep:]
         self._known, self._last_error, self._drawing = None, None, True
         self.guard.forget()
 
@@ -481,7 +488,7 @@ class Agent:
             return
         self.messages = done.messages
         self._known = None
-        self._turn_start = None  # the turn's start is no longer where it was: no fresh draw from it
+        self._draw_from = None  # the conversation is not what it was: no fresh draw from a point in it
         if done.method == "clear":
             self.result.clearings += 1
         else:

@@ -60,12 +60,10 @@ def load_history(trace: Path) -> list[Message]:
 def parse_history(text: str, before: int | None = None) -> list[Message]:
     """Replay the top-level `message` and `compaction` events into the conversation; a `rewind` of
     the conversation goes back to what it was at its `turn` mark, a fresh draw (`steered`,
-    action `redraw`) to what it was at the turn's first request. With `before`, the conversation
+    action `redraw`) to its first `keep` messages. With `before`, the conversation
     as it stood when point `before` began."""
     messages: list[Message] = []
     marks: dict[int, list[Message]] = {}
-    begun: list[Message] | None = None  # the turn's conversation at its first request (a redraw's)
-    asked = True  # a request was made since the last turn mark
     for line in text.split("\n"):  # not splitlines(): a U+2028 inside a JSON string is not a line end
         if not line.strip():
             continue
@@ -80,16 +78,13 @@ def parse_history(text: str, before: int | None = None) -> list[Message]:
                 else:
                     messages.append(message)
             elif event.get("event") == "compaction":
-                messages, begun = [Message.from_json(m) for m in event["messages"]], None
+                messages = [Message.from_json(m) for m in event["messages"]]
             elif event.get("event") == "turn" and isinstance(event.get("n"), int):
                 if event["n"] == before:
                     return _repair(messages)
                 marks[event["n"]] = list(messages)
-                begun, asked = None, False
-            elif event.get("event") == "model_request" and not asked:
-                begun, asked = list(messages), True
-            elif event.get("event") == "steered" and event.get("action") == "redraw" and begun is not None:
-                messages = list(begun)  # a fresh draw: the turn starts again from the user's message
+            elif event.get("event") == "steered" and event.get("action") == "redraw":
+                messages = messages[: int(event["keep"])]  # a fresh draw: back to before the first attempt
             elif event.get("event") == "rewind" and event.get("what") in ("both", "conversation"):
                 messages = list(marks.get(event["to"], messages))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):

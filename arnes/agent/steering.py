@@ -80,12 +80,14 @@ class Refuse:
 
 @dataclass(frozen=True)
 class Redraw:
-    """The turn starts again from the user's message, and the next reply is a fresh draw.
+    """The conversation goes back to before this turn's first attempt, and the next reply is a
+    fresh draw.
 
     A small greedy model that sees its failed attempt in the conversation sends it again, word
-    for word; a new reply sampled from the user's message alone is another attempt, which the
-    tests judge like the first. The loop drops this turn's replies and results since the user's
-    message and asks the session's `draw` provider (sampled) until the user's next message.
+    for word; a new reply sampled from what it had before its first attempt (the user's message,
+    what it read) is another attempt, which the tests judge like the first. The loop drops the
+    replies and results since then and asks the session's `draw` provider (sampled) until the
+    user's next message.
     `fallback` is said to the model instead when the conversation cannot go back (it was
     compacted during this turn).
     """

@@ -24,7 +24,7 @@ UNCHANGED = (
 def redraw(draws: Draws, why: str, fallback: str, sent: str = "") -> Redraw:
     """The next draw, numbered, with what the user sees of it."""
     n = draws.draw()
-    said = f"draw {n} of {draws.most}: {why}; the turn starts again from the user's message"
+    said = f"draw {n} of {draws.most}: {why}; the conversation goes back to before the first attempt"
     return Redraw(NAME, said, fallback, sent)
 
 
