@@ -78,8 +78,10 @@ class CheckBeforeDone(Piece):
         best = draws.restore()
         if best is None:
             return Accept(STILL_FAIL.format(n=draws.most))
-        calls = tuple(ToolCall(p, "Write", {"file_path": p, "content": t}) for p, t in best.files.items())
-        return Act(DRAWS, calls, say=f"putting back the attempt that passed the most tests: {', '.join(best.files)}")
+        now = draws.last.files if draws.last is not None else {}
+        back = {path: text for path, text in best.files.items() if now.get(path) != text}
+        calls = tuple(ToolCall(p, "Write", {"file_path": p, "content": t}) for p, t in back.items())
+        return Act(DRAWS, calls, say=f"putting back the attempt that passed the most tests: {', '.join(back)}")
 
     def _files(self) -> dict[str, str]:
         """The text of the files this agent changed, as Read shows them (nothing past MOST_KEPT)."""
