@@ -84,12 +84,12 @@ class CheckBeforeDone(Piece):
         return Act(DRAWS, calls, say=f"putting back the attempt that passed the most tests: {', '.join(back)}")
 
     def _files(self) -> dict[str, str]:
-        """The text of the files this agent changed, as Read shows them (nothing past MOST_KEPT)."""
+        """The text files this agent changed, as Read shows them (nothing at all past MOST_KEPT)."""
         ctx, files, size = self.env.ctx, {}, 0
         for path in ctx.changes.changed():
             found = readable_text(ctx, ctx.display(path))
-            if found is None:
-                return {}
+            if found is None:  # not text the model could have written (a cache, a binary): not kept
+                continue
             files[found[0]] = found[1]
             size += len(found[1])
             if size > MOST_KEPT:
