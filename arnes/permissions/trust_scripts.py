@@ -105,7 +105,7 @@ def _also(word: str, depth: int) -> Iterator[str]:
     yield word
     if "=" in word:
         yield word.split("=", 1)[1]
-    if depth > 0 and any(c.isspace() or c in ";&|" for c in word):
+    if depth > 0 and (any(c.isspace() for c in word) or (word.strip(";&|<>()") and any(c in ";&|<>()" for c in word))):
         yield from _split(word, depth - 1)
 
 
