@@ -246,3 +246,26 @@ def test_a_workspace_script_your_own_hook_runs_counts(tmp_path: Path) -> None:
     store.record(ws, True)
     (ws / "tools" / "lint.sh").write_text("v2\n")
     assert store.status(ws) == "changed"
+
+
+def test_an_interpreters_script_argument_counts(tmp_path: Path) -> None:
+    """`python3 tools/x.py`, `bash ./tools/x.sh`, `node tools/x.js`, `sh ${CLAUDE_PROJECT_DIR}/...`:
+    the script is a word of the command, wherever the interpreter's options put it."""
+    ws = tmp_path / "ws"
+    (ws / "tools").mkdir(parents=True)
+    commands = {
+        "x.py": "python3 -u tools/x.py --fast",
+        "x.sh": "bash -e ./tools/x.sh",
+        "x.js": "node tools/x.js",
+        "y.sh": "sh ${CLAUDE_PROJECT_DIR}/tools/y.sh",
+    }
+    groups = [{"hooks": [{"type": "command", "command": c}]} for c in commands.values()]
+    (ws / ".claude").mkdir()
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": groups}}))
+    store = TrustStore(tmp_path / "cfg" / "trust.json")
+    for name in commands:
+        (ws / "tools" / name).write_text("v1\n")
+    for name in commands:
+        store.record(ws, True)
+        (ws / "tools" / name).write_text("v2\n")
+        assert store.status(ws) == "changed", name
