@@ -269,3 +269,27 @@ def test_an_interpreters_script_argument_counts(tmp_path: Path) -> None:
         store.record(ws, True)
         (ws / "tools" / name).write_text("v2\n")
         assert store.status(ws) == "changed", name
+
+
+def test_the_prompt_names_the_models_commands_and_agents_would_choose(tmp_path: Path) -> None:
+    import pexpect
+
+    from tests.conftest import ARNES
+
+    ws = tmp_path / "ws"
+    (ws / ".arnes").mkdir(parents=True)
+    (ws / ".arnes" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Read"]}}))
+    (ws / ".claude" / "agents").mkdir(parents=True)
+    (ws / ".claude" / "agents" / "r.md").write_text("---\nname: r\ndescription: d\nmodel: \x1b[2Jagent-model\n---\nx\n")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "hi"}]}))
+    env = {**os.environ, "COLUMNS": "200", "TERM": "dumb"}
+    argv = ["-w", str(ws), "--provider", "script", "--script", str(script), "go"]
+    child = pexpect.spawn(ARNES, argv, env=env, encoding="utf-8", timeout=30)
+    child.expect("Trust this folder\\?")
+    child.expect("lets its commands and agents choose their model:")
+    child.expect(r".claude/agents/r.md: model '\\x1b\[2Jagent-model'")  # shown escaped, never obeyed
+    child.expect(r"\[n\] no")
+    child.sendline("n")
+    child.expect(pexpect.EOF)
+    child.close()
