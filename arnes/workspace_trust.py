@@ -36,10 +36,11 @@ def trusted_config(workspace: Path, flag: bool, terminal: bool) -> EffectiveConf
     cfg = load_config(workspace, trusted=status == "trusted")
     if cfg.ignored and terminal and status in ("unknown", "changed"):
         from arnes.permissions.trust import fingerprint
+        from arnes.permissions.trust_frontmatter import frontmatter_grants
         from arnes.ui.trust_prompt import ask_trust
 
         shown = fingerprint(workspace)  # what the user saw is what gets trusted, nothing newer
-        yes = ask_trust(workspace, cfg.ignored, status == "changed")
+        yes = ask_trust(workspace, cfg.ignored, status == "changed", models=frontmatter_grants(workspace))
         try:
             store.record(workspace, yes, shown)
         except ConfigError as exc:  # the answer still holds for this run

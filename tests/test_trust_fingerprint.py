@@ -10,8 +10,8 @@ and `.claude/hooks/`: when one of them changes (a pull), arnes asks again." The 
 - any file past the first 200 that `rglob` yields (taken before sorting): a hooks folder with 200
   small files at its top and the real script in a subfolder.
 Each test trusts the folder with `arnes trust`, changes the script as a pull would, runs arnes
-and checks that the changed script did not run. The rest checks the fingerprint itself: past
-the cap, a linked hooks folder, and the scripts that hooks and MCP servers name elsewhere.
+and checks that the changed script did not run. The rest checks the fingerprint itself: a
+linked hooks folder, and the scripts that hooks and MCP servers name elsewhere.
 """
 
 from __future__ import annotations
@@ -20,9 +20,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
-from arnes.permissions import trust
 from arnes.permissions.trust import TrustStore
 from tests.conftest import run_arnes
 
@@ -112,23 +109,4 @@ def test_a_linked_hooks_folder_is_walked_and_its_link_counts(tmp_path: Path) -> 
     store.record(ws, True)
     os.unlink(ws / ".claude" / "hooks")
     os.symlink("../tools/b", ws / ".claude" / "hooks")  # same bytes, another folder: the link text counts
-    assert store.status(ws) == "changed"
-
-
-def test_past_the_cap_a_file_still_counts_by_size_and_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trust, "MAX_HOOK_FILES", 3)
-    ws = _workspace(tmp_path, "true")
-    folder = ws / ".arnes" / "hooks"
-    folder.mkdir(parents=True)
-    for i in range(5):
-        (folder / f"f{i}.sh").write_text("v1\n")
-    store = TrustStore(tmp_path / "cfg" / "trust.json")
-    store.record(ws, True)
-    last = folder / "f4.sh"
-    last.write_text("v22\n")
-    assert store.status(ws) == "changed"
-    store.record(ws, True)
-    before = last.stat()
-    last.write_text("v33\n")  # same size: the time tells
-    os.utime(last, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
     assert store.status(ws) == "changed"

@@ -16,6 +16,7 @@ from arnes.safe import visible
 def run(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.config import load_config
     from arnes.permissions.trust import TrustStore, key
+    from arnes.permissions.trust_frontmatter import frontmatter_grants
     from arnes.ui.trust_prompt import grant_lines
 
     parser = argparse.ArgumentParser(
@@ -33,7 +34,11 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     if opts.list:
         records = store.records()
         for folder, record in sorted(records.items()):
-            state = store.status(Path(folder)) if Path(folder).is_dir() else "gone"
+            state: str = "gone"
+            try:
+                state = store.status(Path(folder)) if Path(folder).is_dir() else "gone"
+            except ConfigError:  # too much to hash: `arnes trust DIR` says why
+                state = "cannot be trusted as it is"
             console.print(Text(visible(f"{folder}  {state}  (recorded {record.at})")))
         if not records:
             console.print(visible(f"no folder trusted yet (the record is {store.path})"), markup=False)
@@ -48,11 +53,19 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         return 0
     grants = load_config(ws, trusted=False).ignored
     store.record(ws, True)
-    console.print(visible(f"trusted {ws} (until its project settings or team files change)"), markup=False)
+    console.print(
+        visible(f"trusted {ws} (until its project settings, hook scripts, team files or command models change)"),
+        markup=False,
+    )
     if grants:
         console.print("its project settings now apply:", markup=False)
         for line in grant_lines(ws, grants):
             console.print(Text(visible(f"  {line}")))
     else:
         console.print("its project settings grant nothing today", markup=False)
+    chosen = frontmatter_grants(ws)
+    if chosen:
+        console.print("its commands and agents may now choose their model:", markup=False)
+        for line in chosen:
+            console.print(Text(visible(f"  {line}")))
     return 0

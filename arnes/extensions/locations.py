@@ -80,6 +80,15 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
                 found.append(Found(name, load_user(path), "user"))
             except ConfigError as exc:
                 refused.append(Refusal(path, str(exc)))
+    project, project_refused = project_files(kind, files)
+    return found + project, refused + project_refused
+
+
+def project_files(kind: Kind, files: HostFiles) -> tuple[list[Found], list[Refusal]]:
+    """The project's files of `kind`, in precedence order, read as `discover` reads them (the trust
+    fingerprint reads their grants through this very function: what it covers is what is used)."""
+    found: list[Found] = []
+    refused: list[Refusal] = []
     for rel in PROJECT_DIRS[kind]:
         for name, data, path in _project_entries(kind, files, rel, refused):
             try:

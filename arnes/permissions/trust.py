@@ -19,8 +19,9 @@ from typing import Literal
 
 from arnes.errors import ConfigError
 from arnes.host.paths import is_inside, resolve_real
-from arnes.permissions.protected import user_config_dir
-from arnes.permissions.trust_scripts import referenced_scripts
+from arnes.permissions.protected import claude_user_dir, user_config_dir
+from arnes.permissions.trust_frontmatter import frontmatter_grants
+from arnes.permissions.trust_scripts import Uncoverable, referenced_scripts
 
 SETTINGS = (
     ".claude/settings.json",
@@ -31,29 +32,36 @@ SETTINGS = (
 )
 TEAMS = ".arnes/teams"  # team files choose agents, their flags and verify commands
 HOOK_DIRS = (".arnes/hooks", ".claude/hooks")  # where hooks keep their scripts: a changed script asks again
-# Files of the hook folders whose bytes are hashed (in sorted order); past this many, each further
-# file counts by its name, size and modification time (a pull that changes one changes these).
-MAX_HOOK_FILES = 1000
-MAX_FILE_BYTES = 4 << 20  # a bigger file (or a link to one) counts by its size and time too
+# Every granting file is hashed whole. A folder whose hook folders hold more files than this, or
+# whose granting files come to more bytes, cannot be trusted as it is (Uncoverable, one line with
+# the fix): trust is never given to a part of what can run.
+MAX_HOOK_FILES = 2000
+MAX_HASH_BYTES = 256 << 20
+_CHUNK = 1 << 20
 Status = Literal["trusted", "changed", "declined", "unknown"]
 
 
 def granting_files(workspace: Path) -> list[str]:
     """The workspace's files that can grant, relative, in a fixed order.
 
-    The hook folders are walked without following links, every name sorted before anything is
-    cut: a link (to a file, or to a folder inside the workspace, which is walked too) is an entry
-    of its own, hashed by its target text and its target's bytes. The scripts the settings'
-    hooks and MCP servers name elsewhere in the workspace come last (trust_scripts.py)."""
+    The hook folders are walked without following links, every name sorted: a link (to a file, or
+    to a folder inside the workspace, which is walked too) is an entry of its own, hashed by its
+    target text and its target's bytes. Then the workspace files that the hooks and MCP servers of
+    the project's settings, and of your own, name (trust_scripts.py). Past MAX_HOOK_FILES in the
+    hook folders: Uncoverable."""
     names = [n for n in SETTINGS if (workspace / n).is_symlink() or _grants(workspace / n)]
     teams = workspace / TEAMS
     if teams.is_dir():
         names += sorted(f"{TEAMS}/{p.name}" for p in teams.glob("*.toml") if p.is_file())
     root = resolve_real(workspace)
+    hooks: list[str] = []
     for folder in HOOK_DIRS:
-        names += _tree(workspace, root, folder, set())
+        hooks += _tree(workspace, root, folder, set(), hooks)
+    names += hooks
     taken = set(names)
-    names += [n for n in referenced_scripts(workspace, [n for n in SETTINGS if n in taken]) if n not in taken]
+    settings = [workspace / n for n in SETTINGS if n in taken]
+    settings += [claude_user_dir() / "settings.json", user_config_dir() / "settings.json"]
+    names += [n for n in referenced_scripts(workspace, settings) if n not in taken]
     return names
 
 
@@ -65,9 +73,10 @@ def _grants(path: Path) -> bool:
     return path.parent.name != ".claude" or path.stat().st_size > 0
 
 
-def _tree(workspace: Path, root: Path, rel: str, seen: set[Path]) -> list[str]:
+def _tree(workspace: Path, root: Path, rel: str, seen: set[Path], before: list[str]) -> list[str]:
     """`rel` and what lies under it, sorted: files, links, and the contents of a linked folder that
-    is inside the workspace (each real folder once, so a link loop ends)."""
+    is inside the workspace (each real folder once, so a link loop ends). `before`: the entries
+    already found, which count towards the cap."""
     path = workspace / rel
     if path.is_symlink():
         out = [rel]
@@ -86,38 +95,62 @@ def _tree(workspace: Path, root: Path, rel: str, seen: set[Path]) -> list[str]:
     except OSError:
         return out
     for child in children:
-        out += _tree(workspace, root, f"{rel}/{child}", seen)
+        out += _tree(workspace, root, f"{rel}/{child}", seen, before + out)
+        if len(before) + len(out) > MAX_HOOK_FILES:
+            raise Uncoverable(
+                f"{root} cannot be trusted as it is: its hook folders hold more than {MAX_HOOK_FILES} files, "
+                "more than arnes hashes, and a hook may run any of them; keep only what hooks run in "
+                ".claude/hooks/ and .arnes/hooks/, or use --trust for one run"
+            )
     return out
 
 
 def fingerprint(workspace: Path) -> str:
-    """A hash over the names and contents of the granting files (none at all is a hash too)."""
+    """A hash over the names and whole contents of the granting files, then the granting keys of
+    the project's command and agent files (trust_frontmatter.py); none at all is a hash too."""
     digest = hashlib.sha256()
-    hooks = 0
+    budget = [MAX_HASH_BYTES]  # this call's own count: no state outlives it
+    root = resolve_real(workspace)
     for name in granting_files(workspace):
-        in_hooks = any(name.startswith(f"{folder}/") or name == folder for folder in HOOK_DIRS)
-        hooks += in_hooks
-        digest.update(name.encode() + b"\0" + _content(workspace / name, full=not in_hooks or hooks <= MAX_HOOK_FILES))
+        digest.update(name.encode() + b"\0" + _content(root / name, root, budget))
+    for line in frontmatter_grants(workspace):
+        digest.update(b"front matter\0" + line.encode("utf-8", errors="surrogateescape") + b"\0")
     return "sha256:" + digest.hexdigest()
 
 
-def _content(path: Path, full: bool) -> bytes:
-    """What stands for one file: a link's target text, then the bytes of the regular file it
-    leads to (or its size and time when it is big or past the cap)."""
+def _content(path: Path, root: Path, budget: list[int]) -> bytes:
+    """What stands for one file: a link's target text, where the name leads when a link on the
+    way sends it elsewhere, then the hash of all the bytes of the regular file it leads to."""
     parts = []
     try:
         if path.is_symlink():
             parts.append(b"link:" + os.fsencode(os.readlink(path)))
+        real = resolve_real(path)
+        if real != Path(os.path.abspath(path)):
+            parts.append(b"real:" + os.fsencode(real.relative_to(root) if is_inside(root, real) else real))
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):
             parts.append(b"not a file")
-        elif full and info.st_size <= MAX_FILE_BYTES:
-            parts.append(hashlib.sha256(path.read_bytes()).digest())
         else:
-            parts.append(f"size:{info.st_size} mtime:{info.st_mtime_ns}".encode())
+            parts.append(_hash(path, root, budget))
     except OSError as exc:
         parts.append(f"<unreadable: {exc.strerror}>".encode())
     return b"\0".join(parts)
+
+
+def _hash(path: Path, root: Path, budget: list[int]) -> bytes:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            budget[0] -= len(chunk)
+            if budget[0] < 0:
+                raise Uncoverable(
+                    f"{root} cannot be trusted as it is: its settings, hook folders and the scripts they "
+                    f"name come to more than {MAX_HASH_BYTES >> 20} MiB, more than arnes hashes; keep data "
+                    "out of .claude/hooks/ and .arnes/hooks/, or use --trust for one run"
+                )
+            digest.update(chunk)
+    return digest.digest()
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,17 @@
 """The workspace scripts a trusted settings file runs: hook commands and MCP server commands.
 
 Trust covers what the user agreed to, and a hook `sh tools/check.sh` or an MCP server
-`python tools/server.py` runs whatever that script says at the time. So the words of each hook
-command and each server's command and arguments that name a file in the workspace are hashed
-with the settings (trust.py): a pull that changes such a script asks again. This reads the JSON
-loosely (a broken file is hashed as bytes anyway and refused by its own loader); a script the
-command reaches some other way (a word built at run time, a script that sources another) is not
-seen, which docs/hooks.md says.
+`python tools/server.py` runs whatever that script says at the time. So every word of each hook
+command and each server's command and arguments that names a file in the workspace is hashed with
+the settings (trust.py): a pull that changes such a script asks again. A word is looked at as the
+shell would split it (`;`, `&&`, `|` and redirections end a word), a `bash -c '...'` string is split
+again, `--opt=FILE` counts by FILE, a server's `env` values count as words too, and
+`$CLAUDE_PROJECT_DIR/` (`$ARNES_PROJECT_DIR/`, `$PWD/`: a hook starts there) means the workspace.
+A name inside the workspace counts wherever links lead it (trust.py hashes the file the hook would
+open). This reads the JSON loosely (a broken file is hashed as bytes anyway and refused
+by its own loader). What is not seen, said in docs/hooks.md: a name built at run time (another
+variable, `cd sub && ./x.sh`), and files a script reads or sources itself, unless they lie under
+`.claude/hooks/` or `.arnes/hooks/`, which are covered whole.
 """
 
 from __future__ import annotations
@@ -16,23 +21,39 @@ import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
-from arnes.host.paths import is_inside, resolve_real
+from arnes.errors import ConfigError
+from arnes.host.paths import resolve_real
 
-MAX_WORDS = 200  # words looked at per file: a settings file is small, this only bounds a hostile one
-_PROJECT_VARS = ("$CLAUDE_PROJECT_DIR/", "${CLAUDE_PROJECT_DIR}/", "$ARNES_PROJECT_DIR/", "${ARNES_PROJECT_DIR}/")
+MAX_WORDS = 5000  # words per settings file; past it the folder cannot be trusted (never half-covered)
+NESTING = 2  # `bash -c "sh -c 'x.sh'"`: how deep a quoted command is split again
+_PROJECT_VARS = tuple(
+    f"{form}/" for var in ("CLAUDE_PROJECT_DIR", "ARNES_PROJECT_DIR", "PWD") for form in (f"${var}", f"${{{var}}}")
+)
 
 
-def referenced_scripts(workspace: Path, settings: list[str]) -> list[str]:
-    """Workspace files (relative, sorted) that the hooks and servers of these settings files name."""
+class Uncoverable(ConfigError):
+    """The granting files cannot all be hashed: the folder cannot be trusted as it is."""
+
+
+def referenced_scripts(workspace: Path, settings: list[Path]) -> list[str]:
+    """Workspace files (relative, as named, sorted) that the hooks and servers of these settings
+    files name (the project's, and the user's own: a hook of yours that runs `python3 lint.py` in
+    the workspace runs the repository's file, unsandboxed once the folder is trusted)."""
     root = resolve_real(workspace)
     found: set[str] = set()
     for name in settings:
         try:
-            raw = json.loads((workspace / name).read_text(encoding="utf-8"))
+            raw = json.loads(name.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
             continue
-        for _, word in zip(range(MAX_WORDS), _words(raw), strict=False):
-            rel = _workspace_file(root, word)
+        for count, word in enumerate(_words(raw)):
+            if count >= MAX_WORDS:
+                raise Uncoverable(
+                    f"{root} cannot be trusted as it is: the hooks and servers of {name} name more than "
+                    f"{MAX_WORDS} words, more than arnes checks; put the commands in a script under "
+                    ".claude/hooks/ (covered whole) and name that, or use --trust for one run"
+                )
+            rel = _workspace_file(workspace, root, word)
             if rel is not None:
                 found.add(rel)
     return sorted(found)
@@ -46,10 +67,17 @@ def _words(raw: object) -> Iterator[str]:
         for server in servers.values():
             if isinstance(server, dict):
                 if isinstance(server.get("command"), str):
-                    yield from _split(server["command"])
+                    yield from _split(server["command"], NESTING)
                 args = server.get("args")
                 if isinstance(args, list):
-                    yield from (a for a in args if isinstance(a, str))
+                    for arg in args:
+                        if isinstance(arg, str):
+                            yield from _also(arg, NESTING)
+                env = server.get("env")  # BASH_ENV=tools/x.sh, NODE_OPTIONS="--require ./x.js"
+                if isinstance(env, dict):
+                    for value in env.values():
+                        if isinstance(value, str):
+                            yield from _also(value, NESTING)
     hooks = raw.get("hooks")
     if isinstance(hooks, dict):
         for groups in hooks.values():
@@ -57,28 +85,52 @@ def _words(raw: object) -> Iterator[str]:
                 inner = group.get("hooks") if isinstance(group, dict) else None
                 for hook in inner if isinstance(inner, list) else []:
                     if isinstance(hook, dict) and isinstance(hook.get("command"), str):
-                        yield from _split(hook["command"])
+                        yield from _split(hook["command"], NESTING)
 
 
-def _split(command: str) -> list[str]:
+def _split(command: str, depth: int) -> Iterator[str]:
+    """The command's words as a shell splits them, each with what `_also` finds in it."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
     try:
-        return shlex.split(command)
+        words = list(lexer)
     except ValueError:
-        return command.split()
+        words = command.split()
+    for word in words:
+        yield from _also(word, depth)
 
 
-def _workspace_file(root: Path, word: str) -> str | None:
+def _also(word: str, depth: int) -> Iterator[str]:
+    """The word, what follows its first `=`, and (a quoted command) its own words."""
+    yield word
+    if "=" in word:
+        yield word.split("=", 1)[1]
+    if depth > 0 and (any(c.isspace() for c in word) or (word.strip(";&|<>()") and any(c in ";&|<>()" for c in word))):
+        yield from _split(word, depth - 1)
+
+
+def _workspace_file(workspace: Path, root: Path, word: str) -> str | None:
+    """The word as a name relative to the workspace, when the hook (run in the workspace) would
+    find a file by it: `tools/x.sh`, `./x.sh`, `../x/y.sh`, the workspace's own absolute path and
+    below. It is kept as written (only `.` and doubled slashes dropped): `link/../x.sh` is opened
+    through the link, as the hook opens it; trust.py hashes what it leads to."""
     for var in _PROJECT_VARS:
         if word.startswith(var):
             word = word[len(var) :]
             break
     if not word or "\0" in word:
         return None
-    path = Path(word) if word.startswith("/") else root / word
+    if word.startswith("/"):
+        for top in {str(workspace).rstrip("/"), str(root).rstrip("/")}:
+            if word.startswith(top + "/"):
+                word = word[len(top) + 1 :]
+                break
+        else:
+            return None  # a program of the system (`/usr/bin/python3`): not the repository's
+    rel = str(Path(word))
+    if rel in (".", "..") or rel.startswith("/"):
+        return None
     try:
-        if not path.is_file():
-            return None
+        return rel if (workspace / rel).is_file() else None
     except OSError:
         return None
-    parent = resolve_real(path.parent)  # the name as written (a link is hashed as a link)
-    return str((parent / path.name).relative_to(root)) if is_inside(root, parent) else None

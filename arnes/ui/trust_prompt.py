@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
 from arnes.permissions.grants import describe
+from arnes.safe import visible
 
 
 def grant_lines(workspace: Path, ignored: Mapping[Path, Mapping[str, object]]) -> list[str]:
@@ -34,16 +35,22 @@ def ask_trust(
     changed: bool,
     read_line: Callable[[], str] | None = None,
     console: Console | None = None,
+    models: Sequence[str] = (),
 ) -> bool:
-    """Show what trusting would grant and read y/n from the terminal; anything but yes is no."""
+    """Show what trusting would grant and read y/n from the terminal; anything but yes is no.
+    `models`: the project's command and agent files that choose a model (`PATH: model VALUE`)."""
     c = console or Console(stderr=True, highlight=False, soft_wrap=True)
     c.print()
     c.print(Text.assemble(("? ", "bold yellow"), ("Trust this folder? ", "bold"), describe(str(workspace))[1:-1]))
     if changed:
-        c.print(Text("  Its settings changed since you trusted it.", style="yellow"))
+        c.print(Text("  Its settings, hook scripts or command models changed since you trusted it.", style="yellow"))
     c.print(Text("  Untrusted, its project settings only restrict (deny, ask). Trusting it applies:", style="dim"))
     for line in grant_lines(workspace, ignored):
         c.print(Text(f"    {line}"))
+    if models:
+        c.print(Text("  and lets its commands and agents choose their model:", style="dim"))
+        for line in models:
+            c.print(Text(f"    {visible(line)}"))  # a value is repr already: escaped once
     choices = "  [y] yes, trust it (asked again when these files change) / [n] no, restrictions only: "
     c.print(choices, end="", markup=False)
     try:
