@@ -31,6 +31,9 @@ class SandboxSpec:
     # and folders under home that stay readable (sandbox.env_passthrough, sandbox.read_paths).
     env_passthrough: tuple[str, ...] = ()
     read_paths: tuple[Path, ...] = ()
+    # Folders under home a user's MCP package launcher writes its cache in (~/.npm, ~/.cache/uv:
+    # mcp/launchers.py), bound read-write by bubblewrap; set for such a server's sandbox only.
+    writable: tuple[Path, ...] = ()
 
 
 @dataclass

@@ -139,7 +139,8 @@ class Bubblewrap:
         venvs = tuple(workspace_venvs(self.spec.workspace))
         view = self._views.get(venvs)
         if view is None:
-            view = home_view(self._home, os.environ, venvs, self.spec.read_paths, visible=[self.spec.workspace])
+            visible = [self.spec.workspace, *self.spec.writable]
+            view = home_view(self._home, os.environ, venvs, self.spec.read_paths, visible=visible)
             self._views[venvs] = view
         return view
 
@@ -174,6 +175,9 @@ class Bubblewrap:
         before = ["--tmpfs", str(view.home)]
         for kept in view.readable:
             before += ["--ro-bind", str(kept), str(kept)]
+        for folder in self.spec.writable:  # a user's MCP launcher's cache (mcp/launchers.py)
+            if folder.is_dir() and view.home in folder.parents:
+                before += ["--bind", str(folder), str(folder)]
         after = []
         for secret in view.secrets:
             stand_in = self._stand_ins.hidden_dir if secret.is_dir() else self._stand_ins.hidden_file
