@@ -8,6 +8,7 @@ command, real bubblewrap, and real `uvx`/`npx` fetching real packages where the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -21,7 +22,8 @@ import pytest
 
 from arnes.mcp.expand import ExpansionError, VariableCheck, expand_server, expand_text
 from arnes.mcp.launchers import launcher_needs
-from arnes.mcp.settings import McpServer
+from arnes.mcp.settings import McpServer, ServerEntry
+from arnes.mcp.start import launcher_spec
 from arnes.sandbox.base import SandboxSpec
 from arnes.sandbox.bubblewrap import Bubblewrap
 from tests.conftest import run_arnes
@@ -199,6 +201,36 @@ def test_bubblewrap_binds_only_the_named_caches_read_write(tmp_path: Path, monke
         assert "PRIVATE" not in done.stdout and "mine" not in done.stdout
         assert (home / ".npm" / "entry").exists() == bool(writable), done.stdout + done.stderr
         assert not (home / "other").exists()
+
+
+def test_a_launcher_gets_the_network_but_not_unix_sockets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    base = SandboxSpec(tmp_path)
+
+    def spec_for(server: dict[str, Any], network: bool = False) -> SandboxSpec:
+        """As start.py's sandbox_for: the user's "network" first, then the launcher's exception."""
+        entry = ServerEntry("s", McpServer.model_validate(server), "settings.json", True, True)
+        return launcher_spec(dataclasses.replace(base, network=network), entry, {})
+
+    npx = spec_for({"command": "npx", "args": ["-y", "pkg"]})
+    assert npx.network and not npx.sockets and npx.writable == (tmp_path / "home" / ".npm",)
+    assert (tmp_path / "home" / ".npm").is_dir()
+    assert not spec_for({"command": "npx", "network": False}).network  # the user said no
+    assert spec_for({"command": "npx", "network": True}, network=True).sockets  # the user's own "network": true
+    assert spec_for({"command": "python3", "args": ["-m", "srv"]}) == base
+
+
+@needs_bwrap
+def test_bubblewrap_with_the_network_and_no_unix_sockets(tmp_path: Path) -> None:
+    probe = "import socket\ntry:\n socket.socket(socket.AF_UNIX).close(); print('unix')\nexcept OSError: print('no')"
+    for spec, want in ((SandboxSpec(tmp_path, network=True), "unix"),
+                       (SandboxSpec(tmp_path, network=True, unix_sockets=False), "no")):  # fmt: skip
+        box = Bubblewrap(spec)
+        with box.wrap([sys.executable, "-c", probe], tmp_path) as confined:
+            done = subprocess.run(confined.argv, env=confined.env, pass_fds=confined.pass_fds, capture_output=True,
+                                  text=True, check=False)  # fmt: skip
+        box.close()
+        assert done.stdout.strip() == want, done.stderr
 
 
 def reachable(host: str) -> bool:

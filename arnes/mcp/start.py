@@ -60,10 +60,12 @@ def launcher_spec(spec: SandboxSpec, entry: ServerEntry, environ: Mapping[str, s
         return spec
     for folder in needs.writable:  # as the launcher itself would; a missing one cannot be bound
         folder.mkdir(parents=True, exist_ok=True)
-    network = entry.config.network if entry.config.network is not None else (spec.network or needs.network)
+    if entry.config.network is None and needs.network and not spec.network:
+        # The network for its registry, not the Unix sockets that come with "network": true
+        # (docker's socket is the host's root).
+        spec = dataclasses.replace(spec, network=True, unix_sockets=False)
     return dataclasses.replace(
         spec,
-        network=network,
         writable=(*spec.writable, *needs.writable),
         read_paths=(*spec.read_paths, *needs.readable),
     )
