@@ -88,6 +88,20 @@ def test_an_mcp_server_script_that_changes_after_trust_asks_again(tmp_path: Path
     assert store.status(ws) == "changed"
 
 
+@pytest.mark.parametrize("arg", ["${PWD}/tools/server.sh", "${HERE:-.}/tools/server.sh"])
+def test_an_mcp_server_script_named_through_a_variable_counts(tmp_path: Path, arg: str) -> None:
+    """A server's `${VAR}` is expanded when it starts (issue 24.4): `${PWD}/tools/server.sh` runs
+    the workspace's script when arnes runs there, so a change to it asks again too."""
+    ws = tmp_path / "ws"
+    (ws / "tools").mkdir(parents=True)
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": {"command": "sh", "args": [arg]}}}))
+    (ws / "tools" / "server.sh").write_text("v1\n")
+    store = TrustStore(tmp_path / "cfg" / "trust.json")
+    store.record(ws, True)
+    (ws / "tools" / "server.sh").write_text("v2\n")
+    assert store.status(ws) == "changed"
+
+
 def test_a_script_a_hook_command_names_outside_the_hooks_folders_counts(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, '"$CLAUDE_PROJECT_DIR"/tools/check.sh --fast')
     (ws / "tools").mkdir()

@@ -129,6 +129,7 @@ class McpHub:
 
     def _give_up(self, st: ServerState) -> None:
         if st.state == "starting" and st.task is not None:
+            st.stderr_tail = stderr_tail(st.errlog)  # before fail(): whoever waits reads it next
             st.fail(f'no answer within {st.entry.config.timeout:g} s (raise "timeout" for a slow server)')
             st.task.cancel()
 
@@ -172,7 +173,6 @@ class McpHub:
                 assert st.stop is not None
                 await st.stop.wait()
         except asyncio.CancelledError:  # given up on (its time-out) or the session's end
-            st.stderr_tail = stderr_tail(errlog) if st.state.startswith("failed") else []
             st.fail("stopped")
         except BaseException as exc:
             st.stderr_tail = stderr_tail(errlog)
@@ -245,7 +245,8 @@ class McpHub:
             if "timed out" in str(exc):
                 raise ConnectionError(late) from exc
             if st.session is None:
-                raise ConnectionError(f"the MCP server {server!r} stopped: {st.state}") from exc
+                last = f" (its stderr: {st.stderr_tail[-1]})" if st.stderr_tail else ""
+                raise ConnectionError(f"the MCP server {server!r} stopped: {st.state}{last}") from exc
             raise ConnectionError(f"the MCP server {server!r} failed the call: {_reason(exc)}") from exc
         return render(result), bool(getattr(result, "isError", False) or getattr(result, "is_error", False))
 

@@ -12,6 +12,7 @@ seen, which docs/hooks.md says.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,9 @@ from arnes.host.paths import is_inside, resolve_real
 
 MAX_WORDS = 200  # words looked at per file: a settings file is small, this only bounds a hostile one
 _PROJECT_VARS = ("$CLAUDE_PROJECT_DIR/", "${CLAUDE_PROJECT_DIR}/", "$ARNES_PROJECT_DIR/", "${ARNES_PROJECT_DIR}/")
+# A server's `${VAR}/rest` is expanded when it starts (mcp/expand.py): `${PWD}/tools/server.py`
+# names the workspace's tools/server.py when arnes runs there, so `rest` counts as a name too.
+_EXPANDED_PREFIX = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/")
 
 
 def referenced_scripts(workspace: Path, settings: list[str]) -> list[str]:
@@ -72,6 +76,8 @@ def _workspace_file(root: Path, word: str) -> str | None:
         if word.startswith(var):
             word = word[len(var) :]
             break
+    else:
+        word = _EXPANDED_PREFIX.sub("", word, count=1)
     if not word or "\0" in word:
         return None
     path = Path(word) if word.startswith("/") else root / word
