@@ -379,7 +379,8 @@ class Session:
         hub.wait()
         for name, st in hub.servers.items():
             if st.state.startswith("failed"):
-                self.bus.emit(Notice("warning", f"warning: MCP server {name} {st.state}; its tools are not offered"))
+                said = f"warning: MCP server {name} {st.state}; its tools are not offered"
+                self.bus.emit(Notice("warning", said + st.shown_tail()))
             for listed in st.tools if st.state == "started" else []:
                 tool = McpTool(name, listed.name, listed.description, listed.schema, hub)
                 if self.tools.get(tool.name) is None:

@@ -42,12 +42,14 @@ def workspace(tmp_path: Path, servers: dict[str, Any]) -> Path:
     return ws
 
 
-def run_calls(tmp_path: Path, ws: Path, calls: list[dict[str, Any]], *flags: str) -> tuple[Any, list[dict[str, Any]]]:
+def run_calls(
+    tmp_path: Path, ws: Path, calls: list[dict[str, Any]], *flags: str, env: dict[str, str] | None = None
+) -> tuple[Any, list[dict[str, Any]]]:
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": [{"tool_calls": calls}, {"text": "done"}]}))
     trace = tmp_path / "t.jsonl"
     run = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
-                    *flags, "use the tools")  # fmt: skip
+                    *flags, "use the tools", env=env)  # fmt: skip
     return run, read_trace(trace)
 
 

@@ -20,6 +20,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from arnes.permissions.trust import TrustStore
 from tests.conftest import run_arnes
 
@@ -82,6 +84,20 @@ def test_an_mcp_server_script_that_changes_after_trust_asks_again(tmp_path: Path
     (ws / "README.md").write_text("not named by any server\n")
     assert store.status(ws) == "trusted"
     script.write_text("echo CHANGED-AFTER-TRUST > ran.txt\n")
+    assert store.status(ws) == "changed"
+
+
+@pytest.mark.parametrize("arg", ["${PWD}/tools/server.sh", "${HERE:-.}/tools/server.sh"])
+def test_an_mcp_server_script_named_through_a_variable_counts(tmp_path: Path, arg: str) -> None:
+    """A server's `${VAR}` is expanded when it starts (issue 24.4): `${PWD}/tools/server.sh` runs
+    the workspace's script when arnes runs there, so a change to it asks again too."""
+    ws = tmp_path / "ws"
+    (ws / "tools").mkdir(parents=True)
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": {"command": "sh", "args": [arg]}}}))
+    (ws / "tools" / "server.sh").write_text("v1\n")
+    store = TrustStore(tmp_path / "cfg" / "trust.json")
+    store.record(ws, True)
+    (ws / "tools" / "server.sh").write_text("v2\n")
     assert store.status(ws) == "changed"
 
 

@@ -56,6 +56,8 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
                 boxed += ' ("sandbox": false waits for trust)'
             # The command, URL and tools are the repository's and the server's words: shown, never obeyed.
             console.print(Text(one_line(f"{name}  {st.state}  ({kind}{boxed}: {where}; from {st.entry.source})")))
+            for line in st.stderr_tail:
+                console.print(Text(one_line(f"    stderr| {line}")))
             for tool in st.tools:
                 first = tool.description.splitlines()[0] if tool.description else ""
                 console.print(Text(one_line(f"  mcp__{name}__{tool.name}  {first}")))

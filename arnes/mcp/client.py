@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from arnes.mcp.expand import ExpansionError
 from arnes.mcp.settings import ServerEntry
 from arnes.sandbox.base import Confined, Sandbox
 from arnes.sandbox.env import absolute_entries
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
 MISSING_SDK = "the MCP SDK is not installed: pip install 'arnes[mcp]'"
 
 SandboxFor = Callable[[ServerEntry], Sandbox | None]  # None: run this server unconfined
+# The entry as it starts: its `${VAR}`s expanded (mcp/expand.py); ExpansionError: it does not start.
+Resolve = Callable[[ServerEntry], ServerEntry]
+TAIL_LINES, TAIL_BYTES = 20, 2048  # how much of a failed server's stderr the user sees
 
 
 @dataclass
@@ -58,7 +62,12 @@ class ServerState:
     stop: asyncio.Event | None = None
     task: asyncio.Task[None] | None = None
     errlog: IO[str] | None = None  # the server's stderr, for the reason it failed
+    stderr_tail: list[str] = field(default_factory=list)  # its last lines when it failed
     box: Sandbox | None = None  # the sandbox it ran in: its stand-ins go when the server stops
+
+    def shown_tail(self) -> str:
+        """Its stderr's last lines, each on a line of its own under the one that names the server."""
+        return "".join(f"\n    stderr| {line}" for line in self.stderr_tail)
 
     def fail(self, why: str) -> None:
         if self.state in ("starting", "started"):
@@ -70,9 +79,10 @@ class ServerState:
 class McpHub:
     """The servers of one session, their state and their tools; `call` runs one tool."""
 
-    def __init__(self, entries: list[ServerEntry], workspace: Path, sandbox_for: SandboxFor):
+    def __init__(self, entries: list[ServerEntry], workspace: Path, sandbox_for: SandboxFor, resolve: Resolve):
         self.workspace = workspace
         self._sandbox_for = sandbox_for
+        self._resolve = resolve
         self.servers = {e.name: ServerState(e) for e in entries}
         for st in self.servers.values():
             if not st.entry.trusted:
@@ -108,16 +118,22 @@ class McpHub:
 
         if st.ready.is_set() or self._loop is None:  # failed already (no SDK)
             return
+        try:
+            entry = self._resolve(st.entry)  # only now: a project's file is expanded once it may start
+        except ExpansionError as exc:
+            st.fail(f"not started: {st.entry.source}: mcpServers.{st.entry.name}: {exc}")
+            return
         st.stop = asyncio.Event()
-        st.task = self._loop.create_task(self._serve(st))
+        st.task = self._loop.create_task(self._serve(st, entry))
         self._loop.call_later(st.entry.config.timeout, self._give_up, st)
 
     def _give_up(self, st: ServerState) -> None:
         if st.state == "starting" and st.task is not None:
+            st.stderr_tail = stderr_tail(st.errlog)  # before fail(): whoever waits reads it next
             st.fail(f'no answer within {st.entry.config.timeout:g} s (raise "timeout" for a slow server)')
             st.task.cancel()
 
-    async def _serve(self, st: ServerState) -> None:
+    async def _serve(self, st: ServerState, entry: ServerEntry) -> None:
         import asyncio
 
         from mcp import ClientSession
@@ -125,22 +141,23 @@ class McpHub:
         from mcp.client.streamable_http import streamable_http_client
 
         confined: Confined | None = None
+        # Outside the exit stack: it must still be open when a failure is reported below.
+        st.errlog = errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         try:
             async with contextlib.AsyncExitStack() as stack:
-                if st.entry.config.transport == "stdio":
-                    confined, cwd = self._confine(st)
+                cfg = entry.config
+                if cfg.transport == "stdio":
+                    confined, cwd = self._confine(st, entry)
                     params = StdioServerParameters(
                         command=confined.argv[0], args=confined.argv[1:], env=confined.env, cwd=cwd
                     )
-                    errlog = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
-                    st.errlog = errlog
                     read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
                 else:
                     import httpx2 as httpx  # the SDK's own HTTP client
 
-                    client = httpx.AsyncClient(headers=st.entry.config.headers, timeout=st.entry.config.timeout)
+                    client = httpx.AsyncClient(headers=cfg.headers, timeout=cfg.timeout)
                     await stack.enter_async_context(client)
-                    url = st.entry.config.url or ""
+                    url = cfg.url or ""
                     read, write = await stack.enter_async_context(streamable_http_client(url, http_client=client))
                 session = await stack.enter_async_context(ClientSession(read, write))
                 await session.initialize()
@@ -155,27 +172,30 @@ class McpHub:
                 st.ready.set()
                 assert st.stop is not None
                 await st.stop.wait()
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # given up on (its time-out) or the session's end
             st.fail("stopped")
         except BaseException as exc:
-            st.fail(_reason(exc) + _tail(st))
+            st.stderr_tail = stderr_tail(errlog)
+            st.fail(_reason(exc) + (" (the end of its stderr follows)" if st.stderr_tail else ""))
         finally:
             if confined is not None:
                 confined.close()
             if st.state == "started":
+                st.stderr_tail = stderr_tail(errlog)
                 st.fail("the server closed the connection")
+            errlog.close()
 
-    def _confine(self, st: ServerState) -> tuple[Confined, Path]:
+    def _confine(self, st: ServerState, entry: ServerEntry) -> tuple[Confined, Path]:
         """The server's command in the sandbox and the folder it starts in. Its own `env` is set
         inside the sandbox only: what starts it on the host (a shell, bwrap, the Landlock helper)
         runs with arnes's clean environment, never with a repository's `BASH_ENV`, `LD_PRELOAD`
         or relative `PATH`. The user's own servers start in an empty folder of arnes's, not in
         the workspace, whose files `python -m NAME`, npx and uv would otherwise find first."""
-        cfg = st.entry.config
+        cfg = entry.config
         argv = [cfg.command or "", *cfg.args]
-        cwd = neutral_folder() if st.entry.user else self.workspace
+        cwd = neutral_folder() if entry.user else self.workspace
         env = {**cfg.env, "ARNES_PROJECT_DIR": str(self.workspace), "CLAUDE_PROJECT_DIR": str(self.workspace)}
-        sandbox = self._sandbox_for(st.entry)
+        sandbox = self._sandbox_for(entry)
         if sandbox is None or sandbox.name == "off":
             from mcp.client.stdio import get_default_environment
 
@@ -225,7 +245,8 @@ class McpHub:
             if "timed out" in str(exc):
                 raise ConnectionError(late) from exc
             if st.session is None:
-                raise ConnectionError(f"the MCP server {server!r} stopped: {st.state}") from exc
+                last = f" (its stderr: {st.stderr_tail[-1]})" if st.stderr_tail else ""
+                raise ConnectionError(f"the MCP server {server!r} stopped: {st.state}{last}") from exc
             raise ConnectionError(f"the MCP server {server!r} failed the call: {_reason(exc)}") from exc
         return render(result), bool(getattr(result, "isError", False) or getattr(result, "is_error", False))
 
@@ -294,13 +315,18 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _tail(st: ServerState) -> str:
-    """The server's last line on stderr, which usually says what went wrong."""
-    if st.errlog is None or st.errlog.closed:
-        return ""
+def stderr_tail(errlog: IO[str] | None) -> list[str]:
+    """The last lines a server wrote on stderr (at most TAIL_LINES lines of its last TAIL_BYTES),
+    which usually say why it stopped: a missing variable, a package not found, a stack trace.
+    Read from the file the process wrote to, whatever its size."""
+    if errlog is None or errlog.closed:
+        return []
     with contextlib.suppress(OSError, ValueError):
-        st.errlog.seek(0)
-        lines = [line.strip() for line in st.errlog.read()[-4000:].splitlines() if line.strip()]
-        if lines:
-            return f" (its stderr: {lines[-1][:200]})"
-    return ""
+        fd = errlog.fileno()
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, TAIL_BYTES, max(0, size - TAIL_BYTES))
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        if size > TAIL_BYTES and lines:
+            lines = lines[1:]  # the first line was cut in the middle
+        return [line.rstrip()[:300] for line in lines if line.strip()][-TAIL_LINES:]
+    return []

@@ -17,6 +17,7 @@ variable, `cd sub && ./x.sh`), and files a script reads or sources itself, unles
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,9 @@ NESTING = 2  # `bash -c "sh -c 'x.sh'"`: how deep a quoted command is split agai
 _PROJECT_VARS = tuple(
     f"{form}/" for var in ("CLAUDE_PROJECT_DIR", "ARNES_PROJECT_DIR", "PWD") for form in (f"${var}", f"${{{var}}}")
 )
+# A server's `${VAR}/rest` is expanded when it starts (mcp/expand.py): `${PWD}/tools/server.py`
+# names the workspace's tools/server.py when arnes runs there, so `rest` counts as a name too.
+_EXPANDED_PREFIX = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/")
 
 
 class Uncoverable(ConfigError):
@@ -118,6 +122,8 @@ def _workspace_file(workspace: Path, root: Path, word: str) -> str | None:
         if word.startswith(var):
             word = word[len(var) :]
             break
+    else:
+        word = _EXPANDED_PREFIX.sub("", word, count=1)
     if not word or "\0" in word:
         return None
     if word.startswith("/"):

@@ -31,6 +31,16 @@ class SandboxSpec:
     # and folders under home that stay readable (sandbox.env_passthrough, sandbox.read_paths).
     env_passthrough: tuple[str, ...] = ()
     read_paths: tuple[Path, ...] = ()
+    # Folders under home a user's MCP package launcher writes its cache in (~/.npm, ~/.cache/uv:
+    # mcp/launchers.py), bound read-write by bubblewrap; set for such a server's sandbox only.
+    writable: tuple[Path, ...] = ()
+    # Unix sockets (docker, D-Bus, agents) with the network: None follows `network`; False keeps
+    # them out although the network is on (the network a launcher was given, not the user's).
+    unix_sockets: bool | None = None
+
+    @property
+    def sockets(self) -> bool:
+        return self.network if self.unix_sockets is None else self.unix_sockets
 
 
 @dataclass

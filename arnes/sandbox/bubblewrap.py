@@ -61,6 +61,13 @@ def _env_fd(env: Mapping[str, str]) -> tuple[list[str], tuple[int, ...]]:
     return ["--args", str(read_end)], (read_end,)
 
 
+def _resolver_args() -> list[str]:
+    """With the network but an empty /run: the resolver's file back (systemd-resolved keeps
+    /etc/resolv.conf in /run), read-only, so names still resolve."""
+    real = os.path.realpath("/etc/resolv.conf")
+    return ["--ro-bind", real, real] if real.startswith("/run/") and os.path.isfile(real) else []
+
+
 @cache
 def mqueue_args() -> tuple[str, ...]:
     """A private mqueue file system on /dev/mqueue, so the command server can list and remove the
@@ -96,7 +103,7 @@ class Bubblewrap:
     def __init__(self, spec: SandboxSpec):
         self.spec = spec
         self._stand_ins = placeholders.ensure(placeholders.cache_folder())
-        self._seccomp = seccomp.program(block_unix_sockets=not spec.network)
+        self._seccomp = seccomp.program(block_unix_sockets=not spec.sockets)
         home = os.path.expanduser("~")  # HOME, else the password database's entry
         self._home: Path | None = Path(os.path.realpath(home)) if os.path.isabs(home) else None
         if self._home == Path("/"):
@@ -139,7 +146,8 @@ class Bubblewrap:
         venvs = tuple(workspace_venvs(self.spec.workspace))
         view = self._views.get(venvs)
         if view is None:
-            view = home_view(self._home, os.environ, venvs, self.spec.read_paths, visible=[self.spec.workspace])
+            visible = [self.spec.workspace, *self.spec.writable]
+            view = home_view(self._home, os.environ, venvs, self.spec.read_paths, visible=visible)
             self._views[venvs] = view
         return view
 
@@ -174,6 +182,9 @@ class Bubblewrap:
         before = ["--tmpfs", str(view.home)]
         for kept in view.readable:
             before += ["--ro-bind", str(kept), str(kept)]
+        for folder in self.spec.writable:  # a user's MCP launcher's cache (mcp/launchers.py)
+            if folder.is_dir() and view.home in folder.parents:
+                before += ["--bind", str(folder), str(folder)]
         after = []
         for secret in view.secrets:
             stand_in = self._stand_ins.hidden_dir if secret.is_dir() else self._stand_ins.hidden_file
@@ -199,10 +210,11 @@ class Bubblewrap:
         args += home_after
         neutral = str(self._stand_ins.empty_dir)  # where the user's own MCP servers start
         args += ["--ro-bind", neutral, neutral]
-        if not self.spec.network:
+        if not self.spec.sockets:
             # Unix sockets (docker, D-Bus, agents) live in files, not in the network namespace.
             # The seccomp filter refuses AF_UNIX sockets anywhere; an empty /run is a second wall.
             args += ["--tmpfs", "/run"]
+            args += _resolver_args() if self.spec.network else []
         hidden, unwritable = self.spec.hidden(), self.spec.unwritable()
         # Folders on the way to a protected path (`.claude` of `.claude/skills`) become mount
         # points, so they cannot be renamed to carry the file out from under its protection.
@@ -310,7 +322,7 @@ class Bubblewrap:
         ws = str(self.spec.workspace)
         view = self.home_view()
         clean = ["/tmp", "/dev", "/dev/shm", *(["/dev/mqueue"] if mqueue_args() else [])]
-        clean += [] if self.spec.network else ["/run"]
+        clean += [] if self.spec.sockets else ["/run"]
         clean += [str(r) for r in self._hidden_roots()]
         clean += [str(view.home)] if view is not None else []
         config = {"clean": clean, "keep": ["/", ws]}
@@ -373,7 +385,9 @@ class Bubblewrap:
         remove_mount_points(done)
 
     def describe(self) -> str:
-        net = "network on (Unix sockets allowed)" if self.spec.network else "no network, no Unix sockets"
+        net = "no network, no Unix sockets"
+        if self.spec.network:
+            net = "network on (Unix sockets allowed)" if self.spec.sockets else "network on, no Unix sockets"
         where = "a private /tmp" if self.spec.read_only_workspace else "the workspace and a private /tmp"
         home = "home folder hidden (toolchains read-only)" if self._home else "home folder NOT hidden (it is / here)"
         home += ", folders outside the system's hidden (/srv, /work, /var/tmp, ...)"

@@ -67,7 +67,7 @@ class LandlockSandbox(PerCommand):  # a fresh interpreter per command applies th
         # landlock's folders are named to it instead. The command's own variables (`env`) travel
         # as one JSON value the helper sets only once the rules hold.
         writable = "" if self.spec.read_only_workspace else str(self.spec.workspace)
-        unix = ["--unix"] if self.spec.network else []
+        unix = ["--unix"] if self.spec.sockets else []
         helper = [sys.executable, "-I", "-c", _BOOT, json.dumps(_import_roots()), writable, *unix, "--", *argv]
         extra = {ENV_VARIABLE: json.dumps(dict(env))} if env else {}
         return Confined(helper, {**self._env, **extra})

@@ -2,7 +2,9 @@
 
 `python mcp_server.py stdio` serves on stdin/stdout; `python mcp_server.py http` binds
 127.0.0.1 on a free port, prints the port on stdout once it listens (connections queue from
-then on, so a test needs no sleep), and serves streamable HTTP at /mcp. `exit` quits at once.
+then on, so a test needs no sleep), and serves streamable HTTP at /mcp. `exit` quits at once;
+`complain` writes 30 lines on stderr, the last naming what it lacks, and quits. Words after the
+mode are the server's arguments (the `args` tool shows them).
 """
 
 from __future__ import annotations
@@ -50,6 +52,11 @@ def where() -> str:
     return f"cwd={os.getcwd()} value={value} project={project}"
 
 
+@server.tool(description="The words the server was started with after its mode.")
+def args() -> str:
+    return " ".join(sys.argv[2:])
+
+
 @server.tool(description="Never answer.")
 async def hang() -> str:
     import anyio
@@ -61,6 +68,11 @@ async def hang() -> str:
 def main() -> None:
     how = sys.argv[1] if len(sys.argv) > 1 else "stdio"
     if how == "exit":
+        sys.exit(3)
+    if how == "complain":
+        for n in range(1, 30):
+            print(f"starting step {n}", file=sys.stderr)
+        print("Error: FAKE_SERVICE_URL is required (set it in the server's env)", file=sys.stderr)
         sys.exit(3)
     if how == "stdio":
         server.run("stdio")

@@ -1,0 +1,83 @@
+"""`${VAR}` and `${VAR:-default}` in an MCP server's settings, as Claude Code expands them.
+
+Claude Code expands the two forms (nothing else: `$VAR` stays as written) in `command`, `args`,
+`env`, `url` and `headers`, from the environment arnes runs in. A variable that is unset and has
+no default stops that server (Claude Code would fail on the file; arnes names the variable and
+the fix, and starts the rest).
+
+A repository's `.mcp.json` is expanded only when its servers may start, that is after `arnes
+trust`; and it may not read a variable that looks like a secret (sandbox/env.py, the same
+variables commands never see) unless the user's settings let commands see it too
+(`sandbox.env_passthrough`): otherwise a cloned repository could send the user's token to a
+URL of its choosing in a header, an argument or the URL itself. The user's own settings and
+`--mcp-config` expand any variable.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping
+
+from arnes.mcp.settings import McpServer
+from arnes.sandbox.env import looks_secret
+
+# `${NAME}` or `${NAME:-default}`; the default runs to the first `}` (no nesting, as Claude Code).
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class ExpansionError(ValueError):
+    """One line for the user: the variable, and what to do."""
+
+
+def expand_text(text: str, environ: Mapping[str, str], allowed: VariableCheck) -> str:
+    def one(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = environ.get(name)
+        if value is not None and (problem := allowed(name, value)):
+            raise ExpansionError(problem)
+        if value is not None:
+            return value
+        if default is not None:
+            return default
+        raise ExpansionError(
+            f"${{{name}}} is not set and has no default: export {name} before starting arnes, "
+            f"or write ${{{name}:-DEFAULT}}"
+        )
+
+    return _REFERENCE.sub(one, text)
+
+
+class VariableCheck:
+    """Which variables a server's file may read: every one for the user's own, no secret for a project's."""
+
+    def __init__(self, user: bool, passthrough: Iterable[str] = ()):
+        self.user, self.passthrough = user, tuple(passthrough)
+
+    def __call__(self, name: str, value: str) -> str:
+        if self.user or not looks_secret(name, value):
+            return ""
+        if any(fnmatch.fnmatchcase(name, glob) for glob in self.passthrough):
+            return ""
+        return (
+            f"${{{name}}} looks like a secret and a project's file may not read it: move this server to your "
+            f"user settings (~/.config/arnes/settings.json or ~/.claude/settings.json), or add {name} to "
+            "sandbox.env_passthrough there"
+        )
+
+
+def expand_server(server: McpServer, environ: Mapping[str, str], allowed: VariableCheck) -> McpServer:
+    """The server with its five fields expanded; ExpansionError names the first variable that stops it."""
+
+    def text(value: str) -> str:
+        return expand_text(value, environ, allowed)
+
+    return server.model_copy(
+        update={
+            "command": None if server.command is None else text(server.command),
+            "args": [text(a) for a in server.args],
+            "env": {k: text(v) for k, v in server.env.items()},
+            "url": None if server.url is None else text(server.url),
+            "headers": {k: text(v) for k, v in server.headers.items()},
+        }
+    )
