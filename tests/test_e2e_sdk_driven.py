@@ -103,3 +103,50 @@ def test_an_interrupt_stops_the_turn_and_the_session_goes_on(shop: Path, tmp_pat
     assert first.subtype == "error_during_execution" and first.is_error and first.stop_reason == "interrupted"
     assert second.subtype == "success" and second.result == "second answer"
     assert "DISCOUNT_RATE = 0.10" in (shop / "pricing.py").read_text()
+
+
+def test_the_clients_mode_model_and_context_requests_are_answered(shop: Path, tmp_path: Path) -> None:
+    """`set_permission_mode` to acceptEdits lets the Edit run unasked; bypass is refused (it is
+    chosen at start); `set_model` sends the next request to the other model; `get_context_usage`
+    says what the next request holds."""
+    from tests.fakes.llm_server import FakeLLMServer
+
+    asked: list[str] = []
+    refused: list[str] = []
+    usage: list[Any] = []
+
+    async def can_use_tool(name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        asked.append(name)
+        return sdk.PermissionResultDeny(message="no")
+
+    with FakeLLMServer([*RAISE, {"text": "second answer"}]) as server:
+        opts = sdk.ClaudeAgentOptions(
+            cli_path=ARNES,
+            cwd=str(shop),
+            can_use_tool=can_use_tool,
+            extra_args={"provider": "openai", "base-url": server.url + "/v1", "model": "fake-model"},
+        )
+
+        async def run() -> None:
+            async with sdk.ClaudeSDKClient(opts) as client:
+                await client.set_permission_mode("acceptEdits")
+                try:
+                    await client.set_permission_mode("bypassPermissions")
+                except Exception as exc:  # the SDK raises the control error it was sent
+                    refused.append(str(exc))
+                await client.query("Raise the discount to 15 %.")
+                [m async for m in client.receive_response()]
+                usage.append(await client.get_context_usage())
+                await client.set_model("fake-model-large")
+                await client.query("Go on.")
+                [m async for m in client.receive_response()]
+
+        anyio.run(run)
+        models = [body.get("model") for path, body in server.requests if path.endswith("/chat/completions")]
+    assert asked == []  # acceptEdits: the Edit inside the workspace ran unasked
+    assert "DISCOUNT_RATE = 0.15" in (shop / "pricing.py").read_text()
+    assert refused and "bypassPermissions is chosen when arnes starts" in refused[0]
+    assert models == ["fake-model"] * 3 + ["fake-model-large"]
+    [context] = usage
+    assert context["model"] == "fake-model" and 0 < context["totalTokens"] < context["maxTokens"]
+    assert sum(c["tokens"] for c in context["categories"][:2]) == context["totalTokens"]

@@ -464,6 +464,12 @@ class Agent:
             return int(estimate * max(1.0, self._last_real / self._last_estimate))
         return estimate
 
+    def context_usage(self) -> tuple[int, int]:
+        """Tokens of the next request: the system prompt and tools, and the conversation (an
+        estimate calibrated by the provider's last count). Safe from another thread: it only reads."""
+        fixed = fixed_tokens(self.s.system_prompt(), self.s.tool_specs())
+        return fixed, max(0, self._measure(fixed) - fixed)
+
     def _measure(self, fixed: int) -> int:
         """The next request's size: the provider's own count of the last one plus what came since."""
         if self._known is not None:

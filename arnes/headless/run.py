@@ -22,6 +22,7 @@ from arnes.errors import EXIT_OK, ConfigError, OutputClosed
 from arnes.extensions.commands import Catalog, split_invocation
 from arnes.headless.approver import SdkApprover
 from arnes.headless.channel import Channel, Json, Unanswered
+from arnes.headless.control import context_usage, set_model, set_permission_mode
 from arnes.headless.facts import commands, initialize_response
 from arnes.headless.output import Headless
 from arnes.runner import CONTINUE, Prepared, exit_code, prepare, record_progress, subscribe, summary_of
@@ -55,6 +56,7 @@ class Driven:
     _interrupted: bool = False
     _notes: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _agent: Agent | None = None
 
     def run(self) -> int:
         session, cfg = self.ready.session, self.ready.cfg
@@ -62,7 +64,7 @@ class Driven:
         output = Headless.attach("stream-json", session, cfg, self.out)
         code = EXIT_OK
         with subscribe(self.args, session, cfg, self.ready.trace_path) as trace_path:
-            agent = Agent(session, self.ready.history)
+            agent = self._agent = Agent(session, self.ready.history)
             agent.start()
             self.channel.start(self.answer)
             try:
@@ -141,6 +143,12 @@ class Driven:
         if subtype == "mcp_status":
             servers = session.mcp.servers.items() if session.mcp is not None else []
             return {"mcpServers": [{"name": name, **mcp_status(st.state)} for name, st in servers]}
+        if subtype == "set_permission_mode":
+            return set_permission_mode(session, self.ready.cfg, request)
+        if subtype == "set_model":
+            return set_model(session, self.ready.cfg, request)
+        if subtype == "get_context_usage" and self._agent is not None:
+            return context_usage(session, self._agent.context_usage())
         raise Unanswered(f"arnes does not answer the control request {subtype!r}")
 
 

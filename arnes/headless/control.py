@@ -1,0 +1,77 @@
+"""The SDK's control requests that change or ask about a running session (beyond `initialize`,
+`interrupt` and `mcp_status`, which headless/run.py answers itself).
+
+`ClaudeSDKClient.set_permission_mode`, `set_model` and `get_context_usage` send these. The SDK's
+program is the user's own, so it may do what the user may do at the prompt (`/mode`, `/model`),
+with one line held: a session never widens itself into bypass or out of dontAsk's "nobody is
+asked" unless it was started that way (`--permission-mode`), as Claude Code wants the dangerous
+mode chosen at start.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arnes.config import EffectiveConfig
+from arnes.headless.channel import Json, Unanswered
+from arnes.llm.base import PROFILES
+from arnes.permissions.types import MODES, Mode
+from arnes.session import Session
+
+Usage = tuple[int, int]  # (system prompt and tools, the conversation) in tokens
+
+
+def set_permission_mode(session: Session, cfg: EffectiveConfig, request: Json) -> Json:
+    wanted = request.get("mode")
+    mode = "bypass" if wanted == "bypassPermissions" else wanted
+    if wanted == "dontAsk":
+        if not session.never_ask:
+            raise Unanswered("dontAsk is chosen when arnes starts (--permission-mode dontAsk), not switched to")
+        return {}
+    if mode not in MODES:
+        known = ", ".join(["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"])
+        raise Unanswered(f"arnes has no permission mode {wanted!r} (it has: {known})")
+    if mode == "bypass" and cfg.mode != "bypass":
+        raise Unanswered(
+            "bypassPermissions is chosen when arnes starts (--permission-mode bypassPermissions), not switched to"
+        )
+    chosen: Mode = next(m for m in MODES if m == mode)
+    session.mode = session.engine.mode = chosen
+    return {}
+
+
+def set_model(session: Session, cfg: EffectiveConfig, request: Json) -> Json:
+    """The model from the next request on; None: the one the session started with."""
+    wanted = request.get("model")
+    if wanted is not None and (not isinstance(wanted, str) or not wanted.strip()):
+        raise Unanswered("set_model takes a model name, or null for the session's own")
+    name = wanted or cfg.model or PROFILES[cfg.provider].default_model
+    if session.model_switch is None:
+        raise Unanswered("this session cannot switch models")
+    session.provider = session.model_switch(session.provider, name)
+    return {}
+
+
+def context_usage(session: Session, usage: Usage) -> Json:
+    """Claude Code's `/context` answer, from what arnes measures: the fixed part and the conversation."""
+    fixed, conversation = usage
+    total = fixed + conversation
+    window = session.context_window
+    categories: list[dict[str, Any]] = [
+        {"name": "System prompt and tools", "tokens": fixed, "color": "gray"},
+        {"name": "Messages", "tokens": conversation, "color": "purple"},
+        {"name": "Free space", "tokens": max(0, window - total), "color": "white"},
+    ]
+    return {
+        "categories": categories,
+        "totalTokens": total,
+        "maxTokens": window,
+        "rawMaxTokens": window,
+        "percentage": round(100 * total / window, 1) if window else 0.0,
+        "model": session.provider.model,
+        "isAutoCompactEnabled": True,  # arnes clears old results, then compacts, near 80 % of the window
+        "memoryFiles": [],
+        "mcpTools": [],
+        "agents": [],
+        "gridRows": [],
+    }
