@@ -199,3 +199,11 @@ def test_the_loop_says_a_scoped_rule_once_and_again_after_a_rewind(tmp_path: Pat
     assert ["API-RULE" in out for out in once] == [True, False]
     again = _read_results(tmp_path / "again", rewind=True)
     assert ["API-RULE" in out for out in again] == [True, True]
+
+
+def test_unquoted_globs_that_yaml_refuses_are_read_as_claude_code_reads_them(ws: Path, home: Path) -> None:
+    put(ws / ".claude" / "rules" / "ts.md", "---\npaths:\n  - **/*.ts\n  - src/*.py\n---\nTS-RULE")
+    put(ws / ".claude" / "rules" / "one.md", "---\npaths: **/*.go\n---\nGO-RULE")
+    text, notes, scoped = gathered(ws, home)
+    assert "RULE" not in text and notes == []
+    assert scoped == [".claude/rules/one.md=**/*.go", ".claude/rules/ts.md=**/*.ts,src/*.py"]
