@@ -147,7 +147,7 @@ def test_stdin_in_the_sdks_protocol_is_answered(shop: Path, tmp_path: Path) -> N
     lines = [
         {"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize", "hooks": None}},
         {"type": "user", "session_id": "", "message": {"role": "user", "content": "read"}, "parent_tool_use_id": None},
-        {"type": "control_request", "request_id": "req_2", "request": {"subtype": "set_model", "model": "x"}},
+        {"type": "control_request", "request_id": "req_2", "request": {"subtype": "stop_task", "task_id": "x"}},
     ]
     stdin = "".join(json.dumps(line) + "\n" for line in lines) + "not json\n"
     done = subprocess.run(
@@ -164,7 +164,7 @@ def test_stdin_in_the_sdks_protocol_is_answered(shop: Path, tmp_path: Path) -> N
     assert responses["req_2"] == {
         "subtype": "error",
         "request_id": "req_2",
-        "error": "arnes does not answer the control request 'set_model'",
+        "error": "arnes does not answer the control request 'stop_task'",
     }
     messages = [o for o in out if o["type"] != "control_response"]
     assert all(parse_message(m) is not None for m in messages)

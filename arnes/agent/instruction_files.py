@@ -128,10 +128,10 @@ class Places:
         for folder in self.user.folders():
             for root in dict.fromkeys((folder, resolve_real(folder))):
                 if is_inside(root, target) and target != root:
-                    return self._in_user_folder(folder, target.relative_to(root), by_user)
+                    return self.in_user_folder(folder, target.relative_to(root), by_user)
         raise Refused(errno.EACCES, f"it is outside the workspace and your folders ({FOLDERS})")
 
-    def _in_user_folder(self, folder: Path, rel: Path, by_user: bool) -> Loaded | None:
+    def in_user_folder(self, folder: Path, rel: Path, by_user: bool) -> Loaded | None:
         if rel.suffix.lower() != ".md":
             raise Refused(errno.EACCES, "only Markdown files (*.md) are imported from your folders")
         if any(part.startswith(".") for part in rel.parts):
@@ -147,6 +147,14 @@ class Places:
             raise Refused(exc.errno, f"it is a link out of {self.user.shown(folder)} (to {out})") from exc
         if data is None:
             return None
+        real = resolve_real(folder / rel)
+        if is_inside(resolve_real(folder), real) and real != resolve_real(folder):
+            # A link inside the folder is judged by where it leads: `notes.md` -> `.credentials.json` is not Markdown.
+            target = real.relative_to(resolve_real(folder))
+            if target.suffix.lower() != ".md" or any(part.startswith(".") for part in target.parts):
+                raise Refused(
+                    errno.EACCES, f"it is a link to {self.user.shown(folder / target)}, not a visible Markdown file"
+                )
         return Loaded(self.user.shown(folder / rel), _text(data), folder / rel, resolve_real(folder / rel), True)
 
 

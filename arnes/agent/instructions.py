@@ -6,6 +6,9 @@ In this order (a model weighs what comes later, and later is closer to the work)
 2. the project's, from the repository root down to the workspace: in each folder AGENTS.md, else
    CLAUDE.md, else .claude/CLAUDE.md (one of them: CLAUDE.md is often AGENTS.md again), then
    CLAUDE.local.md. Nothing above the repository root; with no repository, the workspace alone.
+Claude Code's rules without `paths:` join at its places (agent/rules.py): `~/.claude/rules/` after
+~/.claude/CLAUDE.md, the workspace's `.claude/rules/` after its AGENTS.md/CLAUDE.md and before its
+CLAUDE.local.md; rules with `paths:` are kept aside for the loop (`Gathered.scoped`).
 Each file is followed by what it imports (`@path`, agent/imports.py), depth first, every file once
 (a cycle ends where it started). Where each may come from is agent/instruction_files.py's rule.
 All of it stops at 32 KiB, Codex's budget (less for a small window); the cut is marked and named.
@@ -21,6 +24,7 @@ from pathlib import Path
 
 from arnes.agent.imports import MAX_DEPTH, import_paths
 from arnes.agent.instruction_files import Loaded, Places, UserDirs, repository_root
+from arnes.agent.rules import Rule, find_rules
 from arnes.host.files import HostFiles, Refused
 
 CAP = 32 * 1024  # bytes of instructions in the first message at most
@@ -29,6 +33,9 @@ PROJECT_NAMES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md")
 LOCAL_NAME = "CLAUDE.local.md"
 PROJECT_HEADER = "The project's {} (its own rules; follow them):"
 LOCAL_HEADER = "Your notes for this project, {} (follow them):"
+USER_HEADER = "Your own instructions, {} (for every project; follow them):"
+USER_RULE_HEADER = "Your own rule, {} (for every project; follow it):"
+PROJECT_RULE_HEADER = "The project's rule, {} (follow it):"
 
 
 def cap_for(window: int) -> int:
@@ -48,18 +55,20 @@ class _Walk:
     places: Places
     notes: list[str]
     sections: list[Section] = field(default_factory=list)
+    scoped: list[Rule] = field(default_factory=list)  # rules with `paths:`, for the loop to send
     seen: set[Path] = field(default_factory=set)
     stopped: bool = False  # MAX_FILES reached: said once
 
     def user_level(self) -> None:
         dirs, read = self.places.user, self.places.user_file
-        header = "Your own instructions, {} (for every project; follow them):"
+        header = USER_HEADER
         override, codex, claude = dirs.codex / "AGENTS.override.md", dirs.codex / "AGENTS.md", dirs.claude / "CLAUDE.md"
         before = len(self.sections)
         self._add(partial(read, override), dirs.shown(override), header)
         if len(self.sections) == before:  # Codex reads AGENTS.md only when the override says nothing
             self._add(partial(read, codex), dirs.shown(codex), header)
         self._add(partial(read, claude), dirs.shown(claude), header)
+        self._rules(True, USER_RULE_HEADER)
 
     def project(self) -> None:
         workspace = self.places.files.root
@@ -69,6 +78,8 @@ class _Walk:
         for folder in folders:
             main = next((name for name in PROJECT_NAMES if os.path.lexists(folder / name)), None)
             for name in (main, LOCAL_NAME):
+                if name == LOCAL_NAME and folder == workspace:
+                    self._rules(False, PROJECT_RULE_HEADER)  # Claude Code's place: before CLAUDE.local.md
                 if name is None or not os.path.lexists(folder / name):
                     continue
                 header = PROJECT_HEADER if name != LOCAL_NAME else LOCAL_HEADER
@@ -78,13 +89,29 @@ class _Walk:
                     shown = os.path.relpath(folder / name, workspace)
                     self._add(partial(self.places.parent_file, top, folder, name), shown, header)
 
+    def _rules(self, user: bool, header: str) -> None:
+        room = MAX_FILES - len(self.seen)
+        if room <= 0 or self.stopped:
+            return
+        found = find_rules(self.places, self.notes, user=user, most=room)
+        for rule in found:
+            if rule.globs:
+                self.scoped.append(rule)
+                self.seen.add(rule.loaded.real)
+            else:
+                self._take(rule.loaded, header)
+
     def _add(self, load: Callable[[], Loaded | None], shown: str, header: str) -> None:
         try:
             loaded = load()
         except Refused as exc:
             self.notes.append(f"{shown} left out of the prompt: {exc.strerror}")
             return
-        if loaded is None or loaded.real in self.seen:
+        if loaded is not None:
+            self._take(loaded, header)
+
+    def _take(self, loaded: Loaded, header: str) -> None:
+        if loaded.real in self.seen:
             return
         self.seen.add(loaded.real)
         if loaded.text:
@@ -120,12 +147,23 @@ def gather(files: HostFiles, notes: list[str], *, user: UserDirs | None = None, 
     return render(collect(files, notes, user=user, cap=cap), cap, notes)
 
 
+@dataclass(frozen=True)
+class Gathered:
+    sections: list[Section]  # for the first message, in order
+    scoped: list[Rule]  # rules with `paths:`: sent with the first file tool result that touches a match
+
+
 def collect(files: HostFiles, notes: list[str], *, user: UserDirs | None = None, cap: int = CAP) -> list[Section]:
     """Every instruction file that has something to say, in order (for `arnes doctor` too)."""
+    return collect_all(files, notes, user=user, cap=cap).sections
+
+
+def collect_all(files: HostFiles, notes: list[str], *, user: UserDirs | None = None, cap: int = CAP) -> Gathered:
+    """The sections and the path-scoped rules, found in one walk (so one set of notes)."""
     walk = _Walk(Places(files, user or UserDirs.of(), cap + 1), notes)
     walk.user_level()
     walk.project()
-    return walk.sections
+    return Gathered(walk.sections, walk.scoped)
 
 
 def render(sections: list[Section], cap: int, notes: list[str]) -> str:
@@ -151,3 +189,8 @@ def render(sections: list[Section], cap: int, notes: list[str]) -> str:
         notes.append(f"the instructions stop at {size}: {what}")
         break
     return "\n\n".join(parts)
+
+
+def scoped_rules(files: HostFiles, user: UserDirs | None = None) -> list[Rule]:
+    """The rules with `paths:` (the first message's notes already named what was left out)."""
+    return collect_all(files, [], user=user).scoped

@@ -11,6 +11,7 @@ import json
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,9 @@ from arnes.agent.events import (
 )
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
+from arnes.agent.instructions import scoped_rules
 from arnes.agent.madecalls import off_limits
+from arnes.agent.rule_delivery import FILE_TOOLS, RuleDelivery, workspace_relative
 from arnes.agent.steering import Act, Nudge, Redraw, Refuse, Reply, Rewrite
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.host.paths import resolve_real
@@ -111,6 +114,7 @@ class Agent:
         # whether the replies are now drawn by the `draw` role.
         self._draw_from: int | None = None
         self._drawing = False
+        self.rules = RuleDelivery(partial(scoped_rules, session.host))  # `paths:` rules, once each
 
     def rewind_conversation(self, messages: list[Message]) -> None:
         """The conversation as it was at an earlier point (read back from the trace by rewind)."""
@@ -118,6 +122,7 @@ class Agent:
         self._known = None
         self._draw_from = None
         self.guard.forget()
+        self.rules.forget()
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, task: str) -> RunResult:
@@ -500,6 +505,7 @@ class Agent:
         else:
             self.result.compactions += 1
         self.guard.forget()
+        self.rules.forget()  # what the results carried may be gone: said again at the next match
         after = self._measure(fixed)
         s.bus.emit(CompactionEvent(before, after, done.method, done.removed, [m.to_json() for m in self.messages]))
 
@@ -639,12 +645,24 @@ class Agent:
             cut = len(output) - cap
             output = output[:cap] + f"\n... [{cut} characters cut; ask for less, e.g. Read with offset/limit]"
         output = self.hooks.post_tool(call, output, is_error, raw, ms)
+        if not is_error and call.name in FILE_TOOLS:
+            output += self.rules.after(self._touched(admitted))
         # The layer judges the model's own calls; its own (a test run, a format's Write) it already knows.
         note = self.steer.after_result(call, ToolResultBlock(call.id, output, is_error)) if by_model else None
         if isinstance(note, Nudge):
             self._steered(note.piece, "result", "nudge", _said(call), note.text)
             output += "\n" + note.text
         return self._finish(call, output, is_error, ms)
+
+    def _touched(self, admitted: _Admitted) -> str | None:
+        """The workspace-relative path a file tool worked on, for the rules scoped to it."""
+        written = getattr(admitted.args, "file_path", None) or getattr(admitted.args, "notebook_path", None)
+        if not isinstance(written, str):
+            return None
+        try:
+            return workspace_relative(self.s.ctx.path(written), self.s.workspace)
+        except ToolError:
+            return None
 
     def _finish(self, call: ToolCall, output: str, is_error: bool, ms: int) -> ToolResultBlock:
         self.s.bus.emit(ToolResultEvent(call.id, call.name, is_error, ms, output))

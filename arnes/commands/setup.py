@@ -255,16 +255,19 @@ def tests_line(found: TestCommand | None) -> tuple[str, bool]:
 
 def instructions_finding(ws: Path, rules: list[SourcedRule]) -> Finding:
     """The instruction files a session would read here (agent/instructions.py), and what it leaves out."""
-    from arnes.agent.instructions import collect
+    from arnes.agent.instructions import collect_all
     from arnes.host.files import HostFiles
     from arnes.permissions.engine import RuleEngine
 
     notes: list[str] = []
-    shown = [s.shown for s in collect(HostFiles(ws, RuleEngine(ws, rules=list(rules))), notes)]
+    found = collect_all(HostFiles(ws, RuleEngine(ws, rules=list(rules))), notes)
+    shown = [s.shown for s in found.sections]
     project = [name for name in shown if not name.startswith(("~/", "/"))]
     yours = [name for name in shown if name not in project]
     detail = ", ".join(project) or "no AGENTS.md"
     detail += f"; yours: {', '.join(yours)}" if yours else ""
+    scoped = [f"{rule.shown} ({', '.join(rule.globs)})" for rule in found.scoped]
+    detail += f"; rules loaded with matching files: {', '.join(scoped)}" if scoped else ""
     detail += "".join(f"; {note}" for note in notes)
     return Finding("project instructions", bool(project), detail, "run `arnes init` to write one")
 

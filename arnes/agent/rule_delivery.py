@@ -1,0 +1,59 @@
+"""Path-scoped rules reach the model with the result of the first file tool call that touches a match.
+
+Claude Code loads a `.claude/rules/` file with `paths:` when a file it names is read or edited; so
+does arnes, for every model: after a Read, Write or Edit that worked, each rule whose globs match
+the file's path relative to the workspace is appended to the result once, under a header naming
+it. When the conversation is compacted or rewound the rules said so far may be gone, so they are
+forgotten and said again at the next match (`forget`). One per loop: a sub-agent has its own.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from arnes.agent.rule_globs import matches
+from arnes.agent.rules import Rule
+from arnes.host.paths import is_inside
+
+FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit"})
+
+
+def workspace_relative(path: Path, workspace: Path) -> str | None:
+    """The path as a rule's glob sees it (`src/a.ts`), or None outside the workspace."""
+    if not is_inside(workspace, path) or path == workspace:
+        return None
+    return path.relative_to(workspace).as_posix()
+
+
+class RuleDelivery:
+    """Which scoped rules this conversation has been given; the rules are found on first need."""
+
+    def __init__(self, load: Callable[[], list[Rule]]) -> None:
+        self._load = load
+        self._rules: list[Rule] | None = None
+        self._sent: set[str] = set()
+        self._lock = threading.Lock()  # reads run in parallel
+
+    def after(self, rel: str | None) -> str:
+        """What to append to the result of a file tool call on `rel`: the rules not sent yet."""
+        if rel is None:
+            return ""
+        with self._lock:
+            if self._rules is None:
+                self._rules = self._load()
+            due = [r for r in self._rules if r.shown not in self._sent and matches(r.globs, rel)]
+            self._sent.update(r.shown for r in due)
+        return "".join(_block(rule, rel) for rule in due)
+
+    def forget(self) -> None:
+        """The conversation lost what was said (compacted, rewound): say each rule again when due."""
+        with self._lock:
+            self._sent.clear()
+
+
+def _block(rule: Rule, rel: str) -> str:
+    whose = "Your own rule" if rule.loaded.user else "The project's rule"
+    globs = ", ".join(rule.globs)
+    return f"\n\n[{whose} {rule.shown} applies to {rel} (paths: {globs}); follow it:]\n{rule.loaded.text}"
