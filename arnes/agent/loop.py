@@ -382,6 +382,7 @@ class Agent:
         del self.messages[keep:]
         self._known, self._last_error, self._drawing = None, None, True
         self.guard.forget()
+        self.rules.forget()  # a rule that came with a dropped result is said again at the next match
 
     def _steered(self, piece: str, moment: str, action: str, sent: str, ran: str) -> None:
         """One intervention in the trace, on screen and in stream-json: what the model sent, what ran."""
