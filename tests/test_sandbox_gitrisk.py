@@ -3,6 +3,7 @@ the pieces the sandbox's nested-repository guard is built from (end to end: test
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -117,3 +118,33 @@ def test_the_workspace_laid_out_as_a_bare_repository_is_checked_not_held(tmp_pat
     (ws / "config").write_text("[core]\n\tpager = touch x\n")
     assert before.held(ws) == [] and len(check(walker, before)) == 1
     assert (ws / "config.arnes-disabled").is_file() and not (ws / "config").exists()
+
+
+def test_a_fifo_named_git_commondir_or_config_neither_hangs_nor_passes(tmp_path: Path) -> None:
+    """read_regular opens without blocking: a FIFO no one writes to is refused, not waited on."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    walker = Walker(ws)
+    before = start(walker)
+    (ws / "a").mkdir()
+    os.mkfifo(ws / "a" / ".git")  # a pointer nobody can read: renamed aside
+    _git("init", "-q", str(ws / "b"))
+    (ws / "b" / ".git" / "config").unlink()
+    os.mkfifo(ws / "b" / ".git" / "config")
+    said = check(walker, before)
+    assert (ws / "a" / ".git.arnes-disabled").exists() and (ws / "b" / ".git" / "config.arnes-disabled").exists()
+    assert len(said) == 2
+
+
+def test_a_check_that_finds_more_folders_than_the_bound_says_so_once(tmp_path: Path) -> None:
+    from arnes.sandbox.gitguard import Guard
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    guard = Guard(ws)
+    guard.recorded()
+    guard._walker.most = 3  # the bound, made small
+    for i in range(5):
+        (ws / f"d{i}").mkdir()
+    assert any("not checked" in line for line in guard.check())
+    assert not any("not checked" in line for line in guard.check())

@@ -179,3 +179,89 @@ def test_a_hook_planted_after_the_last_command_goes_aside_when_the_sandbox_close
     box.close()
     assert not planted.exists() and planted.with_name("post-checkout.arnes-disabled").exists()
     assert any("late/.git/hooks/post-checkout" in note for note in box.notes())
+
+
+def test_no_attack_on_a_nested_repository_held_at_start_gets_through(ws: Path, tmp_path: Path, canary: Path) -> None:
+    """The red team's fourteen attacks on the top-level `.git` (hooks, config keys, commondir,
+    alternates, a rebase todo, renames, links), run inside `vendor/lib`: each fails."""
+    from tests.test_redteam_git_writable import ATTACKS
+
+    nested = ws / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    git(nested, "commit", "-qm", "start", "--allow-empty")
+    (nested / "attacks.py").write_text(ATTACKS)
+    outputs, _ = session(tmp_path, ws, [f"cd vendor/lib && python3 attacks.py {canary}"])
+    line = next(x for x in outputs[0].splitlines() if x.startswith("RESULTS "))
+    results = json.loads(line.removeprefix("RESULTS "))
+    assert len(results) == 14 and set(results.values()) <= {"OSError", "PermissionError", "RuntimeError"}, results
+    for args in (
+        ["status"],
+        ["log", "--oneline"],
+        ["commit", "-qm", "user", "--allow-empty"],
+        ["checkout", "-qb", "u"],
+    ):
+        assert git(nested, *args).returncode == 0
+    assert not list(canary.iterdir())
+
+
+def test_repositories_made_through_links_pointers_commondir_and_bare_layouts_lose_what_runs(
+    ws: Path, tmp_path: Path, canary: Path
+) -> None:
+    """Every way a command can make git in a folder read a config or hooks of its choosing: a
+    `.git` link to a planted folder, a `.git` file (separate git dir), a `commondir` naming a
+    planted common folder, a bare repository the user may push to."""
+    script = f"""
+import os, subprocess
+def write(p, text, mode=0o755):
+    with open(p, "w") as f: f.write(text)
+    os.chmod(p, mode)
+def git(*a): subprocess.run(["git", *a], check=True, capture_output=True)
+HOOK = "#!/bin/sh\\ntouch {canary}/{{}}\\n"
+G = ".g" + "it"
+git("init", "-q", "--bare", "p1")
+write("p1/hooks/pre-commit", HOOK.format("link-hook-ran"))
+git("--git-dir=p1", "config", "core.bare", "false")
+os.mkdir("s1"); os.symlink("../p1", "s1/" + G)
+git("init", "-q", "--separate-git-dir", os.path.abspath("p2"), "s2")
+git("-C", "s2", "config", "core.fsmonitor", "touch {canary}/pointer-fsmonitor-ran; false")
+git("init", "-q", "--bare", "c3")
+write("c3/config", "[core]\\n\\tfsmonitor = touch {canary}/commondir-ran; false\\n", 0o644)
+git("init", "-q", "s3")
+write("s3/" + G + "/commondir", "../../c3\\n", 0o644)
+git("init", "-q", "--bare", "r4.git")
+write("r4.git/hooks/post-receive", HOOK.format("push-hook-ran"))
+print("PLANTED")
+"""
+    (ws / "plant.py").write_text(script)
+    outputs, _ = session(tmp_path, ws, ["python3 plant.py"])
+    assert "PLANTED" in outputs[0], outputs[0]
+    for said in ("p1/hooks/pre-commit", "p2/config", "c3/config", "r4.git/hooks/post-receive"):
+        assert said in outputs[0], outputs[0]
+    for folder in ("s1", "s2", "s3"):
+        git(ws / folder, "status")
+        git(ws / folder, "commit", "-qm", "user", "--allow-empty")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(ws / "r4.git"), str(clone))
+    git(clone, "commit", "-qm", "user", "--allow-empty")
+    git(clone, "push", "-q", "origin", "HEAD:main")
+    assert not list(canary.iterdir())
+
+
+def test_what_is_found_after_the_last_command_is_said_at_the_end(tmp_path: Path, canary: Path) -> None:
+    """A SessionEnd hook (sandboxed, a trusted folder's) is the last thing that runs: what the check
+    after it renames aside reaches no command's result, so it is said as a warning at the end."""
+    ws = tmp_path / "ws"
+    (ws / ".arnes").mkdir(parents=True)
+    plant = f"git init -q late && {plant_hook('late', canary)}"
+    settings = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": plant}]}]}}
+    (ws / ".arnes" / "settings.json").write_text(json.dumps(settings))
+    script = tmp_path / "end.json"
+    script.write_text(json.dumps({"turns": [{"text": "hi"}]}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trust", "go")
+    assert done.code == 0, done.err
+    said = done.out + done.err
+    assert "warning: late/.git/hooks/pre-commit" in said and "pre-commit.arnes-disabled" in said, said
+    assert (ws / "late" / ".git" / "hooks" / "pre-commit.arnes-disabled").is_file()
+    git(ws / "late", "commit", "-qm", "user", "--allow-empty")
+    assert not list(canary.iterdir())

@@ -72,6 +72,7 @@ class Guard:
         self._walker = Walker(workspace)  # one thread at a time: the recording, then checks under the lock
         self._start: Start | None = None
         self._lock = threading.Lock()
+        self._said_incomplete = False
         self._thread = threading.Thread(target=self._record, name="arnes-repos", daemon=True)
         self._thread.start()
 
@@ -88,7 +89,15 @@ class Guard:
     def check(self) -> list[str]:
         before = self.recorded()
         with self._lock:
-            return check(self._walker, before)
+            lines = check(self._walker, before)
+            if before.found.complete and not self._walker.complete and not self._said_incomplete:
+                # A command can make folders by the hundred thousand to push a new repository past the walk.
+                self._said_incomplete = True
+                lines.append(
+                    f"warning: the workspace now has more than {MOST_FOLDERS:,} folders: git repositories "
+                    "made past them are not checked for hooks"
+                )
+            return lines
 
 
 def _aside(path: Path) -> Path | None:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
+
+from arnes.host.nofollow import read_regular
 
 INERT: dict[str, frozenset[str]] = {
     "core": frozenset({
@@ -63,15 +64,12 @@ def config_runs_programs(text: str) -> bool:
 
 
 def _config_risky(path: Path) -> bool:
+    """Read through no link and never blocking (a FIFO named `config`): what cannot be read counts."""
     try:
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MOST_CONFIG_BYTES:
-            return True
-        with open(path, "rb") as f:
-            data = f.read(MOST_CONFIG_BYTES + 1)
+        data = read_regular(path, MOST_CONFIG_BYTES + 1)[0]
     except OSError:
         return True
-    return config_runs_programs(data.decode("utf-8", errors="replace"))
+    return len(data) > MOST_CONFIG_BYTES or config_runs_programs(data.decode("utf-8", errors="replace"))
 
 
 def risky_parts(git_dir: Path, changed: frozenset[str] | None = None) -> list[Path]:

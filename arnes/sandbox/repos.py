@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arnes.host.nofollow import read_regular
+
 MOST_FOLDERS = 200_000  # folders listed at most per walk (bench/README.md: about 1 s on 2 cores)
 MOST_REPOS = 1_000  # repositories held read-only at most (one bind mount each, or two)
 _POINTER_BYTES = 4096
@@ -55,8 +57,8 @@ def _pointer_target(entry: Path) -> Path | None:
     try:
         if entry.is_symlink():
             return Path(os.path.realpath(entry))
-        with open(entry, "rb") as f:
-            first = f.read(_POINTER_BYTES).split(b"\n", 1)[0].strip()
+        # Never open() it: a FIFO planted as `.git` would hang arnes (read_regular: O_NONBLOCK, no link).
+        first = read_regular(entry, _POINTER_BYTES)[0].split(b"\n", 1)[0].strip()
     except OSError:
         return None
     if not first.startswith(b"gitdir:"):
@@ -68,8 +70,7 @@ def _pointer_target(entry: Path) -> Path | None:
 def _common(git_dir: Path) -> Path | None:
     """The folder a `commondir` file names (git reads config and hooks there), resolved."""
     try:
-        with open(git_dir / "commondir", "rb") as f:
-            text = f.read(_POINTER_BYTES).split(b"\n", 1)[0].strip()
+        text = read_regular(git_dir / "commondir", _POINTER_BYTES)[0].split(b"\n", 1)[0].strip()
     except OSError:
         return None
     return Path(os.path.realpath(git_dir / os.fsdecode(text))) if text else None
@@ -126,6 +127,7 @@ class Walker:
         self.workspace = workspace
         self.most = most
         self._seen: dict[str, _Listed] = {}
+        self.complete = True  # the last walk's
 
     def find(self) -> Found:
         """Every repository under the workspace but its own `.git` (which SANDBOX_READ_ONLY holds)."""
@@ -151,7 +153,7 @@ class Walker:
                 if folder != ws:
                     continue  # its objects/ and refs/ hold no repository
             stack.extend(os.path.join(folder, name) for name in listed.folders)
-        self._seen = seen
+        self._seen, self.complete = seen, found.complete
         return found
 
     def _listing(self, folder: str) -> _Listed | None:
