@@ -148,3 +148,26 @@ def test_a_check_that_finds_more_folders_than_the_bound_says_so_once(tmp_path: P
         (ws / f"d{i}").mkdir()
     assert any("not checked" in line for line in guard.check())
     assert not any("not checked" in line for line in guard.check())
+
+
+def test_a_folder_a_command_made_unlistable_is_said_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`chmod 000 sub` after planting `sub/.git/hooks/...`: the check cannot see in, so it says so
+    (as root the permissions do not stop the listing, so the refusal is made by hand here)."""
+    from arnes.sandbox import repos
+    from arnes.sandbox.gitguard import Guard
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    guard = Guard(ws)
+    guard.recorded()
+    (ws / "sub").mkdir()
+    real = os.scandir
+
+    def refusing(path: str) -> object:
+        if path.endswith("/sub"):
+            raise PermissionError(13, "Permission denied", path)
+        return real(path)
+
+    monkeypatch.setattr(repos.os, "scandir", refusing)
+    said = guard.check()
+    assert len(said) == 1 and said[0].startswith("warning: sub cannot be listed") and guard.check() == []

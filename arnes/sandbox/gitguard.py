@@ -73,6 +73,7 @@ class Guard:
         self._start: Start | None = None
         self._lock = threading.Lock()
         self._said_incomplete = False
+        self._said_unlistable: set[Path] = set()
         self._thread = threading.Thread(target=self._record, name="arnes-repos", daemon=True)
         self._thread.start()
 
@@ -90,6 +91,14 @@ class Guard:
         before = self.recorded()
         with self._lock:
             lines = check(self._walker, before)
+            for folder in self._walker.unlistable:
+                if folder not in before.found.unlistable and folder not in self._said_unlistable:
+                    self._said_unlistable.add(folder)
+                    shown = folder.relative_to(self.workspace).as_posix() if folder != self.workspace else "."
+                    lines.append(
+                        f"warning: {shown} cannot be listed (its permissions were changed): a git repository in it "
+                        "is not checked; make it readable and look for a .git in it before running git there"
+                    )
             if before.found.complete and not self._walker.complete and not self._said_incomplete:
                 # A command can make folders by the hundred thousand to push a new repository past the walk.
                 self._said_incomplete = True

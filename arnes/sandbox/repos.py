@@ -46,6 +46,7 @@ class Repo:
 class Found:
     repos: list[Repo] = field(default_factory=list)
     complete: bool = True  # False: the walk stopped at MOST_FOLDERS
+    unlistable: list[Path] = field(default_factory=list)  # folders whose permissions refuse a listing
 
 
 def inside(path: Path, workspace: Path) -> bool:
@@ -111,6 +112,8 @@ def _list(folder: str, stamp: tuple[int, int, int, int], racy: bool) -> _Listed 
     try:
         with os.scandir(folder) as entries:
             names = {e.name: e.is_dir(follow_symlinks=False) for e in entries}
+    except PermissionError:
+        raise  # said: a command may `chmod 000` the folder it made a repository in
     except OSError:
         return None
     folders = tuple(n for n, is_dir in names.items() if is_dir and n != ".git")
@@ -128,6 +131,7 @@ class Walker:
         self.most = most
         self._seen: dict[str, _Listed] = {}
         self.complete = True  # the last walk's
+        self.unlistable: list[Path] = []  # the last walk's
 
     def find(self) -> Found:
         """Every repository under the workspace but its own `.git` (which SANDBOX_READ_ONLY holds)."""
@@ -139,7 +143,11 @@ class Walker:
             if len(seen) >= self.most:
                 found.complete = False
                 break
-            listed = self._listing(folder)
+            try:
+                listed = self._listing(folder)
+            except PermissionError:
+                found.unlistable.append(Path(folder))
+                continue
             if listed is None:
                 continue
             seen[folder] = listed
@@ -153,7 +161,7 @@ class Walker:
                 if folder != ws:
                     continue  # its objects/ and refs/ hold no repository
             stack.extend(os.path.join(folder, name) for name in listed.folders)
-        self._seen, self.complete = seen, found.complete
+        self._seen, self.complete, self.unlistable = seen, found.complete, found.unlistable
         return found
 
     def _listing(self, folder: str) -> _Listed | None:
