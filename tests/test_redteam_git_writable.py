@@ -5,8 +5,8 @@ The attacks are written in Python so the shell rules never see a `.git/` path: w
 the sandbox alone. Today the workspace's whole `.git` is read-only, so every attack fails, and so do
 `git add` and `git commit` (the wanted test below is expected to fail until they work). The harness
 is the bar for making `.git` writable: every attack must still fail, and nothing planted may run on
-the host afterwards. Two more tests reproduce holes found on the way that exist today, whatever
-`.git` is (docs/redteam/git-writable.md): they are expected to fail until those are closed.
+the host afterwards. Two more tests reproduce holes found on the way, whatever `.git` is
+(docs/redteam/git-writable.md): closed by sandbox/gitguard.py (more in test_sandbox_nested_git.py).
 """
 
 from __future__ import annotations
@@ -167,7 +167,6 @@ def test_wanted_git_add_commit_stash_branch_checkout_run_in_the_sandbox(repo: Pa
     assert git(repo, "log", "--oneline", "main").stdout.count("\n") == 2
 
 
-@pytest.mark.xfail(strict=True, reason="a nested repository's .git is writable in the sandbox today")
 def test_a_nested_repository_hook_cannot_be_planted(repo: Path, tmp_path: Path) -> None:
     """A clone inside the workspace (vendor/lib, not a submodule: its `.git` is a folder) is the
     user's too; its hooks run on the user's next `git commit` there."""
@@ -185,7 +184,6 @@ def test_a_nested_repository_hook_cannot_be_planted(repo: Path, tmp_path: Path) 
     assert not list(canary.iterdir())
 
 
-@pytest.mark.xfail(strict=True, reason="a folder without .git can be laid out as a bare repository")
 def test_a_workspace_without_git_is_not_made_a_bare_repository(tmp_path: Path) -> None:
     """With no `.git` (or a `.git` a command gutted: git then looks further), git's discovery takes
     the workspace itself for a bare repository when it holds HEAD, objects/ and refs/: its planted

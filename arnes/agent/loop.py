@@ -256,6 +256,9 @@ class Agent:
         self._pool.shutdown(wait=False, cancel_futures=True)
         if s.owns_jobs:
             s.close()
+            # What closing the sandbox found (a hook a command planted in a repository it made, renamed aside).
+            for note in s.sandbox.notes():
+                s.bus.emit(Notice("warning", note if note.startswith("warning: ") else f"warning: {note}"))
         else:
             s.close_sandboxes()
         s.bus.emit(

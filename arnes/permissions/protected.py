@@ -23,8 +23,8 @@ ANY_DEPTH = (".git", ".arnes")
 TOP_LEVEL_FILES = ("features.json",)
 # A copied Claude Code settings file grants like .arnes's own (config_claude.py).
 CLAUDE_SETTINGS = (".claude", ("settings.json", "settings.local.json"))
-# What the sandbox keeps read-only at the top of the workspace (a nested `.git` is NOT held: see
-# docs/redteam/git-writable.md; `in_git` serves the file tools and the shell rules): the
+# What the sandbox keeps read-only at the top of the workspace (nested repositories are found and
+# held by sandbox/gitguard.py; `in_git` serves the file tools and the shell rules): the
 # whole .git (hooks, config, commondir run code on the host later, and a renamed .git could carry
 # them back; git commands that write the repository fail in the sandbox), .arnes, features.json,
 # Claude Code's settings (the file tools never write them either), and its prompt folders
@@ -101,7 +101,8 @@ def protected_outside(path: str) -> str | None:
 
 
 def in_git(relative: str) -> bool:
-    """Whether a relative path is, or lies inside, a `.git` at any depth (for the sandbox too)."""
+    """Whether a relative path is, or lies inside, a `.git` at any depth (the file tools and the
+    shell rules; the sandbox finds nested repositories itself: sandbox/repos.py)."""
     return any(protected_component(p) == ".git" for p in relative.split("/"))
 
 

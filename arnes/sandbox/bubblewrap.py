@@ -23,6 +23,7 @@ from pathlib import Path
 from arnes.sandbox import placeholders, seccomp
 from arnes.sandbox.base import Confined, SandboxSpec
 from arnes.sandbox.env import command_env
+from arnes.sandbox.gitguard import Guard
 from arnes.sandbox.home import HomeView, home_view, workspace_venvs
 from arnes.sandbox.root import hidden_roots, kept_under
 from arnes.sandbox.standins import FILES, folders_between, remove_mount_points, stand_in_place, there
@@ -121,6 +122,10 @@ class Bubblewrap:
         weakref.finalize(self, _close_all, self._live, self._placeholders)
         self._zygote_broken: str | None = None
         self._notes: list[str] = []
+        # Nested git repositories: held read-only from the start, checked after each command.
+        # Paths as the kernel sees them: a held path is bound only where no link leads to it.
+        self._guard = None if spec.read_only_workspace else Guard(Path(os.path.realpath(spec.workspace)))
+        self._guard_warned = False
 
     @staticmethod
     @cache
@@ -239,12 +244,30 @@ class Bubblewrap:
                 continue
             made.append(place)
             args += ["--ro-bind", str(self._stand_in_for(place, kept)), str(place)]
+        args += self._nested_git()
         for secret in hidden:
             stand_in = self._stand_ins.hidden_dir if secret.is_dir() else self._stand_ins.hidden_file
             args += ["--ro-bind", str(stand_in), str(secret)]
         if not self.spec.network:
             args.append("--unshare-net")
         return args, made
+
+    def _nested_git(self) -> list[str]:
+        """Every repository found in the workspace at the start, read-only like the top-level
+        `.git` (sandbox/gitguard.py): bound where it still is, through no link."""
+        if self._guard is None:
+            return []
+        recorded = self._guard.recorded()
+        if not self._guard_warned:
+            self._guard_warned = True
+            warning = recorded.warning()
+            if warning is not None:
+                self._notes.append(warning)
+        args: list[str] = []
+        for held in recorded.held(self._guard.workspace):
+            if os.path.lexists(held) and os.path.realpath(held) == str(held):
+                args += ["--ro-bind", str(held), str(held)]
+        return args
 
     def _stand_in_for(self, place: Path, kept: Path) -> Path:
         if place == self.spec.workspace / ".git":
@@ -372,6 +395,7 @@ class Bubblewrap:
                 self._retire(self._zygote)
             _close_all(self._live, self._placeholders)
             self._lasting.clear()
+        self._check_repos()
 
     def settle(self) -> None:
         """After a command: remove the empty mount points one-shot bwraps made, but those the
@@ -383,6 +407,13 @@ class Bubblewrap:
             done = [p for p in self._placeholders if p not in self._lasting and p not in zygote]
             self._placeholders[:] = [p for p in self._placeholders if p not in done]
         remove_mount_points(done)
+        self._check_repos()
+
+    def _check_repos(self) -> None:
+        """Repositories created, swapped or changed by commands: what runs a program is renamed
+        aside and said (sandbox/gitguard.py); mounts made at the start cannot hold those."""
+        if self._guard is not None:
+            self._notes += self._guard.check()
 
     def describe(self) -> str:
         net = "no network, no Unix sockets"
