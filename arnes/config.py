@@ -23,10 +23,10 @@ from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings
 from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.jsonfile import read_json
 from arnes.llm.profiles import pieces_of
-from arnes.mcp.claude_json import claude_json_path, read_claude_json, shown_path
+from arnes.mcp.claude_json import read_claude_json, shown_path
 from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, load_mcp_file
 from arnes.permissions.grants import split_grants
-from arnes.permissions.protected import claude_user_dir, user_config_dir
+from arnes.permissions.protected import claude_json_path, claude_user_dir, user_config_dir
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 
 ProviderName = Literal["ollama", "openai", "anthropic", "script"]
@@ -402,9 +402,9 @@ SECRET_DENIES = (
     "Read(**/.env)", "Read(**/.env.*)", "Read(**/*.pem)", "Read(**/*.key)", "Read(**/id_rsa*)",
     "Read(**/id_ecdsa*)", "Read(**/id_ed25519*)", "Read(**/.netrc)", "Read(**/.pgpass)",
     "Read(**/.aws/credentials)", "Read(**/.docker/config.json)", "Read(**/.npmrc)", "Read(**/.pypirc)",
-    # Claude Code's account (OAuth) and its credentials: never the model's to read, in any mode.
-    "Read(~/.claude.json)", "Read(~/.claude/.claude.json)", "Read(~/.claude/.credentials.json)",
 )  # fmt: skip
+# Claude Code's account (OAuth) and its credentials, in the home folder: never the model's to read.
+CLAUDE_SECRET_DENIES = ("Read(~/.claude.json)", "Read(~/.claude/.claude.json)", "Read(~/.claude/.credentials.json)")
 SECRET_SOURCE = "built in: secrets"
 
 
@@ -414,7 +414,7 @@ def _deny_secrets_by_default(cfg: EffectiveConfig, user: list[str], claude_json:
     moved = [
         f"Read({p})" for p in (claude_json, claude_json.parent / ".credentials.json") if not set("*?[]()") & set(str(p))
     ]
-    denies = dict.fromkeys([*SECRET_DENIES, *moved])
+    denies = dict.fromkeys([*SECRET_DENIES, *CLAUDE_SECRET_DENIES, *moved])
     cfg.rules += [SourcedRule("deny", rule, SECRET_SOURCE) for rule in denies if rule not in lifted]
 
 

@@ -22,15 +22,7 @@ from pydantic import ValidationError
 from arnes.mcp.settings import NAME, McpServer
 
 MAX_BYTES = 64 * 1024 * 1024
-FILE_NAME = ".claude.json"
 _KEYS = frozenset(McpServer.model_fields)
-
-
-def claude_json_path(env: Mapping[str, str] | None = None) -> Path:
-    """Where Claude Code keeps the file: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`."""
-    env = os.environ if env is None else env
-    base = env.get("CLAUDE_CONFIG_DIR") or env.get("HOME") or "~"
-    return Path(os.path.expanduser(base)) / FILE_NAME
 
 
 def shown_path(path: Path, env: Mapping[str, str] | None = None) -> str:
