@@ -114,6 +114,17 @@ def test_mcp_list_and_doctor_name_the_file_and_scope(tmp_path: Path) -> None:
     assert "mine `" in doctor.out and "(~/.claude.json (this project)): starts, sandboxed" in doctor.out
 
 
+def test_a_folder_inside_a_repository_takes_the_repositorys_local_scope(tmp_path: Path) -> None:
+    """Claude Code records a project under its git root: arnes run in a folder below finds it."""
+    ws, _, env = setup(tmp_path)
+    inner = ws / "pkg"
+    inner.mkdir()
+    assert "mine `" not in run_arnes("doctor", "-w", str(inner), env=env).out  # no repository: not this project
+    (ws / ".git").mkdir()
+    doctor = run_arnes("doctor", "-w", str(inner), env=env)
+    assert "mine `" in doctor.out and "(~/.claude.json (this project)): starts, sandboxed" in doctor.out, doctor.out
+
+
 def test_claude_config_dir_moves_the_file(tmp_path: Path) -> None:
     ws, _, env = setup(tmp_path)
     moved = tmp_path / "cc"

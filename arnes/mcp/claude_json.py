@@ -93,8 +93,14 @@ def _load(path: Path, shown: str, warnings: list[str], max_bytes: int) -> object
 
 
 def _project_keys(workspace: Path) -> list[str]:
-    """The keys Claude Code may have used for this workspace: its real path, and as given."""
-    keys = [os.path.realpath(workspace), os.path.abspath(workspace)]
+    """The keys Claude Code may have used for this workspace: its real path, as given, then the
+    repository root above it (Claude Code records a project under its git root)."""
+    real = os.path.realpath(workspace)
+    keys = [real, os.path.abspath(workspace)]
+    for folder in [Path(real), *Path(real).parents]:
+        if (folder / ".git").exists():  # a folder or a worktree's gitfile
+            keys.append(str(folder))
+            break
     return list(dict.fromkeys(keys))
 
 
