@@ -360,7 +360,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             cfg.files.append(mcp_file)
     _add_servers(cfg, from_claude.local, f"{shown_path(claude_json, env)} (this project)", "claude-user", trusted)
     cfg.warnings += rule_conflicts(cfg.rules, user_files)
-    _deny_secrets_by_default(cfg, user_files, claude_json)
+    _deny_secrets_by_default(cfg, user_files, claude_json, claude_user_dir(env))
     _warn_boxed_anyway(cfg)
     return cfg
 
@@ -408,12 +408,12 @@ CLAUDE_SECRET_DENIES = ("Read(~/.claude.json)", "Read(~/.claude/.claude.json)", 
 SECRET_SOURCE = "built in: secrets"
 
 
-def _deny_secrets_by_default(cfg: EffectiveConfig, user: list[str], claude_json: Path) -> None:
+def _deny_secrets_by_default(cfg: EffectiveConfig, user: list[str], claude_json: Path, claude_dir: Path) -> None:
     lifted = {r.rule for r in cfg.rules if r.kind == "allow" and r.source in user}
     # CLAUDE_CONFIG_DIR moves Claude Code's file and its credentials: those paths are denied too.
-    moved = [
-        f"Read({p})" for p in (claude_json, claude_json.parent / ".credentials.json") if not set("*?[]()") & set(str(p))
-    ]
+    # (Unset, the file sits beside ~/.claude, not in it, and the built-in `~/` rules say it all.)
+    paths = (claude_json, claude_json.parent / ".credentials.json") if claude_json.parent == claude_dir else ()
+    moved = [f"Read({p})" for p in paths if not set("*?[]()") & set(str(p))]
     denies = dict.fromkeys([*SECRET_DENIES, *CLAUDE_SECRET_DENIES, *moved])
     cfg.rules += [SourcedRule("deny", rule, SECRET_SOURCE) for rule in denies if rule not in lifted]
 

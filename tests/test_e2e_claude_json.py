@@ -133,6 +133,9 @@ def test_claude_config_dir_moves_the_file(tmp_path: Path) -> None:
     listed = run_arnes("mcp", "list", "-w", str(ws), env={**env, "CLAUDE_CONFIG_DIR": str(moved)})
     assert "moved  started" in listed.out and f"from {moved / '.claude.json'})" in listed.out, listed.out
     assert "shared" not in listed.out  # ~/.claude.json is not Claude Code's file then
+    check = run_arnes("permissions", "check", "Read", str(moved / ".credentials.json"), "-w", str(ws),
+                      env={**env, "CLAUDE_CONFIG_DIR": str(moved)})  # fmt: skip
+    assert f"deny: rule Read({moved / '.credentials.json'}) (from built in: secrets)" in check.out, check.out
 
 
 def test_a_broken_file_is_one_line_and_arnes_runs_on(tmp_path: Path) -> None:
