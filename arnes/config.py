@@ -4,6 +4,8 @@ The user's level is two files: Claude Code's `~/.claude/settings.json` (read len
 that does not parse is one warning, never the end of the run) under arnes's own
 `~/.config/arnes/settings.json`, which wins a value both set (the conflict named in one line).
 Rules of every file accumulate: deny > ask > allow decides, whatever the file.
+MCP servers also come from Claude Code's `~/.claude.json` (mcp/claude_json.py): its user scope is
+the lowest of all, its local scope (this project's entry) the highest, above `.mcp.json`.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings
 from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.jsonfile import read_json
 from arnes.llm.profiles import pieces_of
+from arnes.mcp.claude_json import read_claude_json, shown_path
 from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, load_mcp_file
 from arnes.permissions.grants import split_grants
-from arnes.permissions.protected import claude_user_dir, user_config_dir
+from arnes.permissions.protected import claude_json_path, claude_user_dir, user_config_dir
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 
 ProviderName = Literal["ollama", "openai", "anthropic", "script"]
@@ -255,6 +258,11 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
     layers = settings_layers(workspace, env)
     user_files = [str(path) for layer, path in layers if layer in USER_LAYERS]
     claude_mode: tuple[str, str] | None = None  # the mode ~/.claude/settings.json set, for a conflict line
+    # `claude mcp add`'s servers (~/.claude.json): user scope under every file, local scope above all.
+    claude_json = claude_json_path(env)
+    from_claude = read_claude_json(claude_json, workspace, shown_path(claude_json, env))
+    cfg.warnings += from_claude.warnings
+    _add_servers(cfg, from_claude.user, shown_path(claude_json, env), "claude-user", trusted)
     for layer, path in layers:
         if not path.is_file():
             continue
@@ -350,8 +358,9 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             }
         if servers:
             cfg.files.append(mcp_file)
+    _add_servers(cfg, from_claude.local, f"{shown_path(claude_json, env)} (this project)", "claude-user", trusted)
     cfg.warnings += rule_conflicts(cfg.rules, user_files)
-    _deny_secrets_by_default(cfg, user_files)
+    _deny_secrets_by_default(cfg, user_files, claude_json, claude_user_dir(env))
     _warn_boxed_anyway(cfg)
     return cfg
 
@@ -394,12 +403,19 @@ SECRET_DENIES = (
     "Read(**/id_ecdsa*)", "Read(**/id_ed25519*)", "Read(**/.netrc)", "Read(**/.pgpass)",
     "Read(**/.aws/credentials)", "Read(**/.docker/config.json)", "Read(**/.npmrc)", "Read(**/.pypirc)",
 )  # fmt: skip
+# Claude Code's account (OAuth) and its credentials, in the home folder: never the model's to read.
+CLAUDE_SECRET_DENIES = ("Read(~/.claude.json)", "Read(~/.claude/.claude.json)", "Read(~/.claude/.credentials.json)")
 SECRET_SOURCE = "built in: secrets"
 
 
-def _deny_secrets_by_default(cfg: EffectiveConfig, user: list[str]) -> None:
+def _deny_secrets_by_default(cfg: EffectiveConfig, user: list[str], claude_json: Path, claude_dir: Path) -> None:
     lifted = {r.rule for r in cfg.rules if r.kind == "allow" and r.source in user}
-    cfg.rules += [SourcedRule("deny", rule, SECRET_SOURCE) for rule in SECRET_DENIES if rule not in lifted]
+    # CLAUDE_CONFIG_DIR moves Claude Code's file and its credentials: those paths are denied too.
+    # (Unset, the file sits beside ~/.claude, not in it, and the built-in `~/` rules say it all.)
+    paths = (claude_json, claude_json.parent / ".credentials.json") if claude_json.parent == claude_dir else ()
+    moved = [f"Read({p})" for p in paths if not set("*?[]()") & set(str(p))]
+    denies = dict.fromkeys([*SECRET_DENIES, *CLAUDE_SECRET_DENIES, *moved])
+    cfg.rules += [SourcedRule("deny", rule, SECRET_SOURCE) for rule in denies if rule not in lifted]
 
 
 def add_flag_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], flag: str) -> None:
@@ -407,7 +423,9 @@ def add_flag_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], flag: 
     _add_servers(cfg, servers, Path(flag), "user", True)
 
 
-def _add_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], path: Path, layer: str, trusted: bool) -> None:
+def _add_servers(
+    cfg: EffectiveConfig, servers: dict[str, McpServer], path: Path | str, layer: str, trusted: bool
+) -> None:
     """Record a layer's MCP servers; a project's start only in a trusted folder (DESIGN §10)."""
     for name, server in servers.items():
         user = layer in USER_LAYERS

@@ -109,7 +109,8 @@ def show_rules(console: Console, engine: RuleEngine) -> None:
     )
     console.print(
         "built in: the file tools never write .git (at any depth, a folder or a gitfile), .arnes, "
-        "features.json, your arnes config folder, or your ~/.claude/settings.json; names compared case-insensitively",
+        "features.json, your arnes config folder, your ~/.claude/settings.json, or ~/.claude.json; "
+        "names compared case-insensitively",
         markup=False,
     )
 

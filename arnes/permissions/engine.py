@@ -18,6 +18,7 @@ from arnes.host.paths import inside_str, is_inside, real_path, resolve_real
 from arnes.permissions.protected import (
     ANY_DEPTH,
     TOP_LEVEL_FILES,
+    claude_json_path,
     claude_user_dir,
     grant_file,
     protected_outside,
@@ -107,6 +108,8 @@ class RuleEngine:
     config_dir: Path = field(default_factory=user_config_dir)
     # The user's Claude Code settings grant like arnes's own (config.py reads them as the user's).
     claude_settings: Path = field(default_factory=lambda: claude_user_dir() / "settings.json")
+    # Claude Code's ~/.claude.json: its servers start without trust (config.py), so never written either.
+    claude_json: Path = field(default_factory=claude_json_path)
     _groups: dict[tuple[RuleKind, str], _Group] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
@@ -115,6 +118,7 @@ class RuleEngine:
         self._root = str(self.workspace)
         self._config = os.path.realpath(self.config_dir)
         self._claude_settings = os.path.realpath(self.claude_settings).casefold()
+        self._claude_json = os.path.realpath(self.claude_json).casefold()
         self._compile()
 
     # -- rules ---------------------------------------------------------------------------------
@@ -245,6 +249,8 @@ class RuleEngine:
                 found = f"{self._config}/ (your arnes settings and trust record)"
             elif form.casefold() == self._claude_settings:  # a disk that folds names: Settings.json too
                 found = f"{form} (your Claude Code settings, which arnes reads as yours)"
+            elif form.casefold() == self._claude_json:
+                found = f"{form} (Claude Code's account and MCP servers, which arnes reads as yours)"
             elif inside_str(self._root, form):
                 found = protected_part(form[len(self._root) :])
             else:

@@ -127,6 +127,14 @@ def claude_user_dir(env: dict[str, str] | None = None) -> Path:
     return Path(os.path.expanduser(env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME", "~"), ".claude")))
 
 
+def claude_json_path(env: dict[str, str] | None = None) -> Path:
+    """Claude Code's own state file (its account, and the servers `claude mcp add` wrote):
+    `$CLAUDE_CONFIG_DIR/.claude.json` when that is set, else `~/.claude.json`."""
+    env = dict(os.environ) if env is None else env
+    base = env.get("CLAUDE_CONFIG_DIR") or env.get("HOME") or "~"
+    return Path(os.path.expanduser(base)) / ".claude.json"
+
+
 def codex_user_dir(env: dict[str, str] | None = None) -> Path:
     """The user's Codex folder, ~/.codex (CODEX_HOME when set, as Codex reads it)."""
     env = dict(os.environ) if env is None else env

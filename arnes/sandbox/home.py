@@ -32,6 +32,7 @@ SECRETS = (
     ".cargo/credentials.toml", ".config/gh", ".config/hub", ".local/share/keyrings", ".password-store",
     ".vault-token", ".pgpass", ".my.cnf", ".terraform.d/credentials.tfrc.json", ".config/anthropic",
     ".config/openai", ".config/arnes", ".m2/settings.xml", ".gradle/gradle.properties", ".env",
+    ".claude.json", ".claude/.claude.json", ".claude/.credentials.json", ".claude/backups",
 )  # fmt: skip
 
 
