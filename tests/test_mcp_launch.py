@@ -23,7 +23,7 @@ import pytest
 from arnes.mcp.expand import ExpansionError, VariableCheck, expand_server, expand_text
 from arnes.mcp.launchers import launcher_needs
 from arnes.mcp.settings import McpServer, ServerEntry
-from arnes.mcp.start import launcher_spec
+from arnes.mcp.start import launcher_caches, launcher_spec
 from arnes.sandbox.base import SandboxSpec
 from arnes.sandbox.bubblewrap import Bubblewrap
 from tests.conftest import run_arnes
@@ -191,15 +191,18 @@ def test_bubblewrap_binds_only_the_named_caches_read_write(tmp_path: Path, monke
     ws = tmp_path / "ws"
     ws.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    own = tmp_path / "arnes-cache" / "npm"
+    own.mkdir(parents=True)
     script = "echo cached > ~/.npm/entry; echo lost > ~/other; cat ~/.ssh/id_ed25519 ~/notes 2>&1; true"
-    for writable in ((), (home / ".npm",)):
+    for writable in ((), ((own, home / ".npm"),)):
         box = Bubblewrap(SandboxSpec(ws, writable=writable))
         with box.wrap(["sh", "-c", script], ws) as confined:
             done = subprocess.run(confined.argv, env=confined.env, pass_fds=confined.pass_fds, capture_output=True,
                                   text=True, check=False)  # fmt: skip
         box.close()
         assert "PRIVATE" not in done.stdout and "mine" not in done.stdout
-        assert (home / ".npm" / "entry").exists() == bool(writable), done.stdout + done.stderr
+        assert (own / "entry").exists() == bool(writable), done.stdout + done.stderr
+        assert not (home / ".npm" / "entry").exists()  # the user's own cache is never written
         assert not (home / "other").exists()
 
 
@@ -213,8 +216,10 @@ def test_a_launcher_gets_the_network_but_not_unix_sockets(tmp_path: Path, monkey
         return launcher_spec(dataclasses.replace(base, network=network), entry, {})
 
     npx = spec_for({"command": "npx", "args": ["-y", "pkg"]})
-    assert npx.network and not npx.sockets and npx.writable == (tmp_path / "home" / ".npm",)
-    assert (tmp_path / "home" / ".npm").is_dir()
+    [(source, inside)] = npx.writable
+    assert npx.network and not npx.sockets and inside == tmp_path / "home" / ".npm"
+    assert source.is_dir() and source.parent == launcher_caches(tmp_path, {}) and source.name == ".npm"
+    assert not inside.exists()  # the user's own cache is not made, nor bound
     assert not spec_for({"command": "npx", "network": False}).network  # the user said no
     assert spec_for({"command": "npx", "network": True}, network=True).sockets  # the user's own "network": true
     assert spec_for({"command": "python3", "args": ["-m", "srv"]}) == base
@@ -260,7 +265,9 @@ def test_uvx_runs_a_users_server_in_the_sandbox_and_not_a_projects(tmp_path: Pat
     out = launcher_run(tmp_path / "user", ["uvx", "mcp-server-time"])
     assert "pkg  started  (stdio, sandbox bubblewrap: uvx mcp-server-time" in out, out
     assert "mcp__pkg__get_current_time" in out
-    assert (tmp_path / "user" / "home" / ".cache" / "uv").is_dir()  # the cache stays for the next run
+    # The packages stay for the next run, in arnes's folder for this workspace, not in the user's cache.
+    assert [p.name for p in (tmp_path / "user" / "home" / ".cache" / "arnes" / "launchers").glob("*/.cache/uv")]
+    assert not (tmp_path / "user" / "home" / ".cache" / "uv").exists()
     project = launcher_run(tmp_path / "project", ["uvx", "mcp-server-time"], project=True)
     assert "pkg  failed" in project and "stderr| " in project, project  # no network, no cache: it says why
 
@@ -271,7 +278,8 @@ def test_uvx_runs_a_users_server_in_the_sandbox_and_not_a_projects(tmp_path: Pat
 def test_npx_runs_a_users_server_in_the_sandbox(tmp_path: Path) -> None:
     out = launcher_run(tmp_path, ["npx", "-y", "@modelcontextprotocol/server-memory"])
     assert "pkg  started" in out and "mcp__pkg__read_graph" in out, out
-    assert any((tmp_path / "home" / ".npm").iterdir())
+    [cache] = (tmp_path / "home" / ".cache" / "arnes" / "launchers").glob("*/.npm")
+    assert any(cache.iterdir()) and not (tmp_path / "home" / ".npm").exists()
 
 
 @needs_bwrap
@@ -299,3 +307,14 @@ def test_a_tool_uv_installed_runs_from_its_link_in_local_bin(tmp_path: Path) -> 
     ws = workspace(tmp_path, {})
     listed = run_arnes("mcp", "list", "-w", str(ws), env=env, timeout=300)
     assert "pkg  started  (stdio, sandbox bubblewrap: mcp-server-time" in listed.out, listed.out + listed.err
+
+
+def test_each_workspace_has_its_own_launcher_caches(tmp_path: Path) -> None:
+    """A server one repository can steer writes only where that repository's servers read."""
+    a, b = launcher_caches(tmp_path / "a", {}), launcher_caches(tmp_path / "b", {})
+    assert a != b and a.parent == b.parent
+    assert (
+        launcher_caches(tmp_path / "a", {"XDG_CACHE_HOME": str(tmp_path / "c")}).parent
+        == tmp_path / "c/arnes/launchers"
+    )
+    assert launcher_caches(tmp_path / "a", {"XDG_CACHE_HOME": "relative"}) == a  # only an absolute one counts

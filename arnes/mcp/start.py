@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -50,25 +51,40 @@ def make_hub(session: Session, servers: dict[str, ServerEntry]) -> McpHub | None
 
 def launcher_spec(spec: SandboxSpec, entry: ServerEntry, environ: Mapping[str, str]) -> SandboxSpec:
     """The named exception for the user's own `npx`/`uvx`/`pipx run`/installed-tool server
-    (mcp/launchers.py): its caches read-write, its tool's folder read-only, and the network
-    unless the server turns it off. Anything else: the spec as it was."""
+    (mcp/launchers.py): caches read-write (arnes's own for this workspace, shown where the
+    launcher looks), its tool's folder read-only, and the network unless the server turns it
+    off. Anything else: the spec as it was."""
     home = os.path.expanduser("~")
     if not os.path.isabs(home) or home == "/":
         return spec
-    needs = launcher_needs([entry.config.command or "", *entry.config.args], Path(os.path.realpath(home)), environ)
+    real_home = Path(os.path.realpath(home))
+    needs = launcher_needs([entry.config.command or "", *entry.config.args], real_home, environ)
     if needs is None:
         return spec
-    for folder in needs.writable:  # as the launcher itself would; a missing one cannot be bound
-        folder.mkdir(parents=True, exist_ok=True)
+    own = launcher_caches(spec.workspace, environ)
+    caches = tuple((own / folder.relative_to(real_home), folder) for folder in needs.writable)
+    for source, _ in caches:  # made here: a missing one cannot be bound
+        source.mkdir(parents=True, exist_ok=True, mode=0o700)
     if entry.config.network is None and needs.network and not spec.network:
         # The network for its registry, not the Unix sockets that come with "network": true
         # (docker's socket is the host's root).
         spec = dataclasses.replace(spec, network=True, unix_sockets=False)
     return dataclasses.replace(
         spec,
-        writable=(*spec.writable, *needs.writable),
+        writable=(*spec.writable, *caches),
         read_paths=(*spec.read_paths, *needs.readable),
     )
+
+
+def launcher_caches(workspace: Path, environ: Mapping[str, str]) -> Path:
+    """Where the launchers of one workspace keep their packages: arnes's cache folder, a folder
+    per workspace. A package a server fetched, or anything the server wrote in its cache (it reads
+    the repository, and the repository may steer it), stays with the servers of that workspace,
+    inside the sandbox: never in ~/.npm or ~/.cache/uv, which npx and uvx run from on the host."""
+    given = environ.get("XDG_CACHE_HOME", "")
+    base = given if os.path.isabs(given) else os.path.join(os.path.expanduser("~"), ".cache")
+    key = hashlib.sha256(os.fsencode(os.path.realpath(workspace))).hexdigest()[:16]
+    return Path(base) / "arnes" / "launchers" / key
 
 
 def _mode(sandbox: Sandbox) -> SandboxMode:

@@ -31,9 +31,11 @@ class SandboxSpec:
     # and folders under home that stay readable (sandbox.env_passthrough, sandbox.read_paths).
     env_passthrough: tuple[str, ...] = ()
     read_paths: tuple[Path, ...] = ()
-    # Folders under home a user's MCP package launcher writes its cache in (~/.npm, ~/.cache/uv:
-    # mcp/launchers.py), bound read-write by bubblewrap; set for such a server's sandbox only.
-    writable: tuple[Path, ...] = ()
+    # A user's MCP package launcher's caches (mcp/launchers.py), set for such a server's sandbox
+    # only: (arnes's own folder for this workspace on the host, where the launcher looks for its
+    # cache inside: ~/.npm, ~/.cache/uv), bound read-write by bubblewrap. Never the user's own
+    # cache: what a server the repository can reach writes there would run later on the host.
+    writable: tuple[tuple[Path, Path], ...] = ()
     # Unix sockets (docker, D-Bus, agents) with the network: None follows `network`; False keeps
     # them out although the network is on (the network a launcher was given, not the user's).
     unix_sockets: bool | None = None

@@ -151,7 +151,7 @@ class Bubblewrap:
         venvs = tuple(workspace_venvs(self.spec.workspace))
         view = self._views.get(venvs)
         if view is None:
-            visible = [self.spec.workspace, *self.spec.writable]
+            visible = [self.spec.workspace, *(inside for _, inside in self.spec.writable)]
             view = home_view(self._home, os.environ, venvs, self.spec.read_paths, visible=visible)
             self._views[venvs] = view
         return view
@@ -187,9 +187,9 @@ class Bubblewrap:
         before = ["--tmpfs", str(view.home)]
         for kept in view.readable:
             before += ["--ro-bind", str(kept), str(kept)]
-        for folder in self.spec.writable:  # a user's MCP launcher's cache (mcp/launchers.py)
-            if folder.is_dir() and view.home in folder.parents:
-                before += ["--bind", str(folder), str(folder)]
+        for source, folder in self.spec.writable:  # a user's MCP launcher's cache (mcp/launchers.py)
+            if source.is_dir() and view.home in folder.parents:
+                before += ["--bind", str(source), str(folder)]
         after = []
         for secret in view.secrets:
             stand_in = self._stand_ins.hidden_dir if secret.is_dir() else self._stand_ins.hidden_file
