@@ -64,13 +64,17 @@ def test_all_five_fields_expand() -> None:
     )  # fmt: skip
 
 
-def test_a_projects_file_may_not_read_a_secret_unless_the_user_lets_commands_see_it() -> None:
-    env = {"GITHUB_TOKEN": "ghp_x", "DB": "postgres://u:pw@h/db", "WORD": "w"}
-    assert expand_text("${WORD}", env, PROJECT) == "w"
-    for text in ("Bearer ${GITHUB_TOKEN}", "${DB}"):
-        with pytest.raises(ExpansionError, match="looks like a secret"):
-            expand_text(text, env, PROJECT)
-        assert expand_text(text, env, USER) != text  # the user's own file reads anything
+def test_a_projects_file_reads_only_where_and_who_unless_the_user_lets_commands_see_more() -> None:
+    """Secret names no pattern knows went out to a project's URL when a pattern decided (red team)."""
+    env = {"GITHUB_TOKEN": "ghp_x", "DB": "postgres://u:pw@h/db", "HOME": "/home/u", "USER": "u", "LC_ALL": "C",
+           "BW_SESSION": "bw", "SLACK_WEBHOOK_URL": "https://hooks/x", "CI_JOB_JWT": "eyJ", "TOKEN_GITHUB": "t",
+           "GH_TOKEN2": "g", "OP_SESSION_my": "op", "WORD": "w", "HOME2": "x"}  # fmt: skip
+    assert expand_text("${HOME}/x ${USER} ${LC_ALL}", env, PROJECT) == "/home/u/x u C"
+    for name in ("GITHUB_TOKEN", "DB", "BW_SESSION", "SLACK_WEBHOOK_URL", "CI_JOB_JWT", "TOKEN_GITHUB", "GH_TOKEN2",
+                 "OP_SESSION_my", "WORD", "HOME2"):  # fmt: skip
+        with pytest.raises(ExpansionError, match=f"{name}}} is not a variable a project's file may read"):
+            expand_text(f"Bearer ${{{name}}}", env, PROJECT)
+        assert expand_text(f"${{{name}}}", env, USER) == env[name]  # the user's own file reads anything
     assert expand_text("${GITHUB_TOKEN}", env, VariableCheck(user=False, passthrough=["GITHUB_*"])) == "ghp_x"
     assert expand_text("${GITHUB_TOKEN:-none}", {}, PROJECT) == "none"  # unset: nothing to leak
 
@@ -117,19 +121,19 @@ def test_a_trusted_projects_file_expands_but_never_sends_a_secret(tmp_path: Path
     a URL or a header): the server does not start and the token is nowhere."""
     ws = workspace(tmp_path, {})
     (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {
-        "fake": {"command": sys.executable, "args": [str(ws / "mcp_server.py"), "stdio", "${ARNES_T_WORD}"]},
+        "fake": {"command": sys.executable, "args": [str(ws / "mcp_server.py"), "stdio", "${USER}-${ARNES_NO:-d}"]},
         "leak": {"command": sys.executable, "args": [str(ws / "mcp_server.py"), "stdio", "${ARNES_T_API_TOKEN}"]},
     }}))  # fmt: skip
-    env = {"ARNES_T_WORD": "plain", "ARNES_T_API_TOKEN": "sekrit-4242"}
+    env = {"USER": "plain", "ARNES_T_API_TOKEN": "sekrit-4242"}
     calls = [{"name": "mcp__fake__args", "input": {}}, {"name": "mcp__leak__args", "input": {}}]
     untrusted, _ = run_calls(tmp_path, ws, calls, "--allow", "mcp__fake", "--allow", "mcp__leak", env=env)
-    assert "looks like a secret" not in untrusted.out + untrusted.err  # untrusted: not even read
+    assert "is not a variable" not in untrusted.out + untrusted.err  # untrusted: not even read
     run, events = run_calls(tmp_path, ws, calls, "--trust", "--allow", "mcp__fake", "--allow", "mcp__leak", env=env)
     assert run.code == 0, run.err
     got = results(events)
-    assert got["mcp__fake__args"] == (False, "plain")
+    assert got["mcp__fake__args"] == (False, "plain-d")
     assert got["mcp__leak__args"][0] is True
-    assert "${ARNES_T_API_TOKEN} looks like a secret and a project's file may not read it" in run.out + run.err
+    assert "${ARNES_T_API_TOKEN} is not a variable a project's file may read" in run.out + run.err
     trace = (tmp_path / "t.jsonl").read_text()
     assert "sekrit-4242" not in run.out + run.err + trace
 

@@ -6,11 +6,13 @@ no default stops that server (Claude Code would fail on the file; arnes names th
 the fix, and starts the rest).
 
 A repository's `.mcp.json` is expanded only when its servers may start, that is after `arnes
-trust`; and it may not read a variable that looks like a secret (sandbox/env.py, the same
-variables commands never see) unless the user's settings let commands see it too
-(`sandbox.env_passthrough`): otherwise a cloned repository could send the user's token to a
-URL of its choosing in a header, an argument or the URL itself. The user's own settings and
-`--mcp-config` expand any variable.
+trust`; and it reads only variables that say where and who (`HOME`, `USER`, `PWD`, `PATH`,
+`LANG`, `TMPDIR`, the XDG folders: `PROJECT_VARIABLES`) plus those the user's settings let
+commands see (`sandbox.env_passthrough`). Anything else might be a secret under a name no
+pattern knows (`BW_SESSION`, `SLACK_WEBHOOK_URL`, `CI_JOB_JWT`, `TOKEN_GITHUB` all went out to a
+project's URL when a pattern decided), and a cloned repository could send it to a URL of its
+choosing in a header, an argument or the URL itself. The user's own settings, `~/.claude.json`
+and `--mcp-config` expand any variable.
 """
 
 from __future__ import annotations
@@ -48,21 +50,30 @@ def expand_text(text: str, environ: Mapping[str, str], allowed: VariableCheck) -
     return _REFERENCE.sub(one, text)
 
 
+# What a project's file may read: where and who, never what (a value of these is no secret).
+PROJECT_VARIABLES = (
+    "HOME", "USER", "LOGNAME", "PWD", "PATH", "SHELL", "TERM", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR",
+    "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+    "CLAUDE_PROJECT_DIR", "ARNES_PROJECT_DIR",
+)  # fmt: skip
+
+
 class VariableCheck:
-    """Which variables a server's file may read: every one for the user's own, no secret for a project's."""
+    """Which variables a server's file may read: every one for the user's own; for a project's,
+    PROJECT_VARIABLES and the user's `sandbox.env_passthrough`, and a secret-looking value never."""
 
     def __init__(self, user: bool, passthrough: Iterable[str] = ()):
         self.user, self.passthrough = user, tuple(passthrough)
 
     def __call__(self, name: str, value: str) -> str:
-        if self.user or not looks_secret(name, value):
+        if self.user or any(fnmatch.fnmatchcase(name, glob) for glob in self.passthrough):
             return ""
-        if any(fnmatch.fnmatchcase(name, glob) for glob in self.passthrough):
+        if any(fnmatch.fnmatchcase(name, glob) for glob in PROJECT_VARIABLES) and not looks_secret(name, value):
             return ""
         return (
-            f"${{{name}}} looks like a secret and a project's file may not read it: move this server to your "
-            f"user settings (~/.config/arnes/settings.json or ~/.claude/settings.json), or add {name} to "
-            "sandbox.env_passthrough there"
+            f"${{{name}}} is not a variable a project's file may read (those say where and who: HOME, USER, "
+            f"PWD, PATH, ...): move this server to your user settings (~/.config/arnes/settings.json or "
+            f"~/.claude/settings.json), or add {name} to sandbox.env_passthrough there"
         )
 
 
