@@ -126,3 +126,33 @@ def test_a_linked_hooks_folder_is_walked_and_its_link_counts(tmp_path: Path) -> 
     os.unlink(ws / ".claude" / "hooks")
     os.symlink("../tools/b", ws / ".claude" / "hooks")  # same bytes, another folder: the link text counts
     assert store.status(ws) == "changed"
+
+
+@pytest.mark.parametrize(
+    ("entry", "how"),
+    [("__main__.py", "mcp"), ("helpers.py", "mcp"), ("index.js", "hook")],
+)
+def test_a_folder_run_as_a_program_counts_whole_but_not_its_bytecode(tmp_path: Path, entry: str, how: str) -> None:
+    """`python3 srvdir` runs srvdir/__main__.py, which imports its siblings; `node hookpkg` runs its
+    index.js (red team: a change to either ran after trust with no new question)."""
+    ws = tmp_path / "ws"
+    pkg = ws / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / ("index.js" if entry == "index.js" else "__main__.py")).write_text("v1\n")
+    (pkg / "helpers.py").write_text("v1\n")
+    if how == "mcp":
+        (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": {"command": "python3", "args": ["pkg"]}}}))
+    else:
+        (ws / ".claude").mkdir()
+        hooks = {"SessionStart": [{"hooks": [{"type": "command", "command": "node pkg"}]}]}
+        (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    (ws / "src").mkdir()
+    (ws / "src" / "app.py").write_text("not run by any hook or server\n")
+    store = TrustStore(tmp_path / "cfg" / "trust.json")
+    store.record(ws, True)
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "helpers.cpython-311.pyc").write_bytes(b"written as it ran")
+    (ws / "src" / "app.py").write_text("the user's own work\n")
+    assert store.status(ws) == "trusted"  # bytecode and code no program runs do not ask again
+    (pkg / entry).write_text("v2\n")
+    assert store.status(ws) == "changed"

@@ -61,8 +61,21 @@ def granting_files(workspace: Path) -> list[str]:
     taken = set(names)
     settings = [workspace / n for n in SETTINGS if n in taken]
     settings += [claude_user_dir() / "settings.json", user_config_dir() / "settings.json"]
-    names += [n for n in referenced_scripts(workspace, settings) if n not in taken]
+    for name in referenced_scripts(workspace, settings):
+        if name in taken:
+            continue
+        if (workspace / name).is_dir():  # a folder run as a program (through a link too: _tree walks it)
+            found = [n for n in _tree(workspace, root, name, set(), names) if not _cached(n)]
+        else:
+            found = [name]
+        names += [n for n in found if n not in taken]
+        taken.update(found)
     return names
+
+
+def _cached(name: str) -> bool:
+    """What an interpreter writes as it runs (bytecode): hashing it would ask again after every run."""
+    return "/__pycache__/" in f"/{name}/" or name.endswith((".pyc", ".pyo"))
 
 
 def _grants(path: Path) -> bool:

@@ -41,8 +41,9 @@ class Uncoverable(ConfigError):
 
 def referenced_scripts(workspace: Path, settings: list[Path]) -> list[str]:
     """Workspace files (relative, as named, sorted) that the hooks and servers of these settings
-    files name (the project's, and the user's own: a hook of yours that runs `python3 lint.py` in
-    the workspace runs the repository's file, unsandboxed once the folder is trusted)."""
+    files name, and folders they run as programs (RUNNABLE): the project's settings, and the
+    user's own (a hook of yours that runs `python3 lint.py` in the workspace runs the
+    repository's file, unsandboxed once the folder is trusted)."""
     root = resolve_real(workspace)
     found: set[str] = set()
     for name in settings:
@@ -137,6 +138,15 @@ def _workspace_file(workspace: Path, root: Path, word: str) -> str | None:
     if rel in (".", "..") or rel.startswith("/"):
         return None
     try:
-        return rel if (workspace / rel).is_file() else None
+        return rel if (workspace / rel).is_file() or _runnable_folder(workspace / rel) else None
     except OSError:
         return None
+
+
+# A folder an interpreter runs as a program: `python3 srv` runs srv/__main__.py (which imports its
+# siblings), `node srv` runs srv/index.js. trust.py hashes such a folder whole.
+RUNNABLE = ("__main__.py", "index.js", "index.mjs", "index.cjs")
+
+
+def _runnable_folder(path: Path) -> bool:
+    return path.is_dir() and any((path / name).is_file() for name in RUNNABLE)
