@@ -326,3 +326,29 @@ def test_a_planted_ignore_file_cannot_hide_a_change_and_git_hooks_count(tmp_path
     (tmp_path / ".git" / "objects" / "ab").write_text("internals are skipped\n")
     report = watch.report()
     assert report.named == [".git/hooks/pre-commit", "app.py"] and report.runs_code == [".git/hooks/pre-commit"]
+
+
+def test_a_protected_folder_that_links_out_of_the_workspace_does_not_stop_every_command(tmp_path: Path) -> None:
+    """A cloned repository ships `.claude/skills` and `.claude/commands` as links out of the
+    workspace: bound read-only, their targets were not there inside and bwrap refused to start, so
+    no command could run (helper red team). Writes through them stay in the sandbox's own /tmp."""
+    require(Bubblewrap.unavailable())
+    outside = Path(tempfile.mkdtemp(prefix="arnes-out-", dir="/var/tmp"))
+    try:
+        ws = tmp_path / "ws"
+        (ws / ".claude").mkdir(parents=True)
+        os.symlink(outside, ws / ".claude" / "skills")
+        os.symlink("/tmp/arnes-nowhere-skills", ws / ".claude" / "commands")
+        script = tmp_path / "s.json"
+        writes = "echo hi; mkdir -p .claude/skills/evil && echo x > .claude/skills/evil/SKILL.md; echo made=$?"
+        script.write_text(json.dumps({"turns": [*bash(writes), {"text": "done"}]}))
+        done = run_arnes(
+            "-w", str(ws), "--provider", "script", "--script", str(script), "--permission-mode", "bypassPermissions",
+            "--trace", str(tmp_path / "t.jsonl"), "go",
+        )  # fmt: skip
+        assert done.code == 0, done.err
+        [result] = [e for e in read_trace(tmp_path / "t.jsonl") if e["event"] == "tool_result"]
+        assert "hi" in result["output"] and "Can't bind mount" not in result["output"], result["output"]
+        assert not (outside / "evil").exists()  # the host's target is not reached
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)

@@ -226,7 +226,13 @@ class Bubblewrap:
         for folder in folders_between(self.spec.workspace, [*hidden, *unwritable, *self.spec.read_only], standing):
             args += ["--bind" if not self.spec.read_only_workspace else "--ro-bind", str(folder), str(folder)]
         made: list[Path] = []
+        real_workspace = Path(os.path.realpath(self.spec.workspace))
         for kept in [*self.spec.read_only, *unwritable]:
+            if kept.exists() and not _inside(Path(os.path.realpath(kept)), real_workspace):
+                # A link out of the workspace (`.claude/skills -> /elsewhere`): inside, it leads to
+                # the private /tmp, the empty home or a read-only system folder, where nothing a
+                # command writes stays; bound, its target would not be there and no command could start.
+                continue
             if kept.exists() and there(kept, standing):
                 args += ["--ro-bind", str(kept), str(kept)]
                 continue
@@ -424,3 +430,7 @@ class Bubblewrap:
         home += ", folders outside the system's hidden (/srv, /work, /var/tmp, ...)"
         bits = "" if self._seccomp else ", setuid bits and Unix sockets NOT filtered (no seccomp for this CPU)"
         return f"bubblewrap: writes only in {where}, {net}, {home}, denied files hidden, secrets not in env{bits}"
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
