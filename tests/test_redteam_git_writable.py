@@ -111,8 +111,8 @@ def git(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*GIT, *args], cwd=ws, env=QUIET, check=False, capture_output=True, text=True)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def one_commit_repo(tmp_path: Path) -> Path:
+    """`ws`: a repository with one commit, and a user git knows (also tests/test_sandbox_nested_git.py)."""
     (Path(os.environ["HOME"]) / ".gitconfig").write_text("[user]\n\tname = a\n\temail = a@b\n")
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -121,6 +121,11 @@ def repo(tmp_path: Path) -> Path:
     git(ws, "add", "-A")
     git(ws, "commit", "-qm", "start")
     return ws
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return one_commit_repo(tmp_path)
 
 
 def names(folder: Path) -> set[str]:

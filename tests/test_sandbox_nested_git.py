@@ -9,7 +9,6 @@ own git runs on the host, and a canary folder must stay empty.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -19,15 +18,9 @@ from arnes.agent.trace import read_trace
 from arnes.sandbox.base import SandboxSpec
 from arnes.sandbox.bubblewrap import Bubblewrap
 from tests.conftest import run_arnes
+from tests.test_redteam_git_writable import git, one_commit_repo
 
 pytestmark = pytest.mark.skipif(Bubblewrap.unavailable() is not None, reason="needs bubblewrap")
-
-QUIET = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
-GIT = ["git", "-c", "user.email=a@b", "-c", "user.name=a", "-c", "init.defaultBranch=main"]
-
-
-def git(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*GIT, *args], cwd=ws, env=QUIET, check=False, capture_output=True, text=True)
 
 
 def hook(canary: Path, name: str) -> str:
@@ -57,14 +50,7 @@ def session(tmp_path: Path, ws: Path, commands: list[str], name: str = "s") -> t
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    (Path(os.environ["HOME"]) / ".gitconfig").write_text("[user]\n\tname = a\n\temail = a@b\n")
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    git(ws, "init", "-q")
-    (ws / "a.txt").write_text("a\n")
-    git(ws, "add", "-A")
-    git(ws, "commit", "-qm", "start")
-    return ws
+    return one_commit_repo(tmp_path)
 
 
 @pytest.fixture
