@@ -58,8 +58,8 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
     p.add_argument(
         "--steering",
         type=_steering,
-        metavar="SET[,-PIECE...]",
-        help="model-adaptation pieces: off, small or tests, less any of its pieces (default per model profile)",
+        metavar="SET[,-PIECE|,+PIECE...]",
+        help="model-adaptation pieces: off, small or tests, less or plus pieces (default per model profile)",
     )
     p.add_argument(
         "--edit-format", choices=["tools", "whole", "search-replace"], help="how the model hands over file changes"

@@ -119,8 +119,12 @@ def test_a_steering_value_may_leave_pieces_out_and_says_what_it_knows() -> None:
     )
     with pytest.raises(ValueError, match="unknown steering set 'big'"):
         pieces_of("big")
-    with pytest.raises(ValueError, match=r"name its pieces to leave out as -PIECE \(the pieces of tests: self-check\)"):
+    with pytest.raises(ValueError, match=r"leave out as -PIECE \(the pieces of tests: self-check\) or another"):
         pieces_of("tests,-nudge")
+    assert pieces_of("tests,+fresh-draws") == ("fresh-draws", "self-check")  # in the order pieces decide
+    for wrong in ("small,+fresh-draws", "tests,+nothing", "tests,nudge"):
+        with pytest.raises(ValueError, match=r"to add as \+PIECE \(every piece: fresh-draws, named-files"):
+            pieces_of(wrong)
 
 
 # ------------------------------------------------------------------------------ end to end

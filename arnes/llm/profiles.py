@@ -19,7 +19,18 @@ from typing import Literal
 EditFormat = Literal["tools", "whole", "search-replace"]
 EDIT_FORMATS: tuple[EditFormat, ...] = ("tools", "whole", "search-replace")
 
-# The pieces of a steering set, in the order they decide (arnes/adapt/build.py makes them).
+# Every piece, in the order they decide (arnes/adapt/build.py makes them); a set lists some of them.
+PIECES: tuple[str, ...] = (
+    "fresh-draws",
+    "named-files",
+    "small-read",
+    "content-check",
+    "undo-guard",
+    "rename-leftovers",
+    "nudge",
+    "same-reply",
+    "self-check",
+)
 STEERING: dict[str, tuple[str, ...]] = {
     "off": (),
     "small": (
@@ -90,17 +101,21 @@ def profile_for(model: str, steering: str | None = None, edit_format: EditFormat
 
 
 def pieces_of(steering: str) -> tuple[str, ...]:
-    """The pieces a steering value names: a set (`small`), or a set less some of its pieces
-    (`small,-fresh-draws`). ValueError, saying what is known, for anything else."""
+    """The pieces a steering value names: a set (`small`), less some of its pieces or with others
+    added (`small,-nudge`, `small,+fresh-draws`), in PIECES order. ValueError, saying what is
+    known, for anything else."""
     name, *rest = [part.strip() for part in steering.split(",")]
     if name not in STEERING:
         raise ValueError(f"unknown steering set {name!r} (known: {', '.join(STEERING)})")
-    pieces = STEERING[name]
+    pieces = set(STEERING[name])
     for part in rest:
-        if not part.startswith("-") or part[1:] not in pieces:
-            raise ValueError(
-                f"{part!r} in steering {steering!r}: after the set, name its pieces to leave out as -PIECE "
-                f"(the pieces of {name}: {', '.join(pieces) or 'none'})"
-            )
-        pieces = tuple(p for p in pieces if p != part[1:])
-    return pieces
+        sign, piece = part[:1], part[1:]
+        if (sign == "-" and piece in pieces) or (sign == "+" and piece in PIECES and piece not in pieces):
+            pieces = pieces - {piece} if sign == "-" else pieces | {piece}
+            continue
+        raise ValueError(
+            f"{part!r} in steering {steering!r}: after the set, name a piece of it to leave out as -PIECE "
+            f"(the pieces of {name}: {', '.join(STEERING[name]) or 'none'}) or another to add as +PIECE "
+            f"(every piece: {', '.join(PIECES)})"
+        )
+    return tuple(p for p in PIECES if p in pieces)
