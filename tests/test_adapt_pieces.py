@@ -19,7 +19,7 @@ from arnes.adapt.pieces.nudges import Nudges
 from arnes.adapt.shared import TurnState
 from arnes.agent.madecalls import is_test_file, left_alone, off_limits
 from arnes.agent.steering import Accept, Act, NoSteering, Nudge, Refuse, Reply, Rewrite
-from arnes.llm.profiles import STEERING, profile_for
+from arnes.llm.profiles import PIECES, STEERING, profile_for
 from arnes.messages import ToolCall, ToolResultBlock
 from arnes.tools.base import ToolContext
 from arnes.tools.files import Edit, Read, Write
@@ -353,6 +353,9 @@ def test_every_piece_of_every_set_is_built(ctx: ToolContext) -> None:
         got = [p.name for p in getattr(built, "pieces", [])]
         assert got == ["whole", *pieces], name
         assert json.dumps(got)
+    everything = ",".join(["off", *(f"+{p}" for p in PIECES)])  # a piece in no set is built when added
+    built = build_steering(everything, Env(ctx, "whole", draws=6))
+    assert [p.name for p in getattr(built, "pieces", [])] == ["whole", *PIECES]
 
 
 def test_the_examples_the_prompts_show_are_read_by_their_own_parsers() -> None:

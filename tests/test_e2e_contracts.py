@@ -176,10 +176,10 @@ def test_the_whole_format_writes_the_reply_s_files_never_the_tests_and_the_tests
     ("flags", "shown"),
     [
         (["--provider", "openai", "--model", "gpt-5"], "profile: frontier (steering off: none; edit format tools)"),
-        (["--model", "qwen2.5-coder:7b"], "profile: small-local (steering small: fresh-draws, named-files,"),
-        (["--model", "qwen2.5-coder:7b"], "Skill, ReadDoc, Delegate; 6 fresh draws at temperature 0.7)"),
+        (["--model", "qwen2.5-coder:7b"], "profile: small-local (steering small: named-files,"),
+        (["--model", "qwen2.5-coder:7b", "--steering", "small,+fresh-draws"], "6 fresh draws at temperature 0.7)"),
         (["--model", "qwen2.5-coder:7b", "--steering", "off", "--edit-format", "tools"], "(steering off: none; edit"),
-        (["--model", "qwen2.5-coder:7b", "--steering", "small,-fresh-draws"], "small,-fresh-draws: named-files,"),
+        (["--model", "qwen2.5-coder:7b", "--steering", "small,-nudge"], "small,-nudge: named-files,"),
     ],
 )
 def test_doctor_names_the_profile_and_its_overrides(tmp_path: Path, flags: list[str], shown: str) -> None:

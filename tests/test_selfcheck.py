@@ -64,7 +64,7 @@ def as_llama(ws: Path, trace: Path, turns: list[dict[str, Any]]) -> tuple[Any, i
     with FakeLLMServer(turns, text_tool_calls=True) as server:
         run = run_arnes(
             "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b",
-            "--edit-format", "tools", "--steering", "small,-fresh-draws",  # repairs in one conversation
+            "--edit-format", "tools",
             "-w", str(ws), "--permission-mode", "acceptEdits", "--trace", str(trace), "--output-format", "json",
             "`page(items, number, size)` in paging.py skips the first item of every page. Fix it.",
         )  # fmt: skip
