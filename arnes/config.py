@@ -53,8 +53,8 @@ class ModelSettings(Strict):
     script: str | None = Field(None, description="The scripted model's turns (provider script).")
     steering: str | None = Field(
         None,
-        description="Which model-adaptation pieces run: off, small or tests, less any of its pieces "
-        "(small,-fresh-draws); default: the model's profile, off for frontier models.",
+        description="Which model-adaptation pieces run: off, small or tests, less or plus pieces "
+        "(small,-nudge, small,+fresh-draws); default: the model's profile, off for frontier models.",
     )
     edit_format: Literal["tools", "whole", "search-replace"] | None = Field(
         None, description="How the model hands over file changes (default: the model's profile)."

@@ -6,8 +6,8 @@ every intervention would only get in their way. Small local coders get the `smal
 aider's `whole` format, which aider measured ahead of diffs and JSON edits for models of 14B
 and below. Sampling and output caps per model stay in llm/models.py, the same kind of table.
 The settings `model.steering` / `model.edit_format` and the flags `--steering` /
-`--edit-format` override a profile; a steering value may leave pieces out of its set
-(`small,-fresh-draws`), which is how each piece is measured against the set without it.
+`--edit-format` override a profile; a steering value may leave pieces out of its set or add
+others (`small,-nudge`, `small,+fresh-draws`), which is how each piece is measured against its set.
 """
 
 from __future__ import annotations
