@@ -25,7 +25,7 @@ from arnes.llm.base import PROFILES, Provider, ProviderSettings
 from arnes.llm.factory import make_provider
 from arnes.llm.models import defaults_for
 from arnes.llm.pricing import Price, price_for
-from arnes.llm.profiles import EditFormat, Profile, pieces_of, profile_for
+from arnes.llm.profiles import EditFormat, Profile, profile_for
 from arnes.llm.recovering import RecoveringProvider
 from arnes.llm.retry import RetryingProvider
 from arnes.llm.window import probe_window
@@ -136,8 +136,7 @@ def _made(settings: ProviderSettings) -> Provider:
 
 def _draw_provider(cfg: EffectiveConfig, stream: bool, window: int | None, profile: Profile) -> Provider | None:
     """The main model sampled as the profile draws (adapt/draws.py), when its pieces draw."""
-    names = pieces_of(profile.steering)
-    if not profile.draws or "fresh-draws" not in names or "self-check" not in names:
+    if not profile.draws_per_turn:
         return None
     settings = _settings(ModelSettings(), cfg, stream, window)
     if settings.provider == "script":  # a script is not sampled, and a second copy would start over
@@ -200,7 +199,7 @@ def build_session(
         workspace=workspace,
         provider=main,
         steering_set=profile.steering,
-        draws=profile.draws,
+        draws=profile.draws_per_turn,
         edit_format=profile.edit_format,
         hidden_tools=hidden,
         test_command=cfg.configured_tests(),

@@ -20,17 +20,10 @@ from typing import Any
 from arnes.permissions.trust import TrustStore
 from tests.conftest import run_arnes
 from tests.fakes.llm_server import FakeLLMServer
+from tests.test_trust_fingerprint import _workspace
 
 KEYS = {"OPENAI_API_KEY": "sk-test"}
 CHANGED = "echo CHANGED-AFTER-TRUST > ran.txt\n"
-
-
-def _workspace(tmp_path: Path, command: str) -> Path:
-    ws = tmp_path / "ws"
-    (ws / ".claude").mkdir(parents=True)
-    hooks = {"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]}
-    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
-    return ws
 
 
 def _ran(tmp_path: Path, ws: Path) -> tuple[str, str]:

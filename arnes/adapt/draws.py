@@ -1,15 +1,16 @@
-"""Fresh draws: after one repair try, each attempt starts again from the user's message, sampled,
-and the project's tests judge it.
+"""Fresh draws: after one repair try, each attempt starts again from before the turn's first
+attempt, sampled, and the project's tests judge it.
 
 A small model decoded greedily is deterministic: shown its failing code and the failure, a 1.5B
 coder mostly sends the same file back, word for word, however the message is put. aider's
 benchmark gives a model two tries, the second after the failure; past that, what small code
 models are good at is being sampled: of several programs drawn for the same task, one often
 passes where the first did not (pass@k far above pass@1). So arnes keeps the repair try (the
-failure shown, greedy), then draws: the conversation goes back to the user's message, the next
-reply is sampled (the profile's draw temperature), and the tests run on what it writes. The
-first draw the tests pass ends the turn; when the draws run out, the workspace keeps the attempt
-that passed the most tests, and the user is told.
+failure shown, greedy), then draws: the conversation goes back to before the first attempt (the
+user's message and what the model read stay), the next reply is sampled (the profile's draw
+temperature), and the tests run on what it writes. The first draw the tests pass ends the turn;
+when the draws run out, the workspace keeps the attempt that passed the most tests, and the user
+is told. Measured on Exercism it did not pay (bench/README.md), so no steering set has it.
 
 This module is the bookkeeping only (no Session, no loop): which step comes next, and which
 attempt was best.

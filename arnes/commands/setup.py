@@ -237,11 +237,7 @@ def profile_line(cfg: object) -> str:
     names = pieces_of(p.steering)
     pieces = ", ".join(names) or "none"
     hidden = f"; not offered: {', '.join(p.hidden_tools)}" if p.hidden_tools else ""
-    draws = (
-        f"; {p.draws} fresh draws at temperature {p.draw_temperature}"
-        if "fresh-draws" in names and "self-check" in names and p.draws
-        else ""
-    )
+    draws = f"; {p.draws_per_turn} fresh draws at temperature {p.draw_temperature}" if p.draws_per_turn else ""
     return f"profile: {p.name} (steering {p.steering}: {pieces}; edit format {p.edit_format}{hidden}{draws})"
 
 

@@ -35,16 +35,7 @@ PIECES: tuple[str, ...] = (
 # (bench/README.md, "Fresh draws"); `--steering small,+fresh-draws` turns it on.
 STEERING: dict[str, tuple[str, ...]] = {
     "off": (),
-    "small": (
-        "named-files",
-        "small-read",
-        "content-check",
-        "undo-guard",
-        "rename-leftovers",
-        "nudge",
-        "same-reply",
-        "self-check",
-    ),
+    "small": tuple(p for p in PIECES if p != "fresh-draws"),
     # Only the project's tests before an answer stands: a careful developer's habit, for any model.
     "tests": ("self-check",),
 }
@@ -61,6 +52,12 @@ class Profile:
     draws: int = 0
     draw_temperature: float = 0.7
     draw_top_p: float | None = 0.8
+
+    @property
+    def draws_per_turn(self) -> int:
+        """The fresh draws a session makes: none unless its pieces draw and the tests judge them."""
+        names = pieces_of(self.steering)
+        return self.draws if "fresh-draws" in names and "self-check" in names else 0
 
 
 OFF = Profile("frontier", "off", "tools")

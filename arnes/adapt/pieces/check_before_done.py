@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from arnes.adapt.draws import Attempt
+from arnes.adapt.draws import Attempt, Draws
 from arnes.adapt.phrasing import for_format
 from arnes.adapt.piece import ACCEPT, Env, Piece
 from arnes.adapt.pieces.fresh_draws import NAME as DRAWS
@@ -53,7 +53,7 @@ class CheckBeforeDone(Piece):
     def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
         draws = self.state.draws
         if act.piece == DRAWS and draws is not None:  # the best attempt put back: the answer stands
-            return Accept(self._kept(draws.most, act, results))
+            return Accept(_kept(draws, act, results))
         result = results[0] if results else None
         if result is None:  # would ask, is denied, or a hook blocked it: the answer stands
             self.check.runs = self.check.most_runs
@@ -96,15 +96,16 @@ class CheckBeforeDone(Piece):
                 return {}
         return files
 
-    def _kept(self, most: int, act: Act, results: list[ToolResultBlock | None]) -> str:
-        made = [str(c.input["file_path"]) for c, r in zip(act.calls, results, strict=True) if r and not r.is_error]
-        best = self.state.draws.best if self.state.draws is not None else None
-        if not made or best is None:
-            return STILL_FAIL.format(n=most)
-        return KEPT.format(n=most, files=", ".join(made), passed=best.passed)
-
     def after_result(self, call: ToolCall, result: ToolResultBlock) -> ResultDecision:
         self.check.after_tools([call], [result])  # the model's own test runs count
         if call.name in ("Write", "Edit") and not result.is_error:
             self.state.red = False
         return ACCEPT
+
+
+def _kept(draws: Draws, act: Act, results: list[ToolResultBlock | None]) -> str:
+    """What the user is told once the best attempt's files were written back (those that were)."""
+    made = [str(c.input["file_path"]) for c, r in zip(act.calls, results, strict=True) if r and not r.is_error]
+    if not made or draws.best is None:
+        return STILL_FAIL.format(n=draws.most)
+    return KEPT.format(n=draws.most, files=", ".join(made), passed=draws.best.passed)
