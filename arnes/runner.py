@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from arnes.agent.budget import Budget
-from arnes.agent.events import Notice, Retry
+from arnes.agent.events import EventBus, Notice, Retry
 from arnes.agent.loop import Agent, RunResult
 from arnes.agent.sessions import refusal, remember
 from arnes.agent.trace import JsonlTrace
-from arnes.agent.transcript import open_transcript
+from arnes.agent.transcript import open_transcript, transcript_file
 from arnes.cliargs import workspace_of
 from arnes.config import EffectiveConfig, ModelSettings, RoleName
 from arnes.config_flags import apply_claude_flags, chosen_session_id, offered_tools, system_prompts
@@ -34,7 +34,7 @@ from arnes.permissions.approvers import Approver, choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.safe import terminal_console, visible
 from arnes.sandbox.base import Sandbox
-from arnes.session import NON_INTERACTIVE_TURNS, Limits, Role, Session, default_tools, new_session_id
+from arnes.session import NON_INTERACTIVE_TURNS, Limits, Role, Session, default_tools, new_session_id, open_shared
 from arnes.tools.files import session_diffs
 from arnes.tools.treewatch import Report
 from arnes.ui.render import TerminalRenderer
@@ -44,6 +44,7 @@ from arnes.workspace_trust import say, trusted_config, warn_withheld_keys
 
 if TYPE_CHECKING:
     from arnes.extensions.agents import Catalog
+    from arnes.rewind.checkpoints import Checkpoints
 
 CONTINUE = "Continue with the task where you left off."
 DEFAULT_TIMEOUT = 600.0  # seconds before the first byte: a CPU reading a 5k-token prompt needs minutes
@@ -168,8 +169,19 @@ def build_session(
     *,
     interactive: bool = False,
     approver: Approver | None = None,
+    verify: str | None = None,
+    verify_rounds: int = 3,
+    self_check: bool = True,
+    models: tuple[Provider, dict[Role, Provider]] | None = None,
+    trace: Path | None = None,
 ) -> Session:
-    """The session of a run; one nobody watches gets a turn limit even when none was set."""
+    """The session of a run, built whole: its parts (sandbox, hooks, MCP servers, checkpoints, the
+    verifier) are made first and given to it, never set on it afterwards.
+
+    A run nobody watches gets a turn limit even when none was set. `verify`: a verify command, or
+    "auto" for the detected one (`--verify`); `self_check` False where the caller runs the tests
+    itself; `models`: the main provider and roles to share (a team's nodes play one model);
+    `trace`: the trace's path, when not the session's own under .arnes/traces/."""
     stream = cfg.stream and not args.no_stream
     window, window_source = resolve_window(cfg, _settings(ModelSettings(), cfg, stream, None))
     main, main_name, main_model = _provider(ModelSettings(), cfg, stream, window)
@@ -195,9 +207,47 @@ def build_session(
     offered = offered_tools(args, builtin, cfg)
     hidden = profile.hidden_tools + tuple(name for name in builtin if offered is not None and name not in offered)
     system_base, system_append = system_prompts(args)
-    session = Session(
-        workspace=workspace,
-        provider=main,
+    session_id = session_id or new_session_id()
+    bus = EventBus()
+
+    def retrying(provider: Provider) -> Provider:
+        return RetryingProvider(provider, on_retry=lambda n, delay, err: bus.emit(Retry(n, delay, err)))
+
+    if models is not None:
+        main_provider, all_roles = models
+    else:
+        main_provider, all_roles = retrying(main), {role: retrying(p) for role, p in roles.items()}
+        drawing = _draw_provider(cfg, stream, window, profile)
+        if drawing is not None:
+            all_roles["draw"] = retrying(drawing)
+
+    def switch(provider: Provider, model: str) -> Provider:
+        chosen = ModelSettings(provider=provider.name if provider.name in PROFILES else None, name=model)
+        return retrying(_provider(chosen, cfg, stream, window)[0])
+
+    checkpoints = make_checkpoints(workspace.resolve(), session_id, cfg)
+    shared = open_shared(
+        workspace.resolve(), cfg.mode, cfg.rules, cfg.sandbox, cfg.network, tuple(cfg.env_passthrough),
+        tuple(cfg.read_paths), on_write=checkpoints.before_write if checkpoints is not None else None,
+    )  # fmt: skip
+    ws, sandbox = shared.engine.workspace, shared.sandbox
+    hooks = None
+    if any(entry.runs for entry in cfg.hooks):
+        from arnes.extensions.hooks import Hooks
+
+        hooks = Hooks(cfg.hooks, ws, sandbox, shared.spec, cfg.hooks_fail)
+    mcp = None
+    if cfg.mcp_servers:  # started behind the banner (agent/loop.py): start-up does not wait for them
+        from arnes.mcp.start import make_hub
+
+        mcp = make_hub(shared, cfg.mcp_servers, network=cfg.network, env_passthrough=tuple(cfg.env_passthrough))
+    return Session(
+        workspace=ws,
+        provider=main_provider,
+        roles=all_roles,
+        model_switch=switch,
+        bus=bus,
+        shared=shared,
         steering_set=profile.steering,
         draws=profile.draws_per_turn,
         edit_format=profile.edit_format,
@@ -218,68 +268,53 @@ def build_session(
         budget=Budget(max_tokens=cfg.max_tokens, max_cost=cfg.max_cost, prices=prices),
         context_window=window,
         context_source=window_source,
-        id=session_id or new_session_id(),
+        id=session_id,
+        # The project's tests run on arnes's own initiative only where they cannot reach the host:
+        # in bubblewrap, or in a folder the user trusts (as the ladder, handoff and team commands).
+        self_check=self_check
+        and not getattr(args, "no_self_check", False)
+        and (sandbox.name == "bubblewrap" or cfg.trusted),
+        verifier=make_verifier(ws, sandbox, None if verify == "auto" else verify, verify_rounds, cfg)
+        if verify is not None
+        else None,
+        checkpoints=checkpoints,
+        agents=agent_catalog(HostFiles(ws, shared.engine), cfg),
+        mcp=mcp,
+        hooks=hooks,
+        trace_path=trace or trace_file(args, ws, session_id),
+        transcript_path=transcript_file(ws, session_id) if hooks is not None else None,
     )
-    # The project's tests run on arnes's own initiative only where they cannot reach the host:
-    # in bubblewrap, or in a folder the user trusts (as the ladder, handoff and team commands).
-    session.self_check = not getattr(args, "no_self_check", False) and (
-        session.sandbox.name == "bubblewrap" or cfg.trusted
-    )
-
-    def retrying(provider: Provider) -> Provider:
-        return RetryingProvider(provider, on_retry=lambda n, delay, err: session.bus.emit(Retry(n, delay, err)))
-
-    session.provider = retrying(main)
-    session.roles = {role: retrying(p) for role, p in roles.items()}
-    drawing = _draw_provider(cfg, stream, window, profile)
-    if drawing is not None:
-        session.roles["draw"] = retrying(drawing)
-
-    def switch(provider: Provider, model: str) -> Provider:
-        chosen = ModelSettings(provider=provider.name if provider.name in PROFILES else None, name=model)
-        return retrying(_provider(chosen, cfg, stream, window)[0])
-
-    session.model_switch = switch
-    attach_checkpoints(session, cfg)
-    session.agents = agent_catalog(session, cfg)
-    if cfg.mcp_servers:  # started behind the banner (agent/loop.py): start-up does not wait for them
-        from arnes.mcp.start import make_hub
-
-        session.mcp = make_hub(session, cfg.mcp_servers)
-    if any(entry.runs for entry in cfg.hooks):
-        from arnes.extensions.hooks import Hooks
-
-        assert session.shared is not None
-        session.hooks = Hooks(cfg.hooks, session.workspace, session.sandbox, session.shared.spec, cfg.hooks_fail)
-    return session
 
 
-def attach_checkpoints(session: Session, cfg: EffectiveConfig) -> None:
+def trace_file(args: argparse.Namespace, workspace: Path, session_id: str) -> Path:
+    """`--trace`, else the session's own trace under .arnes/traces/."""
+    return Path(args.trace) if getattr(args, "trace", None) else workspace / ".arnes" / "traces" / f"{session_id}.jsonl"
+
+
+def make_checkpoints(workspace: Path, session_id: str, cfg: EffectiveConfig) -> Checkpoints | None:
     """Rewind's checkpoints (DESIGN §17), unless the user's settings turn them off or nothing can
     change (plan mode)."""
-    if cfg.rewind.enabled is False or session.mode == "plan":
-        return
+    if cfg.rewind.enabled is False or cfg.mode == "plan":
+        return None
     from arnes.rewind.checkpoints import MB, MOST_FILE_BYTES, MOST_STORE_BYTES, Checkpoints
     from arnes.rewind.store import store_for
 
     settings = cfg.rewind
-    checkpoints = Checkpoints(
-        session.workspace,
-        session.id,
-        store_for(session.workspace),
+    return Checkpoints(
+        workspace,
+        session_id,
+        store_for(workspace),
         most_file_bytes=settings.max_file_mb * MB if settings.max_file_mb else MOST_FILE_BYTES,
         most_store_bytes=settings.max_storage_mb * MB if settings.max_storage_mb else MOST_STORE_BYTES,
     )
-    session.checkpoints = checkpoints
-    session.ctx.changes.on_write = checkpoints.before_write
 
 
-def agent_catalog(session: Session, cfg: EffectiveConfig) -> Catalog:
+def agent_catalog(host: HostFiles, cfg: EffectiveConfig) -> Catalog:
     """The agent definitions Delegate may name; what was refused or ignored is said once, on stderr."""
     from arnes.extensions.agents import load_catalog
     from arnes.extensions.locations import one_warning
 
-    catalog = load_catalog(session.host, trusted=cfg.trusted)
+    catalog = load_catalog(host, trusted=cfg.trusted)
     if (warning := one_warning("agent definition files", catalog.warnings)) is not None:
         cfg.said.append(say(warning))
     return catalog
@@ -306,13 +341,12 @@ def prepare(args: argparse.Namespace, *, workspace: Path | None = None, approver
     if args.resume is not None:
         trace_path = find_trace(HostFiles(ws), args.resume or None, lambda trace: refusal(ws, trace))
         session_id = trace_path.stem
-    session = build_session(args, ws, cfg, session_id, approver=approver)
+    session = build_session(
+        args, ws, cfg, session_id, approver=approver, verify=args.verify, verify_rounds=args.verify_rounds,
+        trace=trace_path,
+    )  # fmt: skip
     if args.resume is not None and trace_path is not None:
         history = read_history(session.host, trace_path)
-    if args.verify is not None:
-        session.verifier = make_verifier(
-            session, None if args.verify == "auto" else args.verify, args.verify_rounds, cfg
-        )
     return Prepared(session, cfg, history, trace_path)
 
 
@@ -342,13 +376,15 @@ def check_sandbox(workspace: Path, cfg: EffectiveConfig, what: str) -> Sandbox:
     return sandbox
 
 
-def make_verifier(session: Session, command: str | None, rounds: int, cfg: EffectiveConfig) -> Verifier | None:
+def make_verifier(
+    workspace: Path, sandbox: Sandbox, command: str | None, rounds: int, cfg: EffectiveConfig
+) -> Verifier | None:
     """The given command, else the configured one, else the detected one.
 
     `--verify auto` where nothing fits (a docs-only folder, a new project without tests) runs
     without verification and says so: failing the run over a missing test suite turned good
     work into an error (seen with a 1.5B model)."""
-    found = None if command else cfg.test_command(session.workspace)
+    found = None if command else cfg.test_command(workspace)
     chosen = command or (found.command if found else None)
     if not chosen:
         print(
@@ -360,7 +396,7 @@ def make_verifier(session: Session, command: str | None, rounds: int, cfg: Effec
         return None
     if rounds < 0:
         raise ConfigError(f"--verify-rounds must be 0 or more, not {rounds}")
-    return Verifier(chosen, session.workspace, session.sandbox, rounds)
+    return Verifier(chosen, workspace, sandbox, rounds)
 
 
 def execute(
@@ -380,7 +416,7 @@ def execute(
         from arnes.headless.output import Headless
 
         headless = Headless.attach(args.output_format, session, cfg, out)
-    with subscribe(args, session, cfg, trace_path, renderer, out=out) as trace_path:
+    with subscribe(args, session, cfg, renderer, out=out) as trace_path:
         if history:
             session.bus.emit(Notice("info", f"resuming session {session.id} ({len(history)} messages)"))
         result = Agent(session, history).run(task)
@@ -416,12 +452,12 @@ def subscribe(
     args: argparse.Namespace,
     session: Session,
     cfg: EffectiveConfig,
-    trace_path: Path | None = None,
     renderer: TerminalRenderer | None = None,
     root: Path | None = None,
     out: Stdout | None = None,
 ) -> Iterator[Path]:
-    """The terminal renderer and the JSONL trace, listening to the session for the block's length.
+    """The terminal renderer, the JSONL trace (at the session's `trace_path`) and, with hooks, the
+    transcript they read, listening to the session for the block's length.
 
     A trace inside `root` (default: the session's workspace) is opened through no link there.
     With `out`, the renderer prints through it: a reader that goes away ends the run quietly.
@@ -433,13 +469,8 @@ def subscribe(
         session.bus.subscribe(lambda event: out.guard(lambda: shown(event)))
     elif renderer:
         session.bus.subscribe(renderer)
-    default = (
-        Path(args.trace)
-        if getattr(args, "trace", None)
-        else session.workspace / ".arnes" / "traces" / f"{session.id}.jsonl"
-    )
-    path = trace_path or default
-    if path == default and not getattr(args, "trace", None):
+    path = session.trace_path or trace_file(args, session.workspace, session.id)
+    if path == trace_file(argparse.Namespace(), session.workspace, session.id):
         from arnes.dotdir import ensure_arnes_dir
 
         ensure_arnes_dir(session.workspace)
@@ -448,11 +479,9 @@ def subscribe(
     except OSError as exc:
         raise ConfigError(f"cannot write the trace to {path}: {exc.strerror or exc}") from exc
     session.bus.subscribe(trace)
-    session.trace_path = path
-    transcript = open_transcript(session.workspace, session.id) if session.hooks is not None else None
+    transcript = open_transcript(session.workspace, session.id) if session.transcript_path is not None else None
     if transcript is not None:
         session.bus.subscribe(transcript)
-        session.transcript_path = transcript.path
     for warning in cfg.warnings:
         session.bus.emit(Notice("warning", f"warning: {warning}"))
     try:

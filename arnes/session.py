@@ -125,6 +125,25 @@ class Shared:
     jobs: BackgroundJobs = field(default_factory=BackgroundJobs)
 
 
+def open_shared(
+    workspace: Path,
+    mode: Mode,
+    rules: list[SourcedRule],
+    sandbox_mode: SandboxMode = "off",
+    network: bool = False,
+    env_passthrough: tuple[str, ...] = (),
+    read_paths: tuple[Path, ...] = (),
+    on_write: Callable[[Path], None] | None = None,
+) -> Shared:
+    """A top-level session's shared parts, made before the session so that what is built on them
+    (hooks, MCP servers, checkpoints, a verifier) is given to it whole. `on_write`: told before a
+    file tool writes (rewind's checkpoints)."""
+    engine = RuleEngine(workspace, mode, list(rules))
+    spec, sandbox = workspace_sandbox(engine, sandbox_mode, network, env_passthrough, read_paths)
+    tree = TreeWatch(workspace, standing=sandbox.standing)
+    return Shared(engine, spec, sandbox, ChangeLog(tree=tree, on_write=on_write))
+
+
 @dataclass
 class Session:
     workspace: Path
@@ -149,7 +168,7 @@ class Session:
     depth: int = 0
     max_depth: int = 1  # how deep sub-agents may nest: 1 means a sub-agent cannot delegate
     shared: Shared | None = None
-    owns_jobs: bool = True
+    owns_jobs: bool = True  # the top-level session: its background jobs and shared sandbox close with it
     verifier: Verifier | None = None
     # Run the project's tests before an answer stands (agent/selfcheck.py); off where whoever runs
     # the agent runs them after it (--verify is the session's verifier; a checker, a team node's verify).
@@ -187,17 +206,17 @@ class Session:
     host: HostFiles = field(init=False)  # the workspace's files as arnes itself reads and writes them
     _noted: set[str] = field(init=False, default_factory=set)
     _own_boxes: list[Sandbox] = field(init=False, default_factory=list)  # closed with the session
+    _built: bool = field(init=False, default=False, repr=False, compare=False)  # see __setattr__
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
         if self.shared is None:
-            engine = RuleEngine(self.workspace, self.mode, list(self.rules))
-            spec, sandbox = workspace_sandbox(
-                engine, self.sandbox_mode, self.network, self.env_passthrough, self.read_paths
-            )
-            tree = TreeWatch(self.workspace, standing=sandbox.standing)
-            self.shared = Shared(engine, spec, sandbox, ChangeLog(tree=tree))
-            self._own_boxes.append(sandbox)
+            self.shared = open_shared(
+                self.workspace, self.mode, self.rules, self.sandbox_mode, self.network, self.env_passthrough,
+                self.read_paths,
+            )  # fmt: skip
+        if self.owns_jobs:  # the top-level session: its shared parts close with it
+            self._own_boxes.append(self.shared.sandbox)
         self.engine, self.sandbox = self.shared.engine, self.shared.sandbox
         self.host = HostFiles(self.workspace, self.engine)
         read_only_box = None
@@ -253,6 +272,19 @@ class Session:
             self.draws,
         )
         self.steering = build_steering(self.steering_set, env)
+        self._built = True
+
+    def __setattr__(self, name: str, value: object) -> None:
+        """A session is built once: what it is made of is given when it is made (runner.py
+        `build_session`, `child`), never patched on afterwards. Only what a user may change while
+        it runs (the model, the mode, the window a server reports, a command turn's fenced tools)
+        is set later."""
+        if name in _MADE_ONCE and self.__dict__.get("_built", False):
+            raise AttributeError(
+                f"Session.{name} is given when the session is built (runner.build_session, Session.child), "
+                "not set afterwards"
+            )
+        object.__setattr__(self, name, value)
 
     @property
     def output_cap(self) -> int:
@@ -282,12 +314,14 @@ class Session:
         max_turns: int | None = None,
         mode: AgentMode | None = None,
         instructions: str = "",
+        self_check: bool = True,
     ) -> Session:
         """A sub-agent's session: clean context, fewer tools, permissions only ever narrower.
 
         `mode` (an agent definition's) is held against the parent's, the stricter winning: plan
         makes the child read-only, dontAsk denies what would be asked. `model` "inherit" is the
         parent's own model; None is what any sub-agent gets (the subagent role, else the parent's).
+        `self_check` False turns the child's self-check off (its caller runs the tests itself).
         """
         assert self.shared is not None and self.policy is not None
         read_only = read_only or mode == "plan"
@@ -331,7 +365,7 @@ class Session:
             trace_path=self.trace_path,
             transcript_path=self.transcript_path,
             skill_catalog=self.skill_catalog,
-            self_check=self.self_check,
+            self_check=self.self_check and self_check,
             steering_set=self.steering_set,
             draws=self.draws,
             edit_format=self.edit_format if not read_only else "tools",
@@ -390,7 +424,7 @@ class Session:
         """Fixed across sessions and workspaces, so a server can cache it (see agent/prompt.py)."""
         writes = "Write" in self.tools.names() or self.edit_format != "tools"
         parts = [
-            self.system_base or system_prompt(read_only=not writes),
+            self.system_base or system_prompt(read_only=not writes, in_reply=self.edit_format != "tools"),
             self.steering.system_note(),
             self.system_append,
         ]
@@ -424,10 +458,28 @@ class Session:
         if self.hooks is not None and self.hooks.has("PreToolUse"):
             return ""
         names = visible_files(self.host.root, self.host.rules)
-        shown = named_files(self.host, task, names, self.context_window, set(self.ctx.files.seen()))
+        shown = named_files(
+            self.host, task, names, self.context_window, set(self.ctx.files.seen()), plain=self.edit_format != "tools"
+        )
         for real, data, st in shown.files:
             self.ctx.files.record_read(real, data, st)
         return shown.text
+
+
+# Set when a session is built and never after (Session.__setattr__). Left out on purpose: the
+# provider (/model, set_model), the mode (/mode, set_permission_mode), the context window (a
+# server that reports a smaller one), and tools, policy and gate (a custom command's turn fences
+# them and puts them back).
+_MADE_ONCE = frozenset(
+    {
+        "workspace", "approver", "rules", "bus", "limits", "budget", "id", "sandbox_mode", "network",
+        "env_passthrough", "read_paths", "roles", "depth", "max_depth", "shared", "owns_jobs", "verifier",
+        "self_check", "steering_set", "draws", "edit_format", "hidden_tools", "steering", "test_command",
+        "test_timeout", "model_switch", "mcp", "hooks", "trace_path", "transcript_path", "checkpoints",
+        "skill_catalog", "active_skills", "agents", "instructions", "never_ask", "system_base", "system_append",
+        "engine", "sandbox", "ctx", "host",
+    }
+)  # fmt: skip
 
 
 def _forward(parent: EventBus, call_id: str) -> Callable[[Event], None]:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from arnes.agent.loop import Agent
-from arnes.agent.named import HEADER, mentioned
+from arnes.agent.named import HEADER, PLAIN_HEADER, mentioned
 from arnes.llm.script import ScriptProvider
 from arnes.session import Session
 from tests.conftest import run_arnes
@@ -112,3 +112,34 @@ def test_a_read_hook_keeps_the_files_it_guards_out_of_the_named_files(tmp_path: 
     assert run.code == 0, run.err
     assert "HOOK_CANARY" not in bodies[-1], "control: the hook did not block Read"
     assert "HOOK_CANARY" not in bodies[0] and HEADER not in bodies[0]
+
+
+def test_in_an_edit_format_the_file_is_shown_as_the_reply_writes_it(tmp_path: Path) -> None:
+    """With `whole`, the named file comes as a fenced block under its path, without Read's line
+    numbers (the model would copy them into the file it sends back), and the system prompt says
+    one way to change files: the reply's, not Write and Edit."""
+    (tmp_path / "paging.py").write_text(PAGING)
+    fixed = PAGING.replace("* size + 1", "* size")
+    turns = [{"text": f"paging.py\n```python\n{fixed}```\n"}, {"text": "Fixed."}]
+    with FakeLLMServer(turns) as server:
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--steering", "small",
+                        "--edit-format", "whole", "--no-self-check", "-w", str(tmp_path),
+                        "--permission-mode", "acceptEdits", "page() in paging.py skips the first item. Fix it.",
+                        env=KEYS)  # fmt: skip
+        body = server.requests[0][1]
+    assert run.code == 0, run.err
+    first = first_user_message(body)
+    assert f"{PLAIN_HEADER}\n\npaging.py\n```python\n{PAGING}```" in first
+    assert "     1\t" not in first and HEADER not in first
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    system = str(messages[0]["content"])
+    assert "How to change files" in system and "call Write or Edit" not in system
+    assert (tmp_path / "paging.py").read_text() == fixed
+
+
+def test_a_fence_inside_the_file_does_not_close_the_block() -> None:
+    from arnes.agent.named import _fenced
+
+    shown = _fenced("README.md", "Run:\n```sh\nmake\n```\n")
+    assert shown == "README.md\n````\nRun:\n```sh\nmake\n```\n````"

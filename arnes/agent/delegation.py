@@ -35,12 +35,15 @@ def child_for(
     tool_names: list[str] | None = None,
     model: str | None = None,
     max_turns: int | None = None,
+    self_check: bool = True,
 ) -> Session:
-    """`tool_names`/`model` are the caller's own (a team node's); the definition narrows them further."""
+    """`tool_names`/`model` are the caller's own (a team node's); the definition narrows them further.
+    `self_check` False: the caller runs the tests itself (a team node's verify)."""
     if definition is None:
         return parent.child(
-            read_only=read_only, parent_call=parent_call, tool_names=tool_names, model=model, max_turns=max_turns
-        )
+            read_only=read_only, parent_call=parent_call, tool_names=tool_names, model=model, max_turns=max_turns,
+            self_check=self_check,
+        )  # fmt: skip
     names = [t.name for t in parent.tools if definition.allows(t.name)]
     if tool_names is not None:
         names = [n for n in names if n in tool_names]
@@ -52,6 +55,7 @@ def child_for(
         max_turns=max_turns,
         mode=definition.mode,
         instructions=definition.body,
+        self_check=self_check,
     )
 
 

@@ -24,6 +24,10 @@ from arnes.tools.readformat import numbered
 FILE_CAP = 8_000  # characters: a larger file is named, not shown (Read it)
 SHARE = 0.12  # of the window, in characters at 4 a token, for all the files of one task
 HEADER = "The files this task names, as Read shows them (they count as read: Edit them directly):"
+# In an edit format the model answers with files (or exact SEARCH text): it is shown them in that
+# same shape, without Read's line numbers, which it would otherwise copy into its answer.
+PLAIN_HEADER = "The files this task names, as they are now:"
+_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".rs": "rust", ".go": "go", ".sh": "bash"}
 
 
 @dataclass(frozen=True)
@@ -51,8 +55,11 @@ def _names(task: str, word: str) -> bool:
     return re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", task) is not None
 
 
-def named_files(files: HostFiles, task: str, names: list[str], window: int, seen: set[Path]) -> Shown:
-    """The named files' numbered content, smallest budget first, none already seen."""
+def named_files(
+    files: HostFiles, task: str, names: list[str], window: int, seen: set[Path], *, plain: bool = False
+) -> Shown:
+    """The named files' numbered content (`plain`: each in a fenced block under its path, as the
+    edit formats write files), within a budget, none already seen."""
     budget = int(window * 4 * SHARE)
     parts: list[str] = []
     shown: list[tuple[Path, bytes, os.stat_result]] = []
@@ -71,12 +78,24 @@ def named_files(files: HostFiles, task: str, names: list[str], window: int, seen
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        lines = split_lines(text)
-        body = numbered(lines) if lines else "(the file is empty)"
-        block = f"{rel}:\n{body}"
+        block = _fenced(rel, text) if plain else _numbered(rel, text)
         if len(block) > budget:
             continue
         budget -= len(block)
         parts.append(block)
         shown.append((real, data, st))
-    return Shown(f"{HEADER}\n\n" + "\n\n".join(parts) if parts else "", shown)
+    header = PLAIN_HEADER if plain else HEADER
+    return Shown(f"{header}\n\n" + "\n\n".join(parts) if parts else "", shown)
+
+
+def _numbered(rel: str, text: str) -> str:
+    lines = split_lines(text)
+    return f"{rel}:\n{numbered(lines) if lines else '(the file is empty)'}"
+
+
+def _fenced(rel: str, text: str) -> str:
+    """`rel` on its line, then the text in a fence longer than any run of backticks inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f"{rel}\n{fence}{_LANGUAGES.get(Path(rel).suffix, '')}\n{body}{fence}"

@@ -79,9 +79,14 @@ class ClaudeTranscript:
             self._file.close()
 
 
+def transcript_file(workspace: Path, session_id: str) -> Path:
+    """Where the session's transcript is (what hooks get as `transcript_path`)."""
+    return workspace / FOLDER / f"{session_id.replace('/', '_')}.jsonl"
+
+
 def open_transcript(workspace: Path, session_id: str) -> ClaudeTranscript:
     """The session's transcript in the workspace, opened to append (a resumed session goes on in it)."""
-    rel = f"{FOLDER}/{session_id.replace('/', '_')}.jsonl"
+    rel = transcript_file(workspace, session_id).relative_to(workspace).as_posix()
     try:
         ensure_arnes_dir(workspace)
         handle = HostFiles(workspace).append(rel)

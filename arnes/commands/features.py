@@ -46,7 +46,7 @@ def run_next(args: argparse.Namespace, rest: list[str]) -> int:
         print("nothing to do: every feature is passing or blocked")
         return EXIT_OK
     cfg = resolve_config(args, ws)
-    session = build_session(args, ws, cfg)
+    session = build_session(args, ws, cfg, verify=feature.verify, verify_rounds=args.verify_rounds)
     if not cfg.trusted and session.sandbox.name != "bubblewrap":
         raise ConfigError(
             f"{ws / fl.FILE}: its verify commands would run without asking and outside bubblewrap (sandbox: "
@@ -57,7 +57,6 @@ def run_next(args: argparse.Namespace, rest: list[str]) -> int:
     feature.state = "active"
     fl.save(ws, features)
     print(visible(f"{'continuing' if resumed else 'starting'} {feature.id}: {feature.description}"))
-    session.verifier = Verifier(feature.verify, ws, session.sandbox, args.verify_rounds)
     code = execute(args, session, cfg, fl.task_for(feature))
     features = fl.load(ws)
     current = features.get(feature.id)

@@ -17,7 +17,7 @@ from arnes.commands.permissions import show_rules, show_trust
 from arnes.config import EffectiveConfig, ModelSettings
 from arnes.llm.base import Provider
 from arnes.llm.retry import RetryingProvider
-from arnes.runner import _provider, build_session, make_verifier, provider_help, resolve_config, subscribe
+from arnes.runner import _provider, build_session, provider_help, resolve_config, subscribe
 from arnes.session import Session
 from arnes.ui.repl import Repl, ReplActions
 
@@ -25,11 +25,7 @@ from arnes.ui.repl import Repl, ReplActions
 def run_interactive(args: argparse.Namespace) -> int:
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
-    session = build_session(args, ws, cfg, interactive=True)
-    if args.verify is not None:
-        session.verifier = make_verifier(
-            session, None if args.verify == "auto" else args.verify, args.verify_rounds, cfg
-        )
+    session = build_session(args, ws, cfg, interactive=True, verify=args.verify, verify_rounds=args.verify_rounds)
     with subscribe(args, session, cfg):
         return Repl(args, session, cfg, Agent(session), repl_actions(session, cfg)).run()
 

@@ -13,10 +13,9 @@ from arnes.safe import one_line, visible
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.cliargs import workspace_of
-    from arnes.llm.script import ScriptProvider
     from arnes.mcp.start import make_hub
     from arnes.runner import resolve_config
-    from arnes.session import Session
+    from arnes.session import open_shared
 
     parser = argparse.ArgumentParser(prog="arnes mcp", description="The MCP servers of this folder.")
     sub = parser.add_subparsers(dest="action")
@@ -33,12 +32,11 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
             markup=False,
         )
         return 0
-    # The same session a run would have: the servers start in the same sandbox, the same way.
-    session = Session(
-        ws, ScriptProvider.from_turns([]), mode=cfg.mode, rules=cfg.rules, sandbox_mode=cfg.sandbox,
-        network=cfg.network, env_passthrough=tuple(cfg.env_passthrough), read_paths=tuple(cfg.read_paths),
-    )  # fmt: skip
-    hub = make_hub(session, cfg.mcp_servers)
+    # The sandbox a run would have: the servers start in the same one, the same way.
+    shared = open_shared(
+        ws, cfg.mode, cfg.rules, cfg.sandbox, cfg.network, tuple(cfg.env_passthrough), tuple(cfg.read_paths)
+    )
+    hub = make_hub(shared, cfg.mcp_servers, network=cfg.network, env_passthrough=tuple(cfg.env_passthrough))
     try:
         if hub is None:
             return 1
@@ -64,4 +62,5 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     finally:
         if hub is not None:
             hub.close()
+        shared.sandbox.close()
     return 0

@@ -73,7 +73,7 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
     from arnes.errors import EXIT_OK, EXIT_RED
     from arnes.permissions.approvers import NoTerminalApprover
     from arnes.runner import build_session, resolve_config, subscribe
-    from arnes.session import Session
+    from arnes.session import Session, new_session_id
     from arnes.workflow.teams.run import TeamRunner
 
     cfg = resolve_config(args, ws)
@@ -101,16 +101,18 @@ def run_team(args: argparse.Namespace, ws: Path, team: Team, task: str, console:
     first: list[Session] = []
 
     def make_session(workspace: Path, interactive: bool) -> Session:
-        session = build_session(args, workspace, cfg)
-        if first:  # one model plays every arnes node (and a scripted one keeps its place)
-            session.provider, session.roles = first[0].provider, first[0].roles
-        else:
+        session_id = new_session_id()
+        session = build_session(
+            args, workspace, cfg, session_id,
+            # One model plays every arnes node (and a scripted one keeps its place).
+            models=(first[0].provider, first[0].roles) if first else None,
+            # Parallel branches: nobody can answer two prompts at once.
+            approver=None if interactive else NoTerminalApprover(),
+            trace=ws / ".arnes" / "teams" / "runs" / f"{run_id}-{session_id}.jsonl",
+        )  # fmt: skip
+        if not first:
             first.append(session)
-        if not interactive:  # parallel branches: nobody can answer two prompts at once
-            session.approver = NoTerminalApprover()
-            session.gate.approver = session.approver
-        trace = ws / ".arnes" / "teams" / "runs" / f"{run_id}-{session.id}.jsonl"
-        context = subscribe(args, session, cfg, trace, root=ws)
+        context = subscribe(args, session, cfg, root=ws)
         context.__enter__()
         opened.append(context)
         return session

@@ -95,8 +95,8 @@ def run_checker(args: argparse.Namespace, rest: list[str]) -> int:
     opts = parse_subcommand(parser, rest, args)
     ws = workspace_of(args)
     cfg = resolve_config(args, ws)
-    session = build_session(args, ws, cfg)
     found = cfg.test_command(ws)
+    session = build_session(args, ws, cfg, self_check=found is None)  # the verifier runs the tests after each round
     verifier = Verifier(found.command, ws, session.sandbox) if found else None
     with subscribe(args, session, cfg) as trace_path:
         outcome = maker_checker(session, " ".join(opts.task), verifier, opts.rounds)

@@ -63,7 +63,7 @@ class Driven:
         self.catalog = commands(session)
         output = Headless.attach("stream-json", session, cfg, self.out)
         code = EXIT_OK
-        with subscribe(self.args, session, cfg, self.ready.trace_path) as trace_path:
+        with subscribe(self.args, session, cfg) as trace_path:
             agent = self._agent = Agent(session, self.ready.history)
             agent.start()
             self.channel.start(self.answer)

@@ -17,12 +17,15 @@ from arnes.sandbox.choose import choose_sandbox
 
 if TYPE_CHECKING:
     from arnes.mcp.client import McpHub
-    from arnes.session import Session
+    from arnes.session import Shared
 
 
-def make_hub(session: Session, servers: dict[str, ServerEntry]) -> McpHub | None:
-    """The hub of the session's servers, or None if none is set; `start` it once the banner is out
-    (its thread imports the SDK, which would slow the banner down)."""
+def make_hub(
+    shared: Shared, servers: dict[str, ServerEntry], *, network: bool, env_passthrough: tuple[str, ...]
+) -> McpHub | None:
+    """The hub of a session's servers (in its shared sandbox's spec; `network` and `env_passthrough`
+    are the session's), or None if none is set; `start` it once the banner is out (its thread
+    imports the SDK, which would slow the banner down)."""
     if not servers:
         return None
     from arnes.mcp.client import McpHub  # the SDK itself loads in the hub's thread
@@ -31,7 +34,7 @@ def make_hub(session: Session, servers: dict[str, ServerEntry]) -> McpHub | None
 
     def resolve(entry: ServerEntry) -> ServerEntry:
         """Its `${VAR}`s expanded (mcp/expand.py): called only for a server that may start."""
-        check = VariableCheck(entry.user, session.env_passthrough)
+        check = VariableCheck(entry.user, env_passthrough)
         return dataclasses.replace(entry, config=expand_server(entry.config, environ, check))
 
     def sandbox_for(entry: ServerEntry) -> Sandbox | None:
@@ -39,14 +42,13 @@ def make_hub(session: Session, servers: dict[str, ServerEntry]) -> McpHub | None
         the network (DESIGN §13), and a user's package launcher gets what it needs (launcher_spec)."""
         if entry.unconfined:
             return None
-        assert session.shared is not None
-        network = entry.config.network if entry.user and entry.config.network is not None else session.network
-        spec = dataclasses.replace(session.shared.spec, network=network)
+        opened = entry.config.network if entry.user and entry.config.network is not None else network
+        spec = dataclasses.replace(shared.spec, network=opened)
         if entry.user:
             spec = launcher_spec(spec, entry, environ)
-        return choose_sandbox(_mode(session.sandbox), spec)
+        return choose_sandbox(_mode(shared.sandbox), spec)
 
-    return McpHub(list(servers.values()), session.workspace, sandbox_for, resolve)
+    return McpHub(list(servers.values()), shared.engine.workspace, sandbox_for, resolve)
 
 
 def launcher_spec(spec: SandboxSpec, entry: ServerEntry, environ: Mapping[str, str]) -> SandboxSpec:

@@ -43,8 +43,10 @@ class CheckerRun:
 
 
 def maker_checker(session: Session, task: str, verifier: Verifier | None, rounds: int = 3) -> CheckerRun:
+    """The maker works in `session`, a read-only checker reviews each round. With a `verifier`,
+    build the session with its self-check off (runner.build_session `self_check`): the verifier
+    runs the tests after each round."""
     outcome = CheckerRun()
-    session.self_check = session.self_check and verifier is None  # the verifier runs the tests after each round
     maker = Agent(session)
     maker.start()
     try:

@@ -209,7 +209,7 @@ class TeamRunner:
             raise ConfigError(f"team {self.team.name}: node {node.id}: no agent definition {node.agent_def!r}")
         session = child_for(
             base, definition, read_only=node.read_only, parent_call=node.id, tool_names=node.tools, model=node.model,
-            max_turns=base.limits.max_turns,
+            max_turns=base.limits.max_turns, self_check=node.verify is None,  # a verify runs the tests itself
         )  # fmt: skip
         refusals: list[tuple[str, str]] = []
 
@@ -224,7 +224,6 @@ class TeamRunner:
         # with the node's session id takes its changes back. Copies of parallel branches are not.
         checkpoints = base.checkpoints if workspace == self.workspace and not node.read_only else None
         try:
-            session.self_check = session.self_check and node.verify is None  # a verify runs the tests itself
             if checkpoints is not None:
                 checkpoints.begin("node", f"team {self.team.name}: node {node.id}")
             result = Agent(session).run(prompt)
