@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from arnes.agent.budget import Budget
 from arnes.agent.events import EventBus, Notice, Retry
 from arnes.agent.loop import Agent, RunResult
+from arnes.agent.run_context import Limits, Role
 from arnes.agent.sessions import refusal, remember
 from arnes.agent.trace import JsonlTrace
 from arnes.agent.transcript import open_transcript, transcript_file
@@ -34,7 +35,7 @@ from arnes.permissions.approvers import Approver, choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.safe import terminal_console, visible
 from arnes.sandbox.base import Sandbox
-from arnes.session import NON_INTERACTIVE_TURNS, Limits, Role, Session, default_tools, new_session_id, open_shared
+from arnes.session import NON_INTERACTIVE_TURNS, Session, default_tools, new_session_id, open_shared
 from arnes.tools.files import session_diffs
 from arnes.tools.treewatch import Report
 from arnes.ui.render import TerminalRenderer

@@ -8,17 +8,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from arnes.adapt.build import build_steering
 from arnes.adapt.piece import Env
 from arnes.agent.budget import Budget
 from arnes.agent.context import SUMMARY_PROMPT
-from arnes.agent.events import Event, EventBus, Nested, Notice
-from arnes.agent.instructions import cap_for
+from arnes.agent.events import Event, EventBus, Nested, Notice, SessionStart
+from arnes.agent.instructions import cap_for, scoped_rules
 from arnes.agent.listing import visible_files
 from arnes.agent.named import named_files
 from arnes.agent.prompt import session_context, system_prompt
+from arnes.agent.rules import Rule
+from arnes.agent.run_context import Limits, Role
 from arnes.agent.steering import Steering
 from arnes.extensions.locations import one_warning
 from arnes.extensions.skill_scope import ActiveSkills
@@ -34,7 +36,7 @@ from arnes.permissions.gate import PermissionGate
 from arnes.permissions.protected import SANDBOX_READ_ONLY
 from arnes.permissions.rules import SourcedRule
 from arnes.permissions.scope import Fenced
-from arnes.permissions.types import Mode, Policy, stricter
+from arnes.permissions.types import Mode, Policy, ToolRequest, stricter
 from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec
 from arnes.sandbox.choose import choose_sandbox
 from arnes.sandbox.hidden import hidden_paths, unwritable_paths
@@ -56,7 +58,6 @@ if TYPE_CHECKING:
     from arnes.mcp.client import McpHub
     from arnes.rewind.checkpoints import Checkpoints
 
-Role = Literal["main", "subagent", "compaction", "draw"]  # draw: the main model sampled (adapt/draws.py)
 WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
 
 
@@ -106,12 +107,6 @@ def workspace_sandbox(
     # network); with Landlock commands still ask as they would without a sandbox.
     engine.sandboxed = sandbox.name == "bubblewrap"
     return spec, sandbox
-
-
-@dataclass
-class Limits:
-    max_turns: int | None = None
-    subagent_turns: int = 30
 
 
 @dataclass
@@ -384,6 +379,43 @@ class Session:
     def _sandbox_mode_in_use(self) -> SandboxMode:
         name = self.sandbox.name
         return "bubblewrap" if name == "bubblewrap" else "landlock" if name == "landlock" else "off"
+
+    # -- what the loop asks of its run context (agent/run_context.py) -------------------------
+    def begin(self) -> None:
+        self.bus.emit(
+            SessionStart(
+                self.id, str(self.workspace), self.provider.name, self.provider.model, self.mode, self.sandbox.name,
+                self.sandbox.describe(), self.context_window, self.context_source,
+            )
+        )  # fmt: skip
+        if self.mcp is not None:  # after the banner: the servers connect while the user reads it
+            self.mcp.start()
+
+    def end(self) -> list[str]:
+        if not self.owns_jobs:
+            self.close_sandboxes()
+            return []
+        self.close()
+        # What closing the sandbox found (a hook a command planted in a repository it made, renamed aside).
+        return [note if note.startswith("warning: ") else f"warning: {note}" for note in self.sandbox.notes()]
+
+    def new_turn(self) -> None:
+        self.ctx.changes.new_turn()
+        self.active_skills.clear()  # a skill's allowed-tools last until the user's next message
+
+    def can_write(self, offered: set[str]) -> bool:
+        return self.mode != "plan" and (bool(offered & {"Write", "Edit"}) or self.edit_format != "tools")
+
+    def quietly_allowed(self, request: ToolRequest) -> bool:
+        return self.policy is not None and self.policy.decide(request).kind == "allow"
+
+    def scoped_rules(self) -> list[Rule]:
+        return scoped_rules(self.host)
+
+    def delegate(self, agent: str | None, *, read_only: bool, parent_call: str) -> Session:
+        from arnes.agent.delegation import delegate_session
+
+        return delegate_session(self, agent, read_only=read_only, parent_call=parent_call)
 
     def close(self) -> None:
         """End the session's background work: every background shell is killed."""

@@ -149,7 +149,8 @@ FOLDER_NEVER_IMPORTS = {
     "host": {"tools", "permissions", "agent", "adapt", "ui", "workflow", "commands", "sandbox", "extensions"},
     "permissions": {"tools", "agent", "adapt", "ui", "workflow", "commands"},
     "tools": {"agent", "adapt", "ui", "workflow", "commands"},
-    "agent": {"adapt", "workflow", "commands", "ui"},
+    # The loop knows its session only as agent/run_context.py's protocol: not the module that builds it.
+    "agent": {"adapt", "workflow", "commands", "ui", "session", "runner", "cli"},
     "adapt": {"ui", "workflow", "commands", "extensions", "mcp"},
     "llm": {"agent", "adapt", "tools", "permissions", "ui", "workflow", "commands"},
     "rewind": {"agent", "adapt", "tools", "ui", "workflow", "commands", "sandbox", "extensions", "llm", "mcp"},

@@ -12,11 +12,12 @@ from pydantic import Field
 
 from arnes.agent.events import Event, ToolResultEvent
 from arnes.agent.loop import Agent
+from arnes.agent.run_context import Limits
 from arnes.llm.base import TextSink
 from arnes.llm.script import ScriptProvider
 from arnes.messages import Message, ModelResponse, ToolResultBlock, ToolSpec
 from arnes.permissions.approvers import ScriptedApprover
-from arnes.session import Limits, Session, default_tools
+from arnes.session import Session, default_tools
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolRegistry
 
 

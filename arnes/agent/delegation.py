@@ -8,14 +8,45 @@ the system prompt).
 
 from __future__ import annotations
 
-from arnes.agent.events import Notice
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar
+
+from arnes.agent.events import EventBus, Notice
+from arnes.agent.run_context import Role
 from arnes.extensions.agents import AgentDefinition, Catalog
 from arnes.llm.claude_ids import model_for
-from arnes.session import Session
-from arnes.tools.base import ToolError
+from arnes.tools.base import ToolError, ToolRegistry
+
+if TYPE_CHECKING:
+    from arnes.extensions.agents import AgentMode
+    from arnes.llm.base import Provider
 
 
-def delegate_session(parent: Session, agent: str | None, *, read_only: bool, parent_call: str) -> Session:
+class Parent(Protocol):
+    """A session that makes sub-agents' sessions (arnes/session.py `Session.child`)."""
+
+    agents: Catalog | None
+    tools: ToolRegistry
+    bus: EventBus
+
+    def provider_for(self, role: Role) -> Provider: ...
+    def child(
+        self,
+        *,
+        read_only: bool,
+        parent_call: str,
+        tool_names: list[str] | None = None,
+        model: str | None = None,
+        max_turns: int | None = None,
+        mode: AgentMode | None = None,
+        instructions: str = "",
+        self_check: bool = True,
+    ) -> Self: ...
+
+
+P = TypeVar("P", bound=Parent)
+
+
+def delegate_session(parent: P, agent: str | None, *, read_only: bool, parent_call: str) -> P:
     """The child for a Delegate call; an unknown name is an observation listing the known ones."""
     if agent is None or not agent.strip():
         return parent.child(read_only=read_only, parent_call=parent_call)
@@ -27,7 +58,7 @@ def delegate_session(parent: Session, agent: str | None, *, read_only: bool, par
 
 
 def child_for(
-    parent: Session,
+    parent: P,
     definition: AgentDefinition | None,
     *,
     read_only: bool,
@@ -36,7 +67,7 @@ def child_for(
     model: str | None = None,
     max_turns: int | None = None,
     self_check: bool = True,
-) -> Session:
+) -> P:
     """`tool_names`/`model` are the caller's own (a team node's); the definition narrows them further.
     `self_check` False: the caller runs the tests itself (a team node's verify)."""
     if definition is None:
@@ -59,7 +90,7 @@ def child_for(
     )
 
 
-def _model(parent: Session, definition: AgentDefinition) -> str | None:
+def _model(parent: Parent, definition: AgentDefinition) -> str | None:
     """The definition's model as the parent's provider knows it (llm/claude_ids.py: a Claude model
     is left out, with a note, where the provider serves none)."""
     model, note = model_for(definition.model, parent.provider_for("subagent").name)

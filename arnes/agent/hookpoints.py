@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from arnes.agent.events import HookEvent, Notice
+from arnes.agent.run_context import HookSite
 from arnes.extensions.hooks import HookOutcome
 from arnes.messages import ToolCall
 from arnes.permissions.gate import HookDecision
-from arnes.session import Session
 from arnes.tools.responses import tool_response
 
 MAX_STOP_BLOCKS = 3  # a Stop hook sends the model back at most this often per task: no endless loop
@@ -31,7 +31,7 @@ class PreTool:
 
 @dataclass
 class HookPoints:
-    s: Session
+    s: HookSite
     stop_blocks: int = 0  # this task's Stop hook blocks so far
     halt: str | None = None  # a hook said `continue: false`: the run ends with this reason
 

@@ -11,7 +11,6 @@ import json
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from arnes.agent.events import (
     Notice,
     PermissionEvent,
     SessionEnd,
-    SessionStart,
     Steered,
     TextDelta,
     ToolCallEvent,
@@ -34,9 +32,9 @@ from arnes.agent.events import (
 )
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
-from arnes.agent.instructions import scoped_rules
 from arnes.agent.madecalls import off_limits
 from arnes.agent.rule_delivery import FILE_TOOLS, RuleDelivery, workspace_relative
+from arnes.agent.run_context import RunContext
 from arnes.agent.steering import Act, Nudge, Redraw, Refuse, Reply, Rewrite
 from arnes.errors import ContextExceeded, LimitReached, ProviderError
 from arnes.host.paths import resolve_real
@@ -53,7 +51,6 @@ from arnes.messages import (
 )
 from arnes.permissions.types import Target, ToolRequest
 from arnes.rewind.checkpoints import first_line
-from arnes.session import Session
 from arnes.tools.base import Tool, ToolArgs, ToolError, dropped_note
 from arnes.tools.delegate import as_delegate
 
@@ -86,7 +83,7 @@ class RunResult:
 
 
 class Agent:
-    def __init__(self, session: Session, history: list[Message] | None = None):
+    def __init__(self, session: RunContext, history: list[Message] | None = None):
         self.s = session
         self.messages: list[Message] = list(history or [])
         self.result = RunResult("end_turn")
@@ -114,7 +111,7 @@ class Agent:
         # whether the replies are now drawn by the `draw` role.
         self._draw_from: int | None = None
         self._drawing = False
-        self.rules = RuleDelivery(partial(scoped_rules, session.host))  # `paths:` rules, once each
+        self.rules = RuleDelivery(session.scoped_rules)  # `paths:` rules, once each
 
     def rewind_conversation(self, messages: list[Message]) -> None:
         """The conversation as it was at an earlier point (read back from the trace by rewind)."""
@@ -136,21 +133,7 @@ class Agent:
 
     def start(self) -> None:
         s = self.s
-        s.bus.emit(
-            SessionStart(
-                s.id,
-                str(s.workspace),
-                s.provider.name,
-                s.provider.model,
-                s.mode,
-                s.sandbox.name,
-                s.sandbox.describe(),
-                s.context_window,
-                s.context_source,
-            )
-        )
-        if s.mcp is not None:  # after the banner: the servers connect while the user reads it
-            s.mcp.start()
+        s.begin()  # the banner, then the MCP servers connect while the user reads it
         self._hook_context += self.hooks.session_start("resume" if self.messages else "startup")
         s.ctx.subagent = self._delegate
         self._pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="arnes-tool")
@@ -186,11 +169,10 @@ class Agent:
 
     def _turn(self, task: str) -> RunResult:
         s, r = self.s, self.result
-        s.ctx.changes.new_turn()
+        s.new_turn()
         self.guard.reset()
         self.steer.new_turn(task)
         self._task = task
-        s.active_skills.clear()  # a skill's allowed-tools last until the user's next message
         self._last_error = None
         self.hooks.stop_blocks, self.hooks.halt = 0, None
         blocked, context = self.hooks.prompt(task)
@@ -254,13 +236,8 @@ class Agent:
             for dropped in s.checkpoints.close():
                 s.bus.emit(Notice("info", f"rewind: dropped the checkpoints of session {dropped} (storage cap)"))
         self._pool.shutdown(wait=False, cancel_futures=True)
-        if s.owns_jobs:
-            s.close()
-            # What closing the sandbox found (a hook a command planted in a repository it made, renamed aside).
-            for note in s.sandbox.notes():
-                s.bus.emit(Notice("warning", note if note.startswith("warning: ") else f"warning: {note}"))
-        else:
-            s.close_sandboxes()
+        for note in s.end():
+            s.bus.emit(Notice("warning", note))
         s.bus.emit(
             SessionEnd(
                 r.stop_reason,
@@ -341,7 +318,7 @@ class Agent:
         reply = Reply(
             text,
             wrote=bool(s.ctx.changes.this_turn),
-            can_write=s.mode != "plan" and (bool(names & {"Write", "Edit"}) or s.edit_format != "tools"),
+            can_write=s.can_write(names),
             can_run="Bash" in names,
             last_error=self._last_error,
             verified_later=s.verifier is not None,
@@ -402,7 +379,7 @@ class Agent:
             request = self._request(call)[2]
         except (ToolError, OSError, ValueError) as exc:
             return None if act.quiet else ToolResultBlock(call.id, f"{call.name} was not made: {exc}", True)
-        if act.quiet and (s.policy is None or s.policy.decide(request).kind != "allow"):
+        if act.quiet and not s.quietly_allowed(request):
             return None
         if not request.read_only:
             barred = off_limits(self._task, [t.path for t in request.targets], s.workspace)
@@ -422,8 +399,8 @@ class Agent:
         """Ask the model; a server that finds the request too long gets a compacted one, once."""
         s = self.s
 
-        drawn = s.roles.get("draw") if self._drawing else None
-        provider = drawn if drawn is not None and drawn.model == s.provider.model else s.provider
+        drawn = s.provider_for("draw") if self._drawing else s.provider
+        provider = drawn if drawn.model == s.provider.model else s.provider
 
         def ask() -> ModelResponse:
             return provider.complete(system, self.messages, specs, on_text=lambda t: s.bus.emit(TextDelta(t)))
@@ -675,9 +652,7 @@ class Agent:
     # -- sub-agents --------------------------------------------------------------------------
     def _delegate(self, task: str, read_only: bool, agent: str | None = None) -> str:
         """Run a sub-agent with a clean context; only its conclusion comes back."""
-        from arnes.agent.delegation import delegate_session
-
-        child = delegate_session(self.s, agent, read_only=read_only, parent_call=self._current_call or "delegate")
+        child = self.s.delegate(agent, read_only=read_only, parent_call=self._current_call or "delegate")
         result = Agent(child).run(task)
         self.result.input_tokens += result.input_tokens
         self.result.output_tokens += result.output_tokens

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from arnes.agent.run_context import Verdict as Said
 from arnes.sandbox.base import NoSandbox, Sandbox
 from arnes.tools.processes import run_foreground
 
@@ -51,7 +52,7 @@ class Verifier:
     def check(self) -> Verdict:
         return run_check(self.command, self.workspace, self.sandbox)
 
-    def feedback(self, verdict: Verdict, round_no: int) -> str:
+    def feedback(self, verdict: Said, round_no: int) -> str:
         """What the model is told of a red round (the loop knows the verifier only through the session)."""
         return (
             f"The verification command `{verdict.command}` failed (exit {verdict.exit_code}; round {round_no} of "
