@@ -223,6 +223,7 @@ class Session:
         self.ctx = ToolContext(
             self.workspace,
             read_only_sandbox=read_only_box,
+            host_git=self.sandbox.name == "bubblewrap" and not self.shared.spec.read_only_workspace,
             changes=self.shared.changes,
             hidden=self.engine.hidden,
             listable=self.engine.listable,

@@ -17,6 +17,9 @@ objects/ at the top) that git would discover on its own. So here:
 - the user's GIT_* variables are dropped (GIT_DIR, GIT_CONFIG_*, ... would redirect it);
 - a `git` on PATH that lies inside the workspace is not run.
 The user's own global config still applies: its programs are the user's choice.
+
+A few state-writing subcommands (`git add`, `git commit`, ...) run on the host too, because
+`.git` is read-only in the sandbox: gitwrite.py builds them on what is here.
 """
 
 from __future__ import annotations
@@ -107,15 +110,11 @@ def run_git(
     cwd = repo.workspace if folder is None else resolve_real(folder)
     if not is_inside(repo.workspace, cwd):
         raise ValueError(f"{folder} is not a folder of the workspace")
-    env = _environment(repo)
-    # Filter overrides go in the environment, one key and one value each: on the command line
-    # `-c filter.a=b.clean=` splits at the first `=`, and a driver named `a=b` would keep running.
-    filters = _no_filters(repo, env)
-    if isinstance(filters, str):
-        return subprocess.CompletedProcess([repo.git, sub], 128, b"", filters.encode())
-    env["GIT_CONFIG_COUNT"] = str(len(filters))
-    for i, (key, value) in enumerate(filters):
-        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    env = environment(repo)
+    names = repository_keys(repo, env)
+    if isinstance(names, str):
+        return subprocess.CompletedProcess([repo.git, sub], 128, b"", names.encode())
+    no_filters(env, names)
     argv = [repo.git, "--no-pager", *(a for item in SAFE_CONFIG for a in ("-c", item)), sub, *SUBCOMMANDS[sub], *rest]
     return subprocess.run(
         argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
@@ -128,13 +127,14 @@ def config_value(repo: Repository, key: str, timeout: float = TIMEOUT) -> str | 
     files), or None when no file sets it. Reading config runs nothing."""
     done = subprocess.run(
         [repo.git, "-c", "safe.bareRepository=explicit", "config", "--get", "--end-of-options", key],
-        cwd=repo.workspace, env=_environment(repo), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+        cwd=repo.workspace, env=environment(repo), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
         check=False,
     )  # fmt: skip
     return os.fsdecode(done.stdout).strip() if done.returncode == 0 else None
 
 
-def _environment(repo: Repository) -> dict[str, str]:
+def environment(repo: Repository) -> dict[str, str]:
+    """The user's environment without their GIT_* variables, naming the repository explicitly."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(
         GIT_DIR=str(repo.git_dir),
@@ -148,34 +148,47 @@ def _environment(repo: Repository) -> dict[str, str]:
     return env
 
 
-def _no_filters(repo: Repository, env: dict[str, str]) -> list[tuple[str, str]] | str:
-    """Empty every clean/smudge/process filter the repository's own config defines, or say why
-    the names cannot be read.
+def repository_keys(repo: Repository, env: dict[str, str]) -> list[str] | str:
+    """The names of the keys the repository's own config sets (its `config`, `config.worktree`
+    and every file they include; not the user's global and system files), or why they cannot
+    be read.
 
-    A filter runs when git re-reads a file whose stat changed (`git status` does), and its
-    driver name is the repository's to choose, so the names are read first (`git config` only
-    parses; it runs nothing). A name may hold any byte but LF and NUL: `-z` keeps each whole
-    (scope NUL name NUL), and os.fsdecode gives back the very bytes when the override goes into
-    the environment, where an errors="replace" decoding would name another driver.
+    A name may hold any byte but LF and NUL: `-z` keeps each whole (scope NUL name NUL), and
+    os.fsdecode gives back the very bytes when an override goes into the environment, where an
+    errors="replace" decoding would name another key. Reading config runs nothing.
     """
     try:
         done = subprocess.run(
-            [repo.git, "-c", "safe.bareRepository=explicit", "config", "-z", "--show-scope", "--name-only",
-             "--get-regexp", r"^filter\."],
+            [repo.git, "-c", "safe.bareRepository=explicit", "config", "-z", "--show-scope", "--name-only", "--list"],
             cwd=repo.workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
-        return "git config did not finish, so arnes could not turn off the repository's filters; git was not run"
-    if done.returncode not in (0, 1):  # 1: no filter defined
+        return "git config did not finish, so arnes could not turn off the repository's programs; git was not run"
+    if done.returncode != 0:
         said = os.fsdecode(done.stderr).strip().rpartition("\n")[2] or f"exit {done.returncode}"
-        return f"the repository's filters could not be read ({said}); arnes did not run git"
+        return f"the repository's config could not be read ({said}); arnes did not run git"
     fields = done.stdout.split(b"\0")[:-1]
     if len(fields) % 2:
-        return "git config listed the repository's filters in a form arnes does not read; arnes did not run git"
-    drivers = set()
-    for scope, name in zip(fields[::2], fields[1::2], strict=True):
-        if scope in (b"global", b"system") or not name.startswith(b"filter."):
-            continue
-        drivers.add(os.fsdecode(name[len(b"filter.") :].rpartition(b".")[0]))
+        return "git config listed the repository's config in a form arnes does not read; arnes did not run git"
+    theirs = (name for scope, name in zip(fields[::2], fields[1::2], strict=True) if scope not in _USERS)
+    return list(dict.fromkeys(os.fsdecode(name) for name in theirs))
+
+
+_USERS = (b"global", b"system", b"command")  # the user's files, and what arnes itself passed
+
+
+def no_filters(env: dict[str, str], names: list[str]) -> None:
+    """Empty every clean/smudge/process filter driver the repository defines.
+
+    A filter runs when git re-reads a file whose stat changed (`git status` does, `git add`
+    always), and its driver name is the repository's to choose. The overrides go in the
+    environment, one key and one value each: on the command line `-c filter.a=b.clean=` splits
+    at the first `=`, and a driver named `a=b` would keep running.
+    """
+    defined = (name[len("filter.") :] for name in names if name.startswith("filter."))
+    drivers = sorted({rest.rpartition(".")[0] for rest in defined if "." in rest})
     empty = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
-    return [(f"filter.{d}.{key}", value) for d in sorted(drivers) for key, value in empty]
+    overrides = [(f"filter.{d}.{key}", value) for d in drivers for key, value in empty]
+    env["GIT_CONFIG_COUNT"] = str(len(overrides))
+    for i, (key, value) in enumerate(overrides):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value

@@ -22,6 +22,7 @@ from arnes.permissions.cmdpaths import (
 from arnes.permissions.cmdpaths import path_target as path_target  # the corpus test judges paths with it
 from arnes.permissions.gitjudge import git_decisions
 from arnes.permissions.gitrepo import repository_code
+from arnes.permissions.gitroute import host_git_of
 from arnes.permissions.readonly import COMPUTED, FILE_ARGS, is_read_only, path_arguments
 from arnes.permissions.rules import CommandPattern, RuleError, parse_rule
 from arnes.permissions.shell import MOST_COMMAND_CHARS, SHELLS, ShellAnalysis, analyse, too_long
@@ -29,6 +30,7 @@ from arnes.permissions.simplecommand import SimpleCommand
 from arnes.permissions.types import Decision, DecisionKind, Mode, Target
 
 READS_HERE = FILE_ARGS | {"git"}  # with no path argument, these read the folder they run in
+ON_HOST = "it writes the repository, so it runs on the host, not in the sandbox (.git is read-only there), hooks off"
 
 
 def decide_command(engine: CommandRules, tool: str, command: str, mode: Mode | None = None) -> Decision:
@@ -91,8 +93,13 @@ def decide_command(engine: CommandRules, tool: str, command: str, mode: Mode | N
             first = engine.target("Bash", Target(absolute(engine.workspace, analysis.writes[0]), "write"), mode)
             return Decision("allow", f"redirection: {first.reason}", first.source, first.rule, first.origin)
         return _covered(engine, parts, judged)
-    if mode in ("acceptEdits", "bypass") and engine.sandboxed:
-        return Decision("allow", f"{mode}: the sandbox holds the perimeter", "mode")
+    # git's state-writing commands run on the host (tools/hostgit.py), where the sandbox holds
+    # nothing: acceptEdits does not cover them, as it covers no command without a sandbox
+    on_host = engine.sandboxed and host_git_of(analysis) is not None
+    if (mode == "bypass" or (mode == "acceptEdits" and not on_host)) and engine.sandboxed:
+        return Decision("allow", f"{mode}: {ON_HOST if on_host else 'the sandbox holds the perimeter'}", "mode")
+    if on_host:
+        return Decision("ask", f"{uncovered[0].text}: {ON_HOST}", "mode")
     nested = next((p for p in uncovered if p.nested), None)
     if nested:
         return Decision("ask", f"{nested.text!r} runs inside a substitution, eval or sh -c", "mode")

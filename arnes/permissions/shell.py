@@ -61,6 +61,9 @@ class ShellAnalysis:
     directories: list[str | None] = field(default_factory=list)  # where each cd goes (`~` home, None unknown)
     opaque: list[str] = field(default_factory=list)  # why parts could not be looked into
     error: str | None = None
+    # The whole line is one command of plain words: no list, pipeline, `&`, negation, group,
+    # redirection, assignment or comment around it (what runs it may run it another way).
+    simple: bool = False
 
 
 @cache
@@ -105,7 +108,20 @@ def _analyse_into(source: str, result: ShellAnalysis, *, nested: bool, depth: in
     if tree.root_node.has_error:
         result.error = "the command could not be parsed"
         return
+    if depth == 0:
+        result.simple = _simple(tree.root_node)
     _Walker(result, nested, depth, joined.encode()).visit(tree.root_node)
+
+
+_PLAIN_WORDS = frozenset({"command_name", "word", "string", "raw_string", "ansi_c_string", "concatenation", "number"})
+
+
+def _simple(root: Node) -> bool:
+    """One command whose children are words only (what is in them is the walker's to read)."""
+    named = root.named_children
+    if len(named) != 1 or named[0].type != "command" or any(c.type == "&" for c in root.children):
+        return False
+    return all(c.type in _PLAIN_WORDS for c in named[0].named_children)
 
 
 def _text(node: Node) -> str:

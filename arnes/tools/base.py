@@ -66,6 +66,9 @@ class ToolContext:
     # workspace: a command the classifier misjudged still cannot change anything.
     read_only_sandbox: Sandbox | None = None
     confined: bool = False
+    # Set by the session where bubblewrap holds .git read-only for a writable workspace: git's
+    # state-writing commands (permissions/gitroute.py) run on the host instead (tools/hostgit.py).
+    host_git: bool = False
     skills: SkillHost | None = None  # set by the session: the Skill tool's catalog and loader
 
     def real_of(self, path: Path) -> Path | None:

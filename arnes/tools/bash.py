@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, Field
 
+from arnes.permissions.gitroute import git_writes, host_git
 from arnes.sandbox.base import Started
 from arnes.tools import processes
 from arnes.tools.base import ESSENTIAL, BaseTool, ToolArgs, ToolContext, ToolError
-from arnes.tools.processes import Group, Job, run_started
+from arnes.tools.hostgit import ROUTE_HINT, run_on_host
+from arnes.tools.processes import EXIT_LINE, Group, Job, result_lines, run_started
 from arnes.tools.responses import Output, bash_shape
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-EXIT_LINE = "exit code: "  # a finished command's result starts with it; a timed-out one does not
 
 
 def exit_code_of(result: str) -> int | None:
@@ -45,6 +46,11 @@ class Bash(BaseTool[BashArgs]):
     def run(self, args: BashArgs, ctx: ToolContext) -> str:
         if not args.command.strip():
             raise ToolError("The command is empty. Give the command line to run.")
+        # git's state-writing commands run on the host where the sandbox holds .git read-only (not
+        # for a command allowed only because it reads, nor in the background)
+        route = host_git(args.command) if ctx.host_git and not ctx.confined and not args.run_in_background else None
+        if route is not None:
+            return run_on_host(route, args.timeout or DEFAULT_TIMEOUT_MS, ctx)
         sandbox = ctx.read_only_sandbox if ctx.confined and ctx.read_only_sandbox else ctx.sandbox
         ctx.changes.before_command()
         if args.run_in_background:
@@ -67,20 +73,13 @@ class Bash(BaseTool[BashArgs]):
             done = run_started(start, timeout, ctx.max_output_chars)
         finally:
             sandbox.settle()
-        parts = []
-        if done.timed_out:
-            parts.append(f"Timed out after {timeout:g} s; the command and its children were killed.")
-        else:
-            parts.append(f"{EXIT_LINE}{done.exit_code}")
-        if done.stdout:
-            parts.append(done.stdout.rstrip("\n"))
-        if done.stderr:
-            parts.append("[stderr]\n" + done.stderr.rstrip("\n"))
-        if not done.stdout and not done.stderr:
-            parts.append("(no output)")
+        parts = result_lines(done, timeout)
         parts += [f"({note})" for note in sandbox.notes()]
+        failed = done.timed_out or (done.exit_code not in (0, None))
+        if failed and ctx.host_git and git_writes(args.command):
+            parts.append(ROUTE_HINT)
         text = "\n".join(parts)
-        if done.timed_out or (done.exit_code not in (0, None)):
+        if failed:
             raise ToolError(text)
         return Output(text, lambda: bash_shape(done.stdout, done.stderr))
 

@@ -123,6 +123,25 @@ class Finished:
     seconds: float
 
 
+EXIT_LINE = "exit code: "  # a finished command's result starts with it; a timed-out one does not
+
+
+def result_lines(done: Finished, timeout: float) -> list[str]:
+    """A foreground command's result as the model reads it: the exit code (or the time-out),
+    then its output and its errors."""
+    if done.timed_out:
+        parts = [f"Timed out after {timeout:g} s; the command and its children were killed."]
+    else:
+        parts = [f"{EXIT_LINE}{done.exit_code}"]
+    if done.stdout:
+        parts.append(done.stdout.rstrip("\n"))
+    if done.stderr:
+        parts.append("[stderr]\n" + done.stderr.rstrip("\n"))
+    if not done.stdout and not done.stderr:
+        parts.append("(no output)")
+    return parts
+
+
 class Group:
     """A Popen seen as a Started: its kill is the kill of its process group."""
 
