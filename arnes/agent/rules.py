@@ -21,6 +21,8 @@ from arnes.agent.instruction_files import Loaded, Places
 from arnes.errors import ConfigError
 from arnes.extensions.frontmatter import parse
 from arnes.host.files import Refused
+from arnes.host.ripgrep import printable
+from arnes.safe import one_line
 
 RULES = Path("rules")  # under ~/.claude
 PROJECT_RULES = Path(".claude") / "rules"
@@ -46,6 +48,9 @@ def find_rules(places: Places, notes: list[str], *, user: bool, most: int) -> li
         notes.append(f"{where}: {len(paths) - most} rule file(s) not read (too many instruction files)")
     for rel in paths[:most]:
         shown = places.user.shown(top / rel) if user else str(PROJECT_RULES / rel)
+        if not printable(rel.as_posix()):  # it would be written into the prompt as a header
+            notes.append(f"{one_line(shown)} left out of the prompt: its name holds a line break or control character")
+            continue
         try:
             if user:
                 loaded = places.in_user_folder(places.user.claude, RULES / rel, True)

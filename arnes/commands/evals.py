@@ -138,7 +138,9 @@ def passed_on(args: argparse.Namespace) -> list[str]:
 
 
 def agent_argv(args: argparse.Namespace, task: evals.EvalTask, workspace: Path, trace: Path) -> list[str]:
-    argv = [sys.executable, "-m", "arnes", "-w", str(workspace)]
+    # -P: the folder eval runs from is not put first on the import path (a repository's own
+    # `arnes.py` would run instead, on the host, outside every sandbox).
+    argv = [sys.executable, "-P", "-m", "arnes", "-w", str(workspace)]
     options = passed_on(args)
     if "--permission-mode" not in options and "--dangerously-skip-permissions" not in options:
         argv += ["--permission-mode", "acceptEdits"]
