@@ -3,8 +3,9 @@
 This is what `claude_agent_sdk.query(prompt, ClaudeAgentOptions(cli_path=...))` runs: the SDK
 starts the CLI with `--output-format stream-json --verbose --input-format stream-json`, sends
 `initialize`, then one user message per turn, and closes stdin when it wants no more. Each user
-message is one turn of one session; each turn ends with its result line. An `interrupt` request
-stops the running turn as Ctrl-C does.
+message is one turn of one session; each turn closes as a run does (arnes/closing.py), and the
+output's subscriber prints its result line. An `interrupt` request stops the running turn as
+Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 from arnes.agent.events import Event, Notice
 from arnes.agent.loop import Agent, RunResult
+from arnes.closing import close
 from arnes.errors import EXIT_OK, ConfigError, OutputClosed
 from arnes.extensions.commands import Catalog, split_invocation
 from arnes.headless.approver import SdkApprover
@@ -25,7 +27,7 @@ from arnes.headless.channel import Channel, Json, Unanswered
 from arnes.headless.control import context_usage, set_model, set_permission_mode
 from arnes.headless.facts import commands, initialize_response
 from arnes.headless.output import Headless
-from arnes.runner import CONTINUE, Prepared, exit_code, prepare, record_progress, subscribe, summary_of
+from arnes.runner import CONTINUE, Prepared, exit_code, prepare, subscribe
 from arnes.ui.stdout import Stdout
 from arnes.ui.stream_json import mcp_status
 
@@ -61,9 +63,9 @@ class Driven:
     def run(self) -> int:
         session, cfg = self.ready.session, self.ready.cfg
         self.catalog = commands(session)
-        output = Headless.attach("stream-json", session, cfg, self.out)
+        output = Headless.made("stream-json", session, cfg, self.out)
         code = EXIT_OK
-        with subscribe(self.args, session, cfg) as trace_path:
+        with subscribe(self.args, session, cfg, output) as trace_path:
             agent = self._agent = Agent(session, self.ready.history)
             agent.start()
             self.channel.start(self.answer)
@@ -72,8 +74,7 @@ class Driven:
                     text = user_text(message, session.bus.emit) or CONTINUE
                     output.new_turn()
                     result = self._turn(agent, text)
-                    changed = record_progress(session, cfg, text, result)
-                    output.result(result, summary_of(session, result, changed, trace_path))
+                    close(session, cfg, text, result, trace_path)  # the subscriber prints the turn's result
                     code = exit_code(result)
             finally:
                 agent.finish()
