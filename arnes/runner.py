@@ -205,7 +205,7 @@ def build_session(
     profile = profile_for(main_model, cfg.steering, cast(EditFormat | None, cfg.edit_format))
     builtin = [tool.name for tool in default_tools()]
     offered = offered_tools(args, builtin, cfg)
-    hidden = profile.hidden_tools + tuple(name for name in builtin if offered is not None and name not in offered)
+    hidden = profile.not_offered + tuple(name for name in builtin if offered is not None and name not in offered)
     system_base, system_append = system_prompts(args)
     session_id = session_id or new_session_id()
     bus = EventBus()

@@ -236,7 +236,7 @@ def profile_line(cfg: object) -> str:
     p = profile_for(model, cfg.steering, cfg.edit_format)  # type: ignore[arg-type]  # checked by the settings
     names = pieces_of(p.steering)
     pieces = ", ".join(names) or "none"
-    hidden = f"; not offered: {', '.join(p.hidden_tools)}" if p.hidden_tools else ""
+    hidden = f"; not offered: {', '.join(p.not_offered)}" if p.not_offered else ""
     draws = f"; {p.draws_per_turn} fresh draws at temperature {p.draw_temperature}" if p.draws_per_turn else ""
     return f"profile: {p.name} (steering {p.steering}: {pieces}; edit format {p.edit_format}{hidden}{draws})"
 
