@@ -85,7 +85,10 @@ class McpHub:
         self._resolve = resolve
         self.servers = {e.name: ServerState(e) for e in entries}
         for st in self.servers.values():
-            if not st.entry.trusted:
+            if st.entry.held:  # Claude Code's approval keys leave it out (mcp/approval.py)
+                st.state = f"not started: {st.entry.held}"
+                st.ready.set()
+            elif not st.entry.trusted:
                 st.state = "not started: untrusted (`arnes trust` or --trust to start it)"
                 st.ready.set()
         self._loop: asyncio.AbstractEventLoop | None = None  # made by `start`
