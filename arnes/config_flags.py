@@ -46,6 +46,9 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
         cfg.mcp_servers.clear()
     for value in args.mcp_config:
         add_flag_servers(cfg, parse_servers(_json_or_file(value, "--mcp-config"), "--mcp-config"), "--mcp-config")
+    streams = args.input_format == args.output_format == "stream-json"
+    if getattr(args, "replay_user_messages", False) and not streams:
+        raise ConfigError("--replay-user-messages goes with --input-format stream-json and --output-format stream-json")
     tool = getattr(args, "permission_prompt_tool", None)
     if tool and (tool != "stdio" or args.input_format != "stream-json"):
         cfg.warnings.append(
