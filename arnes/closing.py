@@ -5,6 +5,7 @@ runner and the stream-json driver close a run the same way and print nothing the
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -18,12 +19,20 @@ from arnes.tools.files import session_diffs
 
 
 def close(
-    session: Session, cfg: EffectiveConfig, task: str, result: RunResult, trace: Path, *, diffs: bool = False
+    session: Session,
+    cfg: EffectiveConfig,
+    task: str,
+    result: RunResult,
+    trace: Path,
+    *,
+    diffs: bool = False,
+    user_message: str | None = None,
 ) -> RunClosed:
     """Record the run's progress, then tell every subscriber how it closed. `diffs`: the output
-    shows them (the text format), so they are worth computing."""
+    shows them (the text format), so they are worth computing; `user_message`: the uuid the SDK
+    sent the turn's message with."""
     changed = record_progress(session, cfg, task, result)
-    event = closing(session, cfg, result, changed, trace, diffs=diffs)
+    event = dataclasses.replace(closing(session, cfg, result, changed, trace, diffs=diffs), user_message=user_message)
     session.bus.emit(event)
     return event
 

@@ -104,12 +104,14 @@ def mcp_lines(cfg: object) -> list[tuple[str, bool]]:
     entries = list(cfg.mcp_servers.values())
     if not entries:
         return []
-    refused = sum(not e.trusted for e in entries)
+    refused = sum(not e.starts for e in entries)
     lines = [(f"MCP servers: {len(entries)} found, {refused} refused (`arnes mcp list` shows their tools)", True)]
     for e in entries:
         server = e.config
         what = f"`{' '.join([server.command or '', *server.args]).strip()}`" if server.url is None else server.url
-        if not e.trusted:
+        if e.held:
+            state = f"left out: {e.held}"
+        elif not e.trusted:
             state = "refused: untrusted folder (`arnes trust` to start it)"
         elif server.url is not None:
             state = "starts (HTTP)"
@@ -119,7 +121,7 @@ def mcp_lines(cfg: object) -> list[tuple[str, bool]]:
             state = "starts, sandboxed" + (
                 ' ("sandbox": false waits for trust)' if e.user and not server.sandbox else ""
             )
-        lines.append((one_line(f"  {e.name} {what} ({e.source}): {state}"), e.trusted))
+        lines.append((one_line(f"  {e.name} {what} ({e.source}): {state}"), e.starts))
     return lines
 
 

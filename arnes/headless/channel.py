@@ -48,6 +48,7 @@ class Channel:
     _waiting: dict[str, queue.Queue[Json | None]] = field(default_factory=dict)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _closed: bool = False
+    _pending: int = 0  # user messages taken and not yet answered with their result
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self, answer: Callable[[Json], Json]) -> None:
@@ -56,9 +57,19 @@ class Channel:
         threading.Thread(target=self._read, name="arnes-stdin", daemon=True).start()
 
     def messages(self) -> Iterator[Json]:
-        """The user messages, in order, until stdin ends."""
+        """The user messages, in order, until stdin ends; `answered` after each one's result."""
         while (message := self._inbox.get()) is not None:
             yield message
+
+    def answered(self) -> None:
+        with self._lock:
+            self._pending -= 1
+
+    def idle(self) -> bool:
+        """No turn runs or waits to: every user message read so far has had its result. Asked on
+        the reader's thread, so no message can come in while the answer is used."""
+        with self._lock:
+            return self._pending == 0
 
     def request(self, request: Json) -> Json:
         """Ask the SDK (a `control_request`) and wait for its `control_response`."""
@@ -102,6 +113,8 @@ class Channel:
             return
         kind = message.get("type")
         if kind == "user":
+            with self._lock:
+                self._pending += 1
             self._inbox.put(message)
         elif kind == "control_request":
             self._respond(message)
