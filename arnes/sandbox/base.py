@@ -159,5 +159,5 @@ class NoSandbox(PerCommand):
         return (
             "off: shell commands run unconfined and ask before running (unless read-only): NOT given: they can "
             "read the home folder and denied files, reach host Unix sockets and the network, and setuid bits are "
-            "only removed at the end of the session; secrets are still left out of their environment"
+            "only removed at the end of the session; their environment is still the allow list"
         )
