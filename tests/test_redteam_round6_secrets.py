@@ -1,4 +1,4 @@
-"""Red team 4, the secrets findings (08, 09): the user's secrets reaching a repository's
+"""Red team 4, the secrets findings (08, 09, 19): the user's secrets reaching a repository's
 code or the model through what the sandbox shows.
 
 The attacker is the repository (and the model, the scripted provider following the repository's
@@ -7,7 +7,8 @@ its fix (the table tests beside them hold the lists):
 - 08: the sandbox's environment was the user's minus a name pattern; `echo $BW_SESSION` is
   read-only, ran unasked, and ten tokens the pattern missed reached the trace;
 - 09: the self-check ran a test that printed `~/.gitconfig`: a token in `url.*.insteadOf` and a
-  bearer in `http.*.extraHeader` reached the model, with no command approved.
+  bearer in `http.*.extraHeader` reached the model, with no command approved;
+- 19: a trusted project's `.mcp.json` could read any `LC_*` variable (`${LC_TOKEN_GITHUB}`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ import pytest
 
 from arnes.agent.trace import read_trace
 from arnes.host.git import user_config_file
+from arnes.mcp.expand import ExpansionError, VariableCheck, expand_text
 from arnes.sandbox.bubblewrap import Bubblewrap
 from arnes.sandbox.env import ALLOWED, command_env, looks_like_locale
 from arnes.sandbox.gitconfig import redacted
 from tests.conftest import run_arnes
+from tests.test_e2e_mcp import SERVER, results, run_calls, stdio, workspace
 from tests.test_sandbox import require
 
 REQUIRE = {"ARNES_REQUIRE_SANDBOX": "1"}
@@ -223,3 +226,34 @@ def test_09_the_copy_keeps_identity_and_preferences_and_nothing_that_names_a_pro
         (b"filter.lfs.smudge", b"git-lfs smudge -- %f"), (b"filter.lfs.required", b"true"),
         (b"safe.directory", b"*"), (b"user.email", b'a"b@c'),
     ]  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# 19: a project's file reads the locale's variables by name, each holding a locale
+# --------------------------------------------------------------------------------------------
+def test_19_a_trusted_projects_file_reads_no_lc_prefixed_secret(tmp_path: Path) -> None:
+    servers = {"locale": "${LC_ALL}", "leak": "${LC_TOKEN_GITHUB}", "paper": "${LC_PAPER}"}
+    ws = workspace(tmp_path, {name: {**stdio(), "args": [SERVER, "stdio", word]} for name, word in servers.items()})
+    env = {"LC_ALL": "C.UTF-8", "LC_TOKEN_GITHUB": "ghp_LC_FORWARDED_1", "LC_PAPER": "bw-LC-PAPER-2"}
+    calls = [{"name": f"mcp__{name}__args", "input": {}} for name in ("locale", "leak", "paper")]
+    run, events = run_calls(tmp_path, ws, calls, "--trust", "--allow", "mcp__locale", "--allow", "mcp__leak",
+                            "--allow", "mcp__paper", env={**REQUIRE, **env})  # fmt: skip
+    assert run.code == 0, run.err
+    got = results(events)
+    assert got["mcp__locale__args"] == (False, "C.UTF-8")
+    assert got["mcp__leak__args"][0] and got["mcp__paper__args"][0]
+    said = run.out + run.err
+    assert "${LC_TOKEN_GITHUB} is not a variable a project's file may read" in said
+    assert "${LC_PAPER} does not hold a locale's name (C, POSIX, en_US.UTF-8, ...), so it is not expanded" in said
+    trace = (tmp_path / "t.jsonl").read_text()
+    assert "ghp_LC_FORWARDED_1" not in said + trace and "bw-LC-PAPER-2" not in said + trace
+
+
+def test_19_which_locale_variables_a_projects_file_may_read() -> None:
+    project = VariableCheck(user=False)
+    env = {"LC_ALL": "en_US.UTF-8", "LC_MESSAGES": "C", "LANG": "tok_LEAK.x-y-z-1234567890123456", "LC_X": "C"}
+    assert expand_text("${LC_ALL} ${LC_MESSAGES}", env, project) == "en_US.UTF-8 C"
+    for name, why in (("LANG", "does not hold a locale's name"), ("LC_X", "is not a variable")):
+        with pytest.raises(ExpansionError, match=why):
+            expand_text(f"${{{name}}}", env, project)
+    assert expand_text("${LC_X}", env, VariableCheck(user=True)) == "C"  # the user's own file reads any
