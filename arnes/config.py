@@ -95,7 +95,7 @@ class SandboxSettings(Strict):
     )
     env_passthrough: list[str] = Field(
         default_factory=list,
-        description="Secret-looking variables commands still see, names or globs (user settings only).",
+        description="Variables off the allow list that commands see too, names or globs (user settings only).",
     )
 
 
