@@ -1,9 +1,10 @@
-"""Red team, round 6 (redteam4 01-03): a hostile repository stops arnes with a few bytes.
+"""Red team, round 6 (redteam4 01-05): a hostile repository stops arnes with a few bytes.
 
 01 JSON nested 3000 deep (.mcp.json, settings) was a RecursionError traceback in every command;
 02 YAML front matter nested 3000 deep (rules, agents, skills, commands) a traceback at every start;
 03 a 464-byte alias bomb as a command's `model:` made `arnes trust` (and every start in a folder
-trusted before) run on at a gigabyte.
+trusted before) run on at a gigabyte; 04 a rule glob `src/[z-a].py` ended the run at the first Read;
+05 a rule glob `**/*a*a*a…c` backtracked on a long file name and the Read never came back.
 Each test failed before its fix. The end-to-end ones run the real `arnes`; their subprocess
 time-out only catches a hang (the fixed code answers at once), it measures nothing.
 """
@@ -14,6 +15,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arnes.agent.trace import read_trace
 from tests.conftest import run_arnes
@@ -221,6 +224,125 @@ def test_r6_03_trust_finishes_on_the_bomb_and_a_trusted_folder_still_starts(tmp_
     assert trusted.code == 0 and "review.md" not in trusted.out  # it grants nothing: refused
     doctor = run_arnes("-w", str(ws), "doctor", timeout=120)
     assert "review.md: the front matter is not read: it defines the YAML anchor &x0" in doctor.out
+
+
+# --------------------------------------------------------------------------------------------
+# 04 and 05: rule globs
+# --------------------------------------------------------------------------------------------
+def test_r6_04_a_glob_that_does_not_compile_leaves_its_rule_out(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _put(ws / ".claude" / "rules" / "style.md", '---\npaths: "src/[z-a].py"\n---\nUse tabs.\n')
+    _put(ws / "src" / "main.py", "print(1)\n")
+    code, output, results = _run(
+        tmp_path, ws, [{"tool_calls": [{"name": "Read", "input": {"file_path": "src/main.py"}}]}]
+    )
+    _no_traceback(output)
+    assert code == 0 and "print(1)" in results[0]
+    warned = [line for line in output.splitlines() if "style.md" in line]
+    assert warned == [
+        "warning: .claude/rules/style.md left out: the glob 'src/[z-a].py': the class range z-a runs backwards "
+        "(write a-z); fix its 'paths' (until then it applies to no file)"
+    ]
+
+
+def test_r6_05_a_backtracking_glob_and_a_long_name_read_at_once(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _put(ws / ".claude" / "rules" / "docs.md", '---\npaths: "**/' + "*a" * 24 + '*c"\n---\nCite sources.\n')
+    name = "docs/" + "a" * 70 + ".md"
+    _put(ws / name, "# notes\n")
+    code, output, results = _run(tmp_path, ws, [{"tool_calls": [{"name": "Read", "input": {"file_path": name}}]}])
+    assert code == 0 and "# notes" in results[0] and "Cite sources" not in results[0], output
+
+
+def test_r6_05_matching_takes_one_step_per_character(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behaviour, not time: the automaton closes its state once per character of the path (plus
+    once at the start), whatever the glob; a backtracking matcher retries the same characters."""
+    from arnes.agent import rule_globs
+
+    steps: list[int] = []
+    close = rule_globs.Automaton._close
+
+    def counted(self: rule_globs.Automaton, state: int) -> int:
+        steps.append(1)
+        return close(self, state)
+
+    monkeypatch.setattr(rule_globs.Automaton, "_close", counted)
+    globs = rule_globs.Globs.of(["**/" + "*a" * 24 + "*c"])
+    path = "docs/" + "a" * 4000 + ".md"
+    assert not globs.match(path)
+    assert len(steps) == len(path) + 1
+    steps.clear()
+    assert globs.match("docs/" + "a" * 4000 + "c") and len(steps) == len("docs/") + 4001 + 1
+
+
+def _regex(glob: str) -> str:
+    """The glob as the backtracking regular expression arnes used before (the reference semantics)."""
+    import re
+
+    glob, out, i = glob.removeprefix("./").lstrip("/"), "", 0
+    while i < len(glob):
+        if glob.startswith("**", i) and (i == 0 or glob[i - 1] == "/") and glob[i + 2 : i + 3] in ("/", ""):
+            out += "(?:[^/]+/)*" if glob[i + 2 : i + 3] == "/" else ".*"
+            i += 3 if glob[i + 2 : i + 3] == "/" else 2
+        elif glob.startswith("**", i) or glob[i] == "*":
+            out, i = out + "[^/]*", i + (2 if glob.startswith("**", i) else 1)
+        elif glob[i] == "?":
+            out, i = out + "[^/]", i + 1
+        elif glob[i] == "[":
+            close = glob.index("]", i)
+            body = glob[i + 1 : close]
+            out, i = out + ("[^/" + body[1:] if body.startswith("!") else "[" + body) + "]", close + 1
+        else:
+            out, i = out + re.escape(glob[i]), i + 1
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "b", ".", "/", "*", "**", "**/", "/**", "?", "[ab]", "[!a]", "[a-b]"]), max_size=7),
+    st.lists(st.text("ab.x", min_size=1, max_size=4), min_size=1, max_size=4),
+)
+def test_r6_05_the_linear_matcher_agrees_with_the_regular_expressions(parts: list[str], folders: list[str]) -> None:
+    import re
+
+    from arnes.agent.rule_globs import Globs
+
+    glob, path = "".join(parts), "/".join(folders)
+    assert Globs.of([glob]).match(path) is bool(re.fullmatch(_regex(glob), path, re.DOTALL)), (glob, path)
+
+
+def test_r6_05_globs_are_checked_and_bounded_when_the_rule_is_read(tmp_path: Path) -> None:
+    from arnes.agent.instruction_files import UserDirs
+    from arnes.agent.instructions import collect_all
+    from arnes.agent.rule_globs import MAX_WEIGHT
+    from arnes.host.files import HostFiles
+
+    rules = tmp_path / "ws" / ".claude" / "rules"
+    _put(rules / "long.md", '---\npaths: "' + "a" * 300 + '"\n---\nx')
+    _put(rules / "braces.md", '---\npaths: "' + "{a,b}" * 9 + '"\n---\nx')  # 512 alternatives
+    heavy = "{a,b,c,d,e,f,g,h,i,j}" * 2 + "{a,b}"  # 200 alternatives each
+    for n in range(4):
+        _put(rules / f"heavy{n}.md", f'---\npaths: "{heavy}"\n---\nx')
+    home = tmp_path / "home"
+    notes: list[str] = []
+    dirs = UserDirs(home, home / ".claude", home / ".codex", home / ".config" / "arnes")
+    scoped = collect_all(HostFiles(tmp_path / "ws"), notes, user=dirs).scoped
+    assert [r.shown for r in scoped] == [".claude/rules/heavy0.md", ".claude/rules/heavy1.md"]
+    assert sum(r.paths.weight for r in scoped if r.paths) <= MAX_WEIGHT
+    assert any(n.startswith(".claude/rules/long.md left out: the glob") and "longer than 256" in n for n in notes)
+    assert any(n.startswith(".claude/rules/braces.md left out") and "more than 256 alternatives" in n for n in notes)
+    assert sum("heavy" in n and f"more than {MAX_WEIGHT}" in n for n in notes) == 2
+
+
+def test_r6_05_rule_delivery_never_raises_into_the_loop() -> None:
+    from arnes.agent.rule_delivery import RuleDelivery
+
+    def broken() -> list[object]:
+        raise OSError("disk gone")
+
+    delivery = RuleDelivery(broken)
+    assert "could not check the path-scoped rules (OSError)" in delivery.after("src/a.py")
+    assert delivery.after("src/b.py") == ""  # said once; the run goes on without them
 
 
 # Bare parsers left, each with why it needs no bound: everything else parses through nesting.py or yamlfile.py.
