@@ -21,6 +21,7 @@ from arnes.errors import ConfigError
 from arnes.jsonfile import read_json
 from arnes.mcp.approval import KEYS as APPROVAL_KEYS
 from arnes.mcp.settings import parse_servers
+from arnes.nesting import json_loads
 from arnes.permissions.rules import KNOWN_TOOLS, RuleError, RuleKind, SourcedRule, parse_rule
 
 ALIASES = {"Task": "Delegate"}  # DESIGN §16: Claude Code's name for Delegate
@@ -108,9 +109,11 @@ def _settings(value: str, cfg: EffectiveConfig) -> None:
 def _json_or_file(value: str, flag: str) -> Any:
     if value.lstrip().startswith("{"):
         try:
-            return json.loads(value)
+            return json_loads(value)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{flag}: not valid JSON ({exc.msg}, column {exc.colno})") from exc
+        except ValueError as exc:
+            raise ConfigError(f"{flag}: not read: {exc}") from None
     return read_json(Path(value).expanduser())
 
 

@@ -8,7 +8,8 @@ In this order (a model weighs what comes later, and later is closer to the work)
    CLAUDE.local.md. Nothing above the repository root; with no repository, the workspace alone.
 Claude Code's rules without `paths:` join at its places (agent/rules.py): `~/.claude/rules/` after
 ~/.claude/CLAUDE.md, the workspace's `.claude/rules/` after its AGENTS.md/CLAUDE.md and before its
-CLAUDE.local.md; rules with `paths:` are kept aside for the loop (`Gathered.scoped`).
+CLAUDE.local.md; rules with `paths:` are kept aside for the loop (`Gathered.scoped`), as many as
+rule_globs.MAX_WEIGHT allows in all (every file tool call is matched against them).
 Each file is followed by what it imports (`@path`, agent/imports.py), depth first, every file once
 (a cycle ends where it started). Where each may come from is agent/instruction_files.py's rule.
 All of it stops at 32 KiB, Codex's budget (less for a small window); the cut is marked and named.
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from arnes.agent.imports import MAX_DEPTH, import_paths
 from arnes.agent.instruction_files import Loaded, Places, UserDirs, repository_root
+from arnes.agent.rule_globs import MAX_WEIGHT
 from arnes.agent.rules import Rule, find_rules
 from arnes.host.files import HostFiles, Refused
 from arnes.host.git import repository, run_git
@@ -74,6 +76,7 @@ class _Walk:
     notes: list[str]
     sections: list[Section] = field(default_factory=list)
     scoped: list[Rule] = field(default_factory=list)  # rules with `paths:`, for the loop to send
+    weight: int = 0  # of the scoped rules' globs: what matching them costs per character of a path
     seen: set[Path] = field(default_factory=set)
     stopped: bool = False  # MAX_FILES reached: said once
 
@@ -113,9 +116,14 @@ class _Walk:
             return
         found = find_rules(self.places, self.notes, user=user, most=room)
         for rule in found:
-            if rule.globs:
-                self.scoped.append(rule)
+            if rule.paths is not None:
                 self.seen.add(rule.loaded.real)
+                if self.weight + rule.paths.weight > MAX_WEIGHT:
+                    why = f"the 'paths' globs of the rules come to more than {MAX_WEIGHT} alternatives and classes"
+                    self.notes.append(f"{rule.shown} left out: {why}; use fewer or simpler globs")
+                    continue
+                self.weight += rule.paths.weight
+                self.scoped.append(rule)
             else:
                 self._take(rule.loaded, header)
 

@@ -4,7 +4,6 @@ each missing piece with its fix)."""
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import urllib.error
 import urllib.request
@@ -15,6 +14,7 @@ from rich.console import Console
 
 from arnes.cliargs import parse_subcommand
 from arnes.host.testcmd import TestCommand
+from arnes.nesting import json_loads
 from arnes.permissions.rules import SourcedRule
 from arnes.safe import visible
 
@@ -182,7 +182,7 @@ def model_finding(cfg: object) -> Finding:
     )
     try:
         with urllib.request.urlopen(f"{base}/models", timeout=3) as reply:
-            listed = [m.get("id", "") for m in json.loads(reply.read() or b"{}").get("data", [])]
+            listed = [m.get("id", "") for m in json_loads(reply.read() or b"{}").get("data", [])]
     except (OSError, urllib.error.URLError, ValueError) as exc:
         return Finding(what, False, f"no server answers at {base} ({getattr(exc, 'reason', exc)})", fix)
     detail = f"server at {base} answers"

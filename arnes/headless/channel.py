@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from arnes.nesting import json_loads
 from arnes.safe import visible
 from arnes.ui import sdk_messages as sdk
 from arnes.ui.stdout import Stdout
@@ -104,9 +105,12 @@ class Channel:
         if not line.strip():
             return
         try:
-            message = json.loads(line)
+            message = json_loads(line)
         except json.JSONDecodeError as exc:
             self._skip(f"stdin: a line that is not JSON was skipped ({exc.msg}, column {exc.colno})")
+            return
+        except ValueError as exc:
+            self._skip(f"stdin: a line was skipped: {exc}")
             return
         if not isinstance(message, dict):
             self._skip("stdin: a line that is not a JSON object was skipped")

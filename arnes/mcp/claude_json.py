@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from arnes.mcp.approval import KEYS, TOGGLED_OFF, approval_keys
 from arnes.mcp.settings import NAME, McpServer
+from arnes.nesting import Unreadable, json_loads
 
 MAX_BYTES = 64 * 1024 * 1024
 _KEYS = frozenset(McpServer.model_fields)
@@ -83,13 +84,12 @@ def _load(path: Path, shown: str, warnings: list[str], max_bytes: int) -> object
     if not data.strip():
         return None
     try:
-        raw: object = json.loads(data)
-    except (ValueError, RecursionError) as exc:  # the message names a line and column, never the text
-        reason = (
-            f"not JSON ({exc.msg}, line {exc.lineno} column {exc.colno})"
-            if isinstance(exc, json.JSONDecodeError)
-            else "not JSON"
-        )
+        raw: object = json_loads(data)
+    except ValueError as exc:  # the message names a line and column (or the nesting), never the text
+        if isinstance(exc, json.JSONDecodeError):
+            reason = f"not JSON ({exc.msg}, line {exc.lineno} column {exc.colno})"
+        else:
+            reason = str(exc) if isinstance(exc, Unreadable) else "not UTF-8 JSON"
         warnings.append(f"{shown}: its MCP servers are not read: {reason}; {fix}")
         return None
     if not isinstance(raw, dict):
