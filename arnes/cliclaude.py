@@ -70,6 +70,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--settings", metavar="JSON_OR_FILE", help="Claude Code settings for this run (permissions)")
     p.add_argument("--session-id", metavar="UUID", help="the new session's id (a UUID)")
     p.add_argument(
+        "--replay-user-messages", action="store_true",
+        help="stream-json: each user message comes back on stdout with its uuid (what rewind_files takes)",
+    )  # fmt: skip
+    p.add_argument(
         "--permission-prompt-tool", metavar="NAME",
         help="stdio: asks go to the SDK's can_use_tool (with --input-format stream-json); else asks are denied",
     )  # fmt: skip

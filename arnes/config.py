@@ -10,6 +10,7 @@ the lowest of all, its local scope (this project's entry) the highest, above `.m
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings
 from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.jsonfile import read_json
 from arnes.llm.profiles import pieces_of
+from arnes.mcp.approval import DISABLED, ENABLE_ALL, ENABLED, Approval
 from arnes.mcp.claude_json import read_claude_json, shown_path
 from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, load_mcp_file
 from arnes.permissions.grants import split_grants
@@ -93,7 +95,7 @@ class SandboxSettings(Strict):
     )
     env_passthrough: list[str] = Field(
         default_factory=list,
-        description="Secret-looking variables commands still see, names or globs (user settings only).",
+        description="Variables off the allow list that commands see too, names or globs (user settings only).",
     )
 
 
@@ -144,6 +146,16 @@ class Settings(Strict):
     verify: VerifySettings = Field(default_factory=VerifySettings)
     rewind: RewindSettings = Field(default_factory=RewindSettings)
     mcpServers: dict[str, McpServer] = Field(default_factory=dict)  # noqa: N815  (Claude Code's key, DESIGN §13)
+    # Claude Code's approval of the project's .mcp.json servers (mcp/approval.py); its keys, its spelling.
+    enableAllProjectMcpServers: bool | None = Field(  # noqa: N815
+        None, description="Start every server of the project's .mcp.json (a project's own: once trusted)."
+    )
+    enabledMcpjsonServers: list[str] = Field(  # noqa: N815
+        default_factory=list, description="The .mcp.json servers that start; the others do not (once trusted)."
+    )
+    disabledMcpjsonServers: list[str] = Field(  # noqa: N815
+        default_factory=list, description="The .mcp.json servers that never start, whichever file says so."
+    )
     hooks: HookSettings = Field(default_factory=dict, description="Commands run at moments of the loop (§13).")
     hooks_fail: FailMode | None = Field(None, description='A failing PreToolUse hook blocks ("closed") or not.')
 
@@ -263,6 +275,9 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
     from_claude = read_claude_json(claude_json, workspace, shown_path(claude_json, env))
     cfg.warnings += from_claude.warnings
     _add_servers(cfg, from_claude.user, shown_path(claude_json, env), "claude-user", trusted)
+    local_scope = f"{shown_path(claude_json, env)} (this project)"
+    approval = Approval()  # of the .mcp.json servers, from every file that counts here (mcp/approval.py)
+    approval.add(local_scope, from_claude.approval)
     for layer, path in layers:
         if not path.is_file():
             continue
@@ -285,6 +300,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             settings.sandbox.mode = None
         if layer in PROJECT_LAYERS and not trusted:
             settings = _restrictions_only(settings, cfg, path)
+        approval.add(str(path), _approval_keys(settings))
         m = settings.model
         cfg.provider = m.provider or cfg.provider
         cfg.model = m.name or cfg.model
@@ -351,14 +367,14 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
     mcp_file = workspace / MCP_FILE
     if mcp_file.is_file():  # the project's own server list: a grant, like mcpServers in its settings
         servers = load_mcp_file(mcp_file)
-        _add_servers(cfg, servers, mcp_file, "project", trusted)
-        if servers and not trusted:
-            cfg.ignored[mcp_file] = {
-                f"mcpServers.{name}": s.model_dump(exclude_defaults=True) for name, s in servers.items()
-            }
+        _add_mcp_json(cfg, servers, mcp_file, trusted, approval)
         if servers:
             cfg.files.append(mcp_file)
-    _add_servers(cfg, from_claude.local, f"{shown_path(claude_json, env)} (this project)", "claude-user", trusted)
+    _add_servers(cfg, from_claude.local, local_scope, "claude-user", trusted)
+    for name, entry in list(cfg.mcp_servers.items()):
+        if not entry.held and (held := approval.any_server(name)):
+            cfg.mcp_servers[name] = dataclasses.replace(entry, held=held.reason)
+            cfg.warnings.append(held.line(entry.source, name))
     cfg.warnings += rule_conflicts(cfg.rules, user_files)
     _deny_secrets_by_default(cfg, user_files, claude_json, claude_user_dir(env))
     _warn_boxed_anyway(cfg)
@@ -388,7 +404,7 @@ def _claude_file(cfg: EffectiveConfig, path: Path, layer: str) -> Settings | Non
 def _warn_boxed_anyway(cfg: EffectiveConfig) -> None:
     """One line when the user's `"sandbox": false` hooks or servers run sandboxed here (untrusted folder)."""
     hooks = sum(e.user and not e.hook.sandbox and e.sandboxed for e in cfg.hooks)
-    servers = sum(e.user and not e.config.sandbox and not e.unconfined for e in cfg.mcp_servers.values())
+    servers = sum(e.user and not e.config.sandbox and not e.unconfined and e.starts for e in cfg.mcp_servers.values())
     if hooks or servers:
         what = " and ".join(f"{n} {kind}" for n, kind in ((hooks, "hook(s)"), (servers, "MCP server(s)")) if n)
         cfg.warnings.append(
@@ -434,6 +450,35 @@ def _add_servers(
             keys = " and ".join(f"mcpServers.{name}.{k}" for k in lifted)
             cfg.warnings.append(f"{path}: {keys} ignored: only your user settings may lift the sandbox")
         cfg.mcp_servers[name] = ServerEntry(name, server, str(path), user, user or trusted, trusted)
+
+
+def _approval_keys(settings: Settings) -> dict[str, object]:
+    return {
+        ENABLE_ALL: settings.enableAllProjectMcpServers,
+        ENABLED: settings.enabledMcpjsonServers,
+        DISABLED: settings.disabledMcpjsonServers,
+    }
+
+
+def _add_mcp_json(
+    cfg: EffectiveConfig, servers: dict[str, McpServer], path: Path, trusted: bool, approval: Approval
+) -> None:
+    """The project's `.mcp.json`: its servers start in a trusted folder, unless Claude Code's approval
+    keys hold one back (one line each). A held server does not take the name of one that starts, as
+    in Claude Code; an untrusted folder's servers are grants, named for the trust prompt."""
+    waiting: dict[str, object] = {}
+    for name, server in servers.items():
+        held = approval.project_server(name, trusted)
+        if held is None:
+            _add_servers(cfg, {name: server}, path, "project", trusted)
+            if not trusted:
+                waiting[f"mcpServers.{name}"] = server.model_dump(exclude_defaults=True)
+            continue
+        cfg.warnings.append(held.line(str(path), name))
+        if name not in cfg.mcp_servers:
+            cfg.mcp_servers[name] = ServerEntry(name, server, str(path), False, trusted, trusted, held.reason)
+    if waiting:
+        cfg.ignored[path] = waiting
 
 
 def _add_hooks(cfg: EffectiveConfig, hooks: HookSettings, path: Path, layer: str, trusted: bool) -> None:

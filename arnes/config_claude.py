@@ -1,8 +1,9 @@
 """A Claude Code settings file read as arnes settings: a project's `.claude/settings.json` (and
 `.local.json`), and the user's own `~/.claude/settings.json`.
 
-Only what means the same in both is taken: `permissions.allow/ask/deny`, `defaultMode` and `hooks`
-(extensions/hooks_config.py keeps the hooks arnes can run and names the rest). Every
+Only what means the same in both is taken: `permissions.allow/ask/deny`, `defaultMode`, `hooks`
+(extensions/hooks_config.py keeps the hooks arnes can run and names the rest) and the approval of
+`.mcp.json` servers (`enabledMcpjsonServers` and the like, mcp/approval.py). Every
 other key is named in a warning, never fatal, in these files only (arnes's own files stay strict).
 In the user's file the keys arnes does not use (theme, model, env, ...) are Claude Code's own
 business and are not named on every run; a deny or ask rule arnes cannot read still is.
@@ -19,6 +20,8 @@ from typing import Any
 
 from arnes.errors import ConfigError
 from arnes.jsonfile import read_json
+from arnes.mcp.approval import KEYS as APPROVAL_KEYS
+from arnes.mcp.approval import approval_keys
 from arnes.permissions.rules import RuleError, parse_rule
 
 MODES = {"default": "default", "acceptEdits": "acceptEdits", "plan": "plan", "bypassPermissions": "bypass"}
@@ -59,7 +62,7 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a settings file is a JSON object")
     warnings: list[str] = []
-    unused = [k for k in raw if k not in ("permissions", "hooks")]
+    unused = [k for k in raw if k not in ("permissions", "hooks", *APPROVAL_KEYS)]
     perms = raw.get("permissions") or {}
     if not isinstance(perms, dict):
         raise ConfigError(f"{path}: permissions must be an object")
@@ -89,6 +92,7 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
         else:
             warnings.append(f"{path}: permissions.defaultMode {mode!r} is not one arnes knows; ignored")
     result: dict[str, Any] = {"permissions": kept} if kept else {}
+    result |= approval_keys(raw, str(path), warnings)
     if "hooks" in raw:
         from arnes.extensions.hooks_config import lenient_hooks
 

@@ -19,7 +19,9 @@ from arnes.config import EffectiveConfig, ModeName, add_flag_servers
 from arnes.config_claude import claude_settings, translate_rule
 from arnes.errors import ConfigError
 from arnes.jsonfile import read_json
+from arnes.mcp.approval import KEYS as APPROVAL_KEYS
 from arnes.mcp.settings import parse_servers
+from arnes.nesting import json_loads
 from arnes.permissions.rules import KNOWN_TOOLS, RuleError, RuleKind, SourcedRule, parse_rule
 
 ALIASES = {"Task": "Delegate"}  # DESIGN §16: Claude Code's name for Delegate
@@ -45,6 +47,9 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
         cfg.mcp_servers.clear()
     for value in args.mcp_config:
         add_flag_servers(cfg, parse_servers(_json_or_file(value, "--mcp-config"), "--mcp-config"), "--mcp-config")
+    streams = args.input_format == args.output_format == "stream-json"
+    if getattr(args, "replay_user_messages", False) and not streams:
+        raise ConfigError("--replay-user-messages goes with --input-format stream-json and --output-format stream-json")
     tool = getattr(args, "permission_prompt_tool", None)
     if tool and (tool != "stdio" or args.input_format != "stream-json"):
         cfg.warnings.append(
@@ -89,6 +94,11 @@ def _settings(value: str, cfg: EffectiveConfig) -> None:
         raise ConfigError("--settings: hooks are not read from --settings; put them in .claude/settings.json")
     kept, warnings = claude_settings(raw, "--settings")
     cfg.warnings += warnings
+    if approval := [key for key in APPROVAL_KEYS if key in kept]:
+        cfg.warnings.append(
+            f"--settings: {', '.join(approval)} ignored: which .mcp.json servers start is read from the settings "
+            "files (~/.claude/settings.json, .claude/settings.local.json), not from --settings"
+        )
     permissions = kept.get("permissions", {})
     for kind in ("allow", "ask", "deny"):
         cfg.rules += [SourcedRule(kind, rule, "--settings") for rule in permissions.get(kind, [])]
@@ -99,9 +109,11 @@ def _settings(value: str, cfg: EffectiveConfig) -> None:
 def _json_or_file(value: str, flag: str) -> Any:
     if value.lstrip().startswith("{"):
         try:
-            return json.loads(value)
+            return json_loads(value)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{flag}: not valid JSON ({exc.msg}, column {exc.colno})") from exc
+        except ValueError as exc:
+            raise ConfigError(f"{flag}: not read: {exc}") from None
     return read_json(Path(value).expanduser())
 
 

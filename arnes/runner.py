@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from arnes.agent.budget import Budget
-from arnes.agent.events import EventBus, Notice, Retry
+from arnes.agent.events import EventBus, Notice, Retry, Subscriber
 from arnes.agent.loop import Agent, RunResult
 from arnes.agent.run_context import Limits, Role
 from arnes.agent.sessions import refusal, remember
 from arnes.agent.trace import JsonlTrace
 from arnes.agent.transcript import open_transcript, transcript_file
 from arnes.cliargs import workspace_of
+from arnes.closing import close
 from arnes.config import EffectiveConfig, ModelSettings, RoleName
 from arnes.config_flags import apply_claude_flags, chosen_session_id, offered_tools, system_prompts
 from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, ConfigError
-from arnes.host.files import HostFiles, Refused, open_log
+from arnes.host.files import HostFiles, open_log
 from arnes.llm.base import PROFILES, Provider, ProviderSettings
 from arnes.llm.factory import make_provider
 from arnes.llm.models import defaults_for
@@ -33,11 +34,9 @@ from arnes.llm.window import probe_window
 from arnes.messages import Message
 from arnes.permissions.approvers import Approver, choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
-from arnes.safe import terminal_console, visible
+from arnes.safe import terminal_console
 from arnes.sandbox.base import Sandbox
 from arnes.session import NON_INTERACTIVE_TURNS, Session, default_tools, new_session_id, open_shared
-from arnes.tools.files import session_diffs
-from arnes.tools.treewatch import Report
 from arnes.ui.render import TerminalRenderer
 from arnes.ui.stdout import PipedConsole, Stdout
 from arnes.workflow.verify import Verifier
@@ -206,7 +205,7 @@ def build_session(
     profile = profile_for(main_model, cfg.steering, cast(EditFormat | None, cfg.edit_format))
     builtin = [tool.name for tool in default_tools()]
     offered = offered_tools(args, builtin, cfg)
-    hidden = profile.hidden_tools + tuple(name for name in builtin if offered is not None and name not in offered)
+    hidden = profile.not_offered + tuple(name for name in builtin if offered is not None and name not in offered)
     system_base, system_append = system_prompts(args)
     session_id = session_id or new_session_id()
     bus = EventBus()
@@ -357,7 +356,7 @@ def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = No
         from arnes.extensions.command_turn import one_shot
 
         task = one_shot(ready.session, ready.cfg, task)
-    return execute(args, ready.session, ready.cfg, task or CONTINUE, history=ready.history, trace_path=ready.trace_path)
+    return execute(args, ready.session, ready.cfg, task or CONTINUE, history=ready.history)
 
 
 def check_sandbox(workspace: Path, cfg: EffectiveConfig, what: str) -> Sandbox:
@@ -407,45 +406,48 @@ def execute(
     task: str,
     *,
     history: list[Message] | None = None,
-    trace_path: Path | None = None,
 ) -> int:
-    """Wire the subscribers, run the loop, print the summary; return the exit code."""
-    out = Stdout()
-    renderer = TerminalRenderer(terminal_console(kind=PipedConsole)) if args.output_format == "text" else None
-    headless = None
-    if renderer is None:
-        from arnes.headless.output import Headless
-
-        headless = Headless.attach(args.output_format, session, cfg, out)
-    with subscribe(args, session, cfg, renderer, out=out) as trace_path:
+    """Subscribe the output format's subscriber and the trace, run the loop, close the run (the
+    subscriber prints the closing); return the exit code."""
+    output = OUTPUTS[args.output_format]
+    with subscribe(args, session, cfg, output.made(session, cfg, Stdout())) as trace_path:
         if history:
             session.bus.emit(Notice("info", f"resuming session {session.id} ({len(history)} messages)"))
         result = Agent(session, history).run(task)
-    changed = record_progress(session, cfg, task, result)
-    if headless is not None:
-        headless.result(result, summary_of(session, result, changed, trace_path))
-    elif renderer is not None:
-        out.guard(lambda: _print_changes(renderer, session, changed))
-        if result.stop_reason == "error" and result.error and result.unreachable:
-            print(visible(provider_help(session, cfg, result.error)), file=sys.stderr)
+    # Closed once the trace is closed and remembered: whoever reads the result may resume at once.
+    close(session, cfg, task, result, trace_path, diffs=output.diffs)
     return exit_code(result)
 
 
-def record_progress(session: Session, cfg: EffectiveConfig, task: str, result: RunResult) -> list[Path]:
-    """PROGRESS.md, when kept; the files the session changed, for the summary."""
-    from arnes.agent import progress
+@dataclass(frozen=True)
+class Output:
+    """How one output format shows a run: the subscriber that prints it, closing included, and
+    whether that closing shows the diffs (worth reading the changed files for)."""
 
-    changed = session.ctx.changes.changed()
-    # Plan mode changes nothing in the workspace, the harness's own notes included.
-    if session.mode != "plan" and (cfg.progress or session.host.is_file(progress.FILE)):
-        names = [session.ctx.display(p) for p in changed]
-        try:
-            progress.record(
-                session.host, task, result.stop_reason, result.limit or result.error or "", names, session.id
-            )
-        except Refused as exc:
-            print(f"arnes: {progress.FILE} not updated: {exc.strerror}", file=sys.stderr)
-    return changed
+    made: Callable[[Session, EffectiveConfig, Stdout], Subscriber]
+    diffs: bool = False
+
+
+def _terminal(session: Session, cfg: EffectiveConfig, out: Stdout) -> Subscriber:
+    """The terminal renderer, printing through `out`: a reader that goes away ends the run quietly."""
+    renderer = TerminalRenderer(terminal_console(kind=PipedConsole))
+    return lambda event: out.guard(lambda: renderer(event))
+
+
+def _json(format: str) -> Callable[[Session, EffectiveConfig, Stdout], Subscriber]:
+    def made(session: Session, cfg: EffectiveConfig, out: Stdout) -> Subscriber:
+        from arnes.headless.output import Headless
+
+        return Headless.made(format, session, cfg, out)
+
+    return made
+
+
+OUTPUTS = {
+    "text": Output(_terminal, diffs=True),
+    "json": Output(_json("json")),
+    "stream-json": Output(_json("stream-json")),
+}
 
 
 @contextmanager
@@ -453,23 +455,20 @@ def subscribe(
     args: argparse.Namespace,
     session: Session,
     cfg: EffectiveConfig,
-    renderer: TerminalRenderer | None = None,
+    output: Subscriber | None = None,
     root: Path | None = None,
-    out: Stdout | None = None,
 ) -> Iterator[Path]:
-    """The terminal renderer, the JSONL trace (at the session's `trace_path`) and, with hooks, the
+    """The run's output, the JSONL trace (at the session's `trace_path`) and, with hooks, the
     transcript they read, listening to the session for the block's length.
 
-    A trace inside `root` (default: the session's workspace) is opened through no link there.
-    With `out`, the renderer prints through it: a reader that goes away ends the run quietly.
+    `output` is subscribed first (default: a terminal renderer in the text format, else none), so
+    it hears the warnings said here. A trace inside `root` (default: the session's workspace) is
+    opened through no link there.
     """
-    if renderer is None and args.output_format == "text":
-        renderer = TerminalRenderer()
-    if renderer and out:
-        shown = renderer
-        session.bus.subscribe(lambda event: out.guard(lambda: shown(event)))
-    elif renderer:
-        session.bus.subscribe(renderer)
+    if output is None and args.output_format == "text":
+        output = TerminalRenderer()
+    if output is not None:
+        session.bus.subscribe(output)
     path = session.trace_path or trace_file(args, session.workspace, session.id)
     if path == trace_file(argparse.Namespace(), session.workspace, session.id):
         from arnes.dotdir import ensure_arnes_dir
@@ -505,73 +504,3 @@ def exit_code(result: RunResult) -> int:
         "interrupted": EXIT_INTERRUPTED,
         "max_tokens": EXIT_LIMIT,  # cut at the output cap again and again: a limit, like turns
     }.get(result.stop_reason, EXIT_FAIL)
-
-
-def _print_changes(renderer: TerminalRenderer, session: Session, changed: list[Path]) -> None:
-    shell = session.ctx.changes.shell_report()
-    for line in shell_lines(shell):
-        renderer.console.print(visible(line), markup=False)  # the names are the commands' choice
-    if not changed:
-        return
-    names = visible(", ".join(session.ctx.display(p) for p in changed))
-    renderer.console.print(f"files changed: {names}", markup=False)
-    for _, diff in session_diffs(session.ctx):
-        renderer.show_diff(diff)
-
-
-def shell_lines(shell: Report) -> list[str]:
-    """What the summary says of shell commands' changes beyond the list of files."""
-    lines = []
-    if shell.runs_code:
-        lines.append("files that run code later, written by shell commands: " + ", ".join(shell.runs_code))
-    if shell.ignored:
-        counts = ", ".join(f"{folder} {n}" for folder, n in sorted(shell.ignored.items()))
-        lines.append(
-            f"also changed by shell commands, in ignored folders: {sum(shell.ignored.values())} files ({counts})"
-        )
-    if shell.stripped:
-        lines.append("setuid/setgid bits removed from: " + ", ".join(shell.stripped))
-    if shell.unwatched:
-        lines.append("changes by shell commands not tracked: the workspace has too many files to watch")
-    return lines
-
-
-def summary_of(session: Session, result: RunResult, changed: list[Path], trace: Path) -> dict[str, Any]:
-    """`--output-format json`: the whole run as one object."""
-    return {
-        "session": session.id,
-        "result": result.text,
-        "stop_reason": result.stop_reason,
-        "limit": result.limit,
-        "turns": result.turns,
-        "tool_calls": result.tool_calls,
-        "arnes_calls": result.arnes_calls,
-        "input_tokens": result.input_tokens,
-        "output_tokens": result.output_tokens,
-        "cost": round(session.budget.cost, 6),
-        "compactions": result.compactions,
-        "clearings": result.clearings,
-        "verified": result.verified,
-        "verify_rounds": result.verify_rounds,
-        "files_changed": [session.ctx.display(p) for p in changed],
-        "shell_changes": _shell_json(session.ctx.changes.shell_report()),
-        "denials": result.denials,
-        "error": result.error,
-        "trace": str(trace),
-    }
-
-
-def _shell_json(shell: Report) -> dict[str, object]:
-    return {
-        "runs_code": shell.runs_code,
-        "ignored": shell.ignored,
-        "setid_removed": shell.stripped,
-        "tracked": not shell.unwatched,
-    }
-
-
-def provider_help(session: Session, cfg: EffectiveConfig, error: str) -> str:
-    from arnes.ui.hints import no_model_hint
-
-    where = cfg.base_url or PROFILES[cfg.provider].default_base_url or "the provider's default endpoint"
-    return no_model_hint(cfg.provider, session.provider.model, where, error)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -175,6 +176,7 @@ class Session:
     hidden_tools: tuple[str, ...] = ()  # tools the profile does not offer (a small model's distractions)
     steering: Steering = field(init=False)
     _unoffered: frozenset[str] = field(init=False, default=frozenset())
+    _tools_lock: threading.Lock = field(init=False, default_factory=threading.Lock, repr=False)
     # The self-check's command when the settings name one (verify.command: the user's, or a trusted
     # folder's); None: detected from the project's files. Its run may take `test_timeout` seconds.
     test_command: TestCommand | None = None
@@ -432,26 +434,39 @@ class Session:
             box.close()
 
     def tool_specs(self) -> list[ToolSpec]:
-        """The schemas sent with every request; brief ones when the window is small."""
-        if self.mcp is not None and "mcp" not in self._noted:
-            self._add_mcp_tools(self.mcp)
-        specs = self.tools.specs(brief=self.context_window <= SMALL_WINDOW)
-        return [spec for spec in specs if spec.name not in self._unoffered]
+        """The schemas sent with every request; brief ones when the window is small. An MCP server
+        the SDK turned off or restarted since (headless/control_mcp.py) counts from the next one."""
+        with self._tools_lock:  # the SDK's get_context_usage asks from the stdin reader's thread
+            if self.mcp is not None:
+                self._add_mcp_tools(self.mcp, first="mcp" not in self._noted)
+            specs = self.tools.specs(brief=self.context_window <= SMALL_WINDOW)
+        off = self._mcp_off()
+        return [spec for spec in specs if spec.name not in self._unoffered and spec.name not in off]
 
-    def _add_mcp_tools(self, hub: McpHub) -> None:
-        """Once, before the first request: wait for the servers, offer their tools, name failures."""
-        from arnes.mcp.tools import McpTool
+    def _add_mcp_tools(self, hub: McpHub, first: bool) -> None:
+        """The first time, before the first request: wait for the servers, offer their tools, name
+        failures. Later: the tools of a server started again, without waiting or saying anything."""
+        from arnes.mcp.tools import McpTool, tool_name
 
-        self._noted.add("mcp")
-        hub.wait()
+        if first:
+            self._noted.add("mcp")
+            hub.wait()
         for name, st in hub.servers.items():
-            if st.state.startswith("failed"):
+            if first and st.state.startswith("failed"):
                 said = f"warning: MCP server {name} {st.state}; its tools are not offered"
                 self.bus.emit(Notice("warning", said + st.shown_tail()))
             for listed in st.tools if st.state == "started" else []:
-                tool = McpTool(name, listed.name, listed.description, listed.schema, hub)
-                if self.tools.get(tool.name) is None:
-                    self.tools.add(tool)
+                if self.tools.get(tool_name(name, listed.name)) is None:
+                    self.tools.add(McpTool(name, listed.name, listed.description, listed.schema, hub))
+
+    def _mcp_off(self) -> set[str]:
+        """The MCP tools not offered now: their server was turned off, failed, or no longer lists them."""
+        from arnes.mcp.tools import McpTool
+
+        hub = self.mcp
+        if hub is None:
+            return set()
+        return {t.name for t in self.tools if isinstance(t, McpTool) and not hub.offers(t.server, t.tool)}
 
     def system_prompt(self) -> str:
         """Fixed across sessions and workspaces, so a server can cache it (see agent/prompt.py)."""

@@ -239,3 +239,22 @@ def test_the_same_whole_call_printed_until_the_cap_runs_once_and_is_not_called_c
     results = events(trace, "tool_result")
     assert [r["is_error"] for r in results] == [False, False], results
     assert (tmp_path / "cart.py").read_text() == "from totals import order_total\n"
+
+
+def test_in_whole_a_small_model_is_offered_only_bash(tmp_path: Path) -> None:
+    """The small profile's `whole` format: the task's files are shown and the reply changes them,
+    so the model gets no Read, Glob or Grep to wander with (aider's protocol offers no tools); in
+    the `tools` format it keeps them, and Write and Edit still run the format's own changes."""
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    reply = "calc.py\n```python\ndef add(a, b):\n    return a + b\n```\n"
+    with FakeLLMServer([{"text": reply}, {"text": "Fixed."}]) as server:
+        args = ["--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b"]
+        run = run_arnes(*args, "--no-self-check", "--permission-mode", "acceptEdits", "-w", str(tmp_path),
+                        "Fix add() in calc.py.")  # fmt: skip
+        whole = [t["function"]["name"] for t in server.requests[0][1].get("tools", [])]
+        run2 = run_arnes(*args, "--edit-format", "tools", "-w", str(tmp_path), "say hello")
+        tools = [t["function"]["name"] for t in server.requests[-1][1].get("tools", [])]
+    assert run.code == 0 and run2.code == 0, run.err + run2.err
+    assert whole == ["Bash"]
+    assert (tmp_path / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert {"Read", "Glob", "Grep", "Write", "Edit"} <= set(tools)

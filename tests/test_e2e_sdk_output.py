@@ -147,7 +147,8 @@ def test_stdin_in_the_sdks_protocol_is_answered(shop: Path, tmp_path: Path) -> N
     lines = [
         {"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize", "hooks": None}},
         {"type": "user", "session_id": "", "message": {"role": "user", "content": "read"}, "parent_tool_use_id": None},
-        {"type": "control_request", "request_id": "req_2", "request": {"subtype": "stop_task", "task_id": "x"}},
+        {"type": "control_request", "request_id": "req_2", "request": {"subtype": "reload_plugins"}},
+        {"type": "control_request", "request_id": "req_3", "request": {"subtype": "stop_task", "task_id": "x"}},
     ]
     stdin = "".join(json.dumps(line) + "\n" for line in lines) + "not json\n"
     done = subprocess.run(
@@ -164,8 +165,9 @@ def test_stdin_in_the_sdks_protocol_is_answered(shop: Path, tmp_path: Path) -> N
     assert responses["req_2"] == {
         "subtype": "error",
         "request_id": "req_2",
-        "error": "arnes does not answer the control request 'stop_task'",
+        "error": "arnes does not answer the control request 'reload_plugins'",
     }
+    assert responses["req_3"]["subtype"] == "error" and "no task 'x'" in responses["req_3"]["error"]
     messages = [o for o in out if o["type"] != "control_response"]
     assert all(parse_message(m) is not None for m in messages)
     assert [m["type"] for m in messages if m["type"] != "system"] == ["assistant", "result"]

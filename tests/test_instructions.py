@@ -8,6 +8,7 @@ None of them may put the file into the prompt."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,8 @@ def test_user_files_come_first_and_codex_override_wins(ws: Path, home: Path) -> 
     (home / ".claude" / "CLAUDE.md").write_text("claude user\n")
     (ws / "AGENTS.md").write_text("project\n")
     (ws / "CLAUDE.local.md").write_text("local\n")
+    (ws / ".gitignore").write_text("CLAUDE.local.md\n")  # the user's own file is one git ignores
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
     text, _ = read(ws, home)
     order = ["Your own instructions, ~/.codex/AGENTS.override.md", "Your own instructions, ~/.claude/CLAUDE.md",
              "The project's AGENTS.md", "Your notes for this project, CLAUDE.local.md"]  # fmt: skip

@@ -214,15 +214,18 @@ def test_a_launcher_gets_the_network_but_not_unix_sockets(tmp_path: Path, monkey
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     base = SandboxSpec(tmp_path)
 
+    def entry_for(server: dict[str, Any]) -> ServerEntry:
+        return ServerEntry("s", McpServer.model_validate(server), "settings.json", True, True)
+
     def spec_for(server: dict[str, Any], network: bool = False) -> SandboxSpec:
         """As start.py's sandbox_for: the user's "network" first, then the launcher's exception."""
-        entry = ServerEntry("s", McpServer.model_validate(server), "settings.json", True, True)
-        return launcher_spec(dataclasses.replace(base, network=network), entry, {})
+        return launcher_spec(dataclasses.replace(base, network=network), entry_for(server), {})
 
     npx = spec_for({"command": "npx", "args": ["-y", "pkg"]})
     [(source, inside)] = npx.writable
     assert npx.network and not npx.sockets and inside == tmp_path / "home" / ".npm"
-    assert source.is_dir() and source.parent == launcher_caches(tmp_path, {}) and source.name == ".npm"
+    own = launcher_caches(tmp_path, {}, entry_for({"command": "npx", "args": ["-y", "pkg"]}))
+    assert source.is_dir() and source.parent == own and source.name == ".npm"
     assert not inside.exists()  # the user's own cache is not made, nor bound
     assert not spec_for({"command": "npx", "network": False}).network  # the user said no
     assert spec_for({"command": "npx", "network": True}, network=True).sockets  # the user's own "network": true
@@ -270,7 +273,7 @@ def test_uvx_runs_a_users_server_in_the_sandbox_and_not_a_projects(tmp_path: Pat
     assert "pkg  started  (stdio, sandbox bubblewrap: uvx mcp-server-time" in out, out
     assert "mcp__pkg__get_current_time" in out
     # The packages stay for the next run, in arnes's folder for this workspace, not in the user's cache.
-    assert [p.name for p in (tmp_path / "user" / "home" / ".cache" / "arnes" / "launchers").glob("*/.cache/uv")]
+    assert [p.name for p in (tmp_path / "user" / "home" / ".cache" / "arnes" / "launchers").glob("*/*/.cache/uv")]
     assert not (tmp_path / "user" / "home" / ".cache" / "uv").exists()
     project = launcher_run(tmp_path / "project", ["uvx", "mcp-server-time"], project=True)
     assert "pkg  failed" in project and "stderr| " in project, project  # no network, no cache: it says why
@@ -282,7 +285,7 @@ def test_uvx_runs_a_users_server_in_the_sandbox_and_not_a_projects(tmp_path: Pat
 def test_npx_runs_a_users_server_in_the_sandbox(tmp_path: Path) -> None:
     out = launcher_run(tmp_path, ["npx", "-y", "@modelcontextprotocol/server-memory"])
     assert "pkg  started" in out and "mcp__pkg__read_graph" in out, out
-    [cache] = (tmp_path / "home" / ".cache" / "arnes" / "launchers").glob("*/.npm")
+    [cache] = (tmp_path / "home" / ".cache" / "arnes" / "launchers").glob("*/*/.npm")
     assert any(cache.iterdir()) and not (tmp_path / "home" / ".npm").exists()
 
 
@@ -313,12 +316,21 @@ def test_a_tool_uv_installed_runs_from_its_link_in_local_bin(tmp_path: Path) -> 
     assert "pkg  started  (stdio, sandbox bubblewrap: mcp-server-time" in listed.out, listed.out + listed.err
 
 
-def test_each_workspace_has_its_own_launcher_caches(tmp_path: Path) -> None:
-    """A server one repository can steer writes only where that repository's servers read."""
-    a, b = launcher_caches(tmp_path / "a", {}), launcher_caches(tmp_path / "b", {})
-    assert a != b and a.parent == b.parent
+def test_each_workspace_and_server_has_its_own_launcher_caches(tmp_path: Path) -> None:
+    """A server one repository can steer writes only where that server reads: not another
+    workspace's, nor another server's of the same workspace (red team 4, #10)."""
+
+    def entry(name: str, *args: str) -> ServerEntry:
+        return ServerEntry(name, McpServer(command="npx", args=list(args)), "settings.json", True, True)
+
+    lint, gh = entry("lint", "-y", "lint-mcp"), entry("github", "-y", "gh-mcp")
+    a, b = launcher_caches(tmp_path / "a", {}, lint), launcher_caches(tmp_path / "b", {}, lint)
+    assert a != b and a.parent.parent == b.parent.parent
+    assert launcher_caches(tmp_path / "a", {}, gh) != a and launcher_caches(tmp_path / "a", {}, gh).parent == a.parent
+    assert launcher_caches(tmp_path / "a", {}, entry("lint", "-y", "other")) != a  # another package under the name
+    assert launcher_caches(tmp_path / "a", {}, entry("lint", "-y", "lint-mcp")) == a  # the same server, next time
     assert (
-        launcher_caches(tmp_path / "a", {"XDG_CACHE_HOME": str(tmp_path / "c")}).parent
+        launcher_caches(tmp_path / "a", {"XDG_CACHE_HOME": str(tmp_path / "c")}, lint).parent.parent
         == tmp_path / "c/arnes/launchers"
     )
-    assert launcher_caches(tmp_path / "a", {"XDG_CACHE_HOME": "relative"}) == a  # only an absolute one counts
+    assert launcher_caches(tmp_path / "a", {"XDG_CACHE_HOME": "relative"}, lint) == a  # only an absolute one counts

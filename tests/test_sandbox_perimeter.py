@@ -157,7 +157,7 @@ def test_the_probes_reach_everything_without_a_sandbox(tmp_path: Path, home: Pat
     assert done.code == 0, done.err
     assert "HOME-NOTES-BODY" in reads and "REACHED" in probe
     assert "sk-ant-ENV-SECRET" not in env and "PASSTHRU-VISIBLE" in env
-    assert "secrets are still left out" in done.out
+    assert "their environment is still the allow list" in done.out
 
 
 def test_the_summary_names_what_shell_commands_wrote(tmp_path: Path, home: Path) -> None:
@@ -220,18 +220,19 @@ def test_seccomp_numbers_match_libseccomp() -> None:
             assert resolved == number, (hex(arch.audit), call)
 
 
-def test_what_counts_as_a_secret_variable() -> None:
+def test_commands_get_the_allow_list_and_the_users_passthrough() -> None:
+    """Not the user's environment minus a pattern (red team 4, #08): names no pattern knows stay out."""
     from arnes.sandbox.env import command_env
 
     environ = {
         "ANTHROPIC_API_KEY": "a", "OPENAI_BASE_URL": "b", "AWS_PROFILE": "c", "GITHUB_TOKEN": "d", "TOKEN": "e",
         "DB_PASSWORD": "f", "MY_SECRET_THING": "g", "DATABASE_URL": "postgres://u:pw@h/db", "PATH": "/bin",
         "HOME": "/h", "SSH_AUTH_SOCK": "/s", "GIT_TERMINAL_PROMPT": "1", "KEYTIMEOUT": "1", "PAGER": "less",
-        "PUBLIC_URL": "https://example.org/x", "NPM_CONFIG_AUTH": "z",
+        "PUBLIC_URL": "https://example.org/x", "NPM_CONFIG_AUTH": "z", "BW_SESSION": "s", "VIRTUAL_ENV": "/v",
     }  # fmt: skip
     env = command_env(environ, passthrough=("GITHUB_*",))
-    assert set(env) == {"PATH", "HOME", "SSH_AUTH_SOCK", "GIT_TERMINAL_PROMPT", "KEYTIMEOUT", "PAGER",
-                        "PUBLIC_URL", "GITHUB_TOKEN", "GIT_PAGER"}  # fmt: skip
+    assert set(env) == {"PATH", "HOME", "SSH_AUTH_SOCK", "GIT_TERMINAL_PROMPT", "PAGER", "VIRTUAL_ENV",
+                        "GITHUB_TOKEN", "GIT_PAGER"}  # fmt: skip
     assert env["PAGER"] == "cat" and env["GIT_TERMINAL_PROMPT"] == "0"
 
 
@@ -243,6 +244,7 @@ def test_which_parts_of_home_stay_readable(tmp_path: Path) -> None:
                    ".ssh", "py/versions/3.12/bin", "proj/.venv", ".config/git", ".config/gh"):  # fmt: skip
         (home / folder).mkdir(parents=True)
     (home / ".gitconfig").write_text("")
+    (home / ".config" / "git" / "config").write_text("")
     (home / "py" / "versions" / "3.12" / "bin" / "python3").write_text("#!/bin/sh\n")
     (home / "py" / "versions" / "3.12" / "bin" / "python3").chmod(0o755)
     (home / "proj" / ".venv" / "pyvenv.cfg").write_text(f"home = {home}/py/versions/3.12/bin\n")
@@ -265,10 +267,10 @@ def test_which_parts_of_home_stay_readable(tmp_path: Path) -> None:
         "proj/.venv",
         "py/versions/3.12",
         "hostile/.venv",
-        ".gitconfig",
         ".config",
-    }  # fmt: skip (not "other")
-    assert {p.relative_to(home).as_posix() for p in view.secrets} == {".config/gh"}  # inside ~/.config
+    }  # fmt: skip (not "other"; nor ~/.gitconfig: commands see a copy of its inert keys, sandbox/gitconfig.py)
+    secrets = {p.relative_to(home).as_posix() for p in view.secrets}
+    assert secrets == {".config/gh", ".config/git/config"}  # inside ~/.config
 
 
 def test_a_planted_pyvenv_cfg_binds_an_installation_never_a_folder_of_home(tmp_path: Path) -> None:

@@ -281,7 +281,8 @@ def test_the_prompt_names_the_models_commands_and_agents_would_choose(tmp_path: 
     child = pexpect.spawn(ARNES, argv, env=env, encoding="utf-8", timeout=30)
     child.expect("Trust this folder\\?")
     child.expect("lets its commands and agents choose their model:")
-    child.expect(r".claude/agents/r.md: model '\\x1b\[2Jagent-model'")  # shown escaped, never obeyed
+    # A value holding an escape sequence is not a name: refused, never shown nor obeyed (red team round 6).
+    child.expect(r".claude/agents/r.md: model refused, not a name")
     child.expect(r"\[n\] no")
     child.sendline("n")
     child.expect(pexpect.EOF)

@@ -20,7 +20,7 @@ def _keys_read() -> set[str]:
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("text", "names")
+                and node.func.attr in ("text", "name", "names")
                 and node.args
                 and isinstance(node.args[0], ast.Constant)
                 and isinstance(node.args[0].value, str)

@@ -37,10 +37,11 @@ def test_a_repository_module_does_not_run_through_the_users_unsandboxed_hook(tmp
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text("CANARY-SSH-KEY\n")
     (home / ".config" / "arnes").mkdir(parents=True)
+    # RT_MARKER is passed through: a hook gets only the names commands get (sandbox/env.py), also unsandboxed.
     (home / ".config" / "arnes" / "settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [
         {"matcher": "*", "hooks": [{"type": "command", "sandbox": False,
                                     "command": 'python3 -m black --quiet . || true; echo x > "$RT_MARKER.host"'}]},
-    ]}}))  # fmt: skip
+    ]}, "sandbox": {"env_passthrough": ["RT_MARKER"]}}))  # fmt: skip
     ws = tmp_path / "ws"
     (ws / "black").mkdir(parents=True)  # the repository's "formatter"
     (ws / "black" / "__init__.py").write_text("")

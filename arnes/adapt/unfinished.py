@@ -19,6 +19,7 @@ from pathlib import Path
 from arnes.agent.madecalls import is_test_file
 from arnes.host.nofollow import read_regular
 from arnes.host.paths import absolute, is_inside, resolve_real
+from arnes.nesting import json_loads
 from arnes.tools.base import ToolContext
 
 EMPTY = (
@@ -189,7 +190,7 @@ def _suggestable(call: str | None, seen: Seen | None) -> str | None:
     if call is None or seen is None:
         return call
     try:
-        path = json.loads(call)["arguments"]["file_path"]
+        path = json_loads(call)["arguments"]["file_path"]
     except (ValueError, KeyError, TypeError):
         return call
     workspace = seen.ctx.workspace

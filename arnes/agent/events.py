@@ -155,6 +155,64 @@ class SessionEnd(Event):
 
 
 @dataclass(frozen=True)
+class ShellChanges:
+    """What shell commands changed beyond the files named (tools/treewatch.py `Report`), as a run's
+    closing says it; the keys are `--output-format json`'s `shell_changes`."""
+
+    runs_code: list[str] = field(default_factory=list)  # files that run code later (.envrc, sitecustomize.py)
+    ignored: dict[str, int] = field(default_factory=dict)  # ignored folder -> files changed in it
+    setid_removed: list[str] = field(default_factory=list)
+    tracked: bool = True  # False: the workspace had too many files to watch
+
+
+@dataclass(frozen=True)
+class RunClosed(Event):
+    """A run ended (or one turn of a session driven over stdin, headless/run.py): everything its
+    closing says, as data. The subscriber of the output format prints it: the terminal renderer
+    the lines on the changes and, when no model answered, how to configure one (on stderr); the
+    JSON outputs their result object, whose arnes keys are `payload()`.
+
+    Not traced: the trace is the session's steps and ends with `session_end` (DESIGN §7, which
+    readers rely on); what this adds is the workspace's state at the end, and the result object
+    itself for whoever asked for one."""
+
+    event: ClassVar[str] = "run_closed"
+    traced: ClassVar[bool] = False
+    session: str
+    result: str  # the final text
+    stop_reason: str
+    limit: str | None
+    turns: int
+    tool_calls: int
+    arnes_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost: float  # USD, as counted (the JSON shows it rounded)
+    compactions: int
+    clearings: int
+    verified: bool | None
+    verify_rounds: int
+    files_changed: list[str]  # as shown (relative to the workspace), file tools' first
+    shell_changes: ShellChanges
+    denials: list[dict[str, Any]]
+    error: str | None
+    trace: str
+    diffs: list[str] | None = None  # unified diffs of the files changed, when the output shows them
+    no_model: str | None = None  # no model answered at all: how to configure one
+    user_message: str | None = None  # the uuid the SDK sent the turn's message with (stream-json input)
+
+    def payload(self) -> dict[str, Any]:
+        """`--output-format json`'s own keys, in their order (Claude Code's come before them)."""
+        data = super().payload()
+        del data["diffs"], data["no_model"], data["user_message"]
+        data["cost"] = round(self.cost, 6)
+        data["shell_changes"] = dataclasses.asdict(self.shell_changes)
+        if self.user_message is not None:  # Claude Code's: only for a message sent with its uuid
+            data |= {"user_message_uuid": self.user_message, "user_message_uuids": [self.user_message]}
+        return data
+
+
+@dataclass(frozen=True)
 class VerifyEvent(Event):
     event: ClassVar[str] = "verify"
     round: int

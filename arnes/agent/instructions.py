@@ -8,7 +8,8 @@ In this order (a model weighs what comes later, and later is closer to the work)
    CLAUDE.local.md. Nothing above the repository root; with no repository, the workspace alone.
 Claude Code's rules without `paths:` join at its places (agent/rules.py): `~/.claude/rules/` after
 ~/.claude/CLAUDE.md, the workspace's `.claude/rules/` after its AGENTS.md/CLAUDE.md and before its
-CLAUDE.local.md; rules with `paths:` are kept aside for the loop (`Gathered.scoped`).
+CLAUDE.local.md; rules with `paths:` are kept aside for the loop (`Gathered.scoped`), as many as
+rule_globs.MAX_WEIGHT allows in all (every file tool call is matched against them).
 Each file is followed by what it imports (`@path`, agent/imports.py), depth first, every file once
 (a cycle ends where it started). Where each may come from is agent/instruction_files.py's rule.
 All of it stops at 32 KiB, Codex's budget (less for a small window); the cut is marked and named.
@@ -17,6 +18,7 @@ All of it stops at 32 KiB, Codex's budget (less for a small window); the cut is 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -24,8 +26,11 @@ from pathlib import Path
 
 from arnes.agent.imports import MAX_DEPTH, import_paths
 from arnes.agent.instruction_files import Loaded, Places, UserDirs, repository_root
+from arnes.agent.rule_globs import MAX_WEIGHT
 from arnes.agent.rules import Rule, find_rules
 from arnes.host.files import HostFiles, Refused
+from arnes.host.git import repository, run_git
+from arnes.safe import one_line
 
 CAP = 32 * 1024  # bytes of instructions in the first message at most
 MAX_FILES = 64  # files read at most, imports included: a fan of imports cannot make a start slow
@@ -36,6 +41,21 @@ LOCAL_HEADER = "Your notes for this project, {} (follow them):"
 USER_HEADER = "Your own instructions, {} (for every project; follow them):"
 USER_RULE_HEADER = "Your own rule, {} (for every project; follow it):"
 PROJECT_RULE_HEADER = "The project's rule, {} (follow it):"
+
+
+def _personal(root: Path, folder: Path) -> bool:
+    """Whether `folder`'s CLAUDE.local.md is the user's own: Claude Code's personal file, which git
+    ignores. One that git tracks or does not ignore, or one with no repository to ask, came with
+    the folder: it is the project's, and is not presented as the user's words."""
+    repo = repository(root)
+    if isinstance(repo, str):
+        return False
+    try:
+        done = run_git(repo, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", LOCAL_NAME],
+                       folder=folder)  # fmt: skip
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and done.stdout.split(b"\0")[0] == LOCAL_NAME.encode()
 
 
 def cap_for(window: int) -> int:
@@ -56,6 +76,7 @@ class _Walk:
     notes: list[str]
     sections: list[Section] = field(default_factory=list)
     scoped: list[Rule] = field(default_factory=list)  # rules with `paths:`, for the loop to send
+    weight: int = 0  # of the scoped rules' globs: what matching them costs per character of a path
     seen: set[Path] = field(default_factory=set)
     stopped: bool = False  # MAX_FILES reached: said once
 
@@ -82,7 +103,7 @@ class _Walk:
                     self._rules(False, PROJECT_RULE_HEADER)  # Claude Code's place: before CLAUDE.local.md
                 if name is None or not os.path.lexists(folder / name):
                     continue
-                header = PROJECT_HEADER if name != LOCAL_NAME else LOCAL_HEADER
+                header = LOCAL_HEADER if name == LOCAL_NAME and _personal(root, folder) else PROJECT_HEADER
                 if folder == workspace:
                     self._add(partial(self.places.workspace_file, name), name, header)
                 else:
@@ -95,9 +116,14 @@ class _Walk:
             return
         found = find_rules(self.places, self.notes, user=user, most=room)
         for rule in found:
-            if rule.globs:
-                self.scoped.append(rule)
+            if rule.paths is not None:
                 self.seen.add(rule.loaded.real)
+                if self.weight + rule.paths.weight > MAX_WEIGHT:
+                    why = f"the 'paths' globs of the rules come to more than {MAX_WEIGHT} alternatives and classes"
+                    self.notes.append(f"{rule.shown} left out: {why}; use fewer or simpler globs")
+                    continue
+                self.weight += rule.paths.weight
+                self.scoped.append(rule)
             else:
                 self._take(rule.loaded, header)
 
@@ -114,8 +140,8 @@ class _Walk:
         if loaded.real in self.seen:
             return
         self.seen.add(loaded.real)
-        if loaded.text:
-            self.sections.append(Section(header.format(loaded.shown), loaded.text, loaded.shown))
+        if loaded.text:  # a name holding a line break would write a header of its own: escaped
+            self.sections.append(Section(header.format(one_line(loaded.shown)), loaded.text, loaded.shown))
         self._imports(loaded, 1)
 
     def _imports(self, importer: Loaded, depth: int) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from arnes.errors import ConfigError
 from arnes.host.files import HostFiles, Refused
 from arnes.messages import Message, ToolResultBlock
+from arnes.nesting import json_loads
 
 SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 UNRECORDED = "No result was recorded for this call (the session stopped); check before relying on it."
@@ -68,7 +69,7 @@ def parse_history(text: str, before: int | None = None) -> list[Message]:
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
+            event = json_loads(line)
             if not isinstance(event, dict) or "parent" in event:
                 continue  # not an event, or a sub-agent's: not part of this conversation
             if event.get("event") == "message":

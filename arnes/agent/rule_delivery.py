@@ -5,6 +5,9 @@ does arnes, for every model: after a Read, Write or Edit that worked, each rule 
 the file's path relative to the workspace is appended to the result once, under a header naming
 it. When the conversation is compacted or rewound the rules said so far may be gone, so they are
 forgotten and said again at the next match (`forget`). One per loop: a sub-agent has its own.
+A rule is an extra: its globs were compiled when it was read (agent/rules.py) and match in linear
+time (agent/rule_globs.py), and should finding or matching the rules fail all the same, the result
+says so once and the run goes on without them.
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from arnes.agent.rule_globs import matches
 from arnes.agent.rules import Rule
 from arnes.host.paths import is_inside
 
@@ -41,9 +43,13 @@ class RuleDelivery:
         if rel is None:
             return ""
         with self._lock:
-            if self._rules is None:
-                self._rules = self._load()
-            due = [r for r in self._rules if r.shown not in self._sent and matches(r.globs, rel)]
+            try:
+                if self._rules is None:
+                    self._rules = self._load()
+                due = [r for r in self._rules if r.shown not in self._sent and _applies(r, rel)]
+            except Exception as exc:  # a fault here must not end the run: the rules are left out
+                self._rules = []
+                return f"\n\n[arnes could not check the path-scoped rules ({type(exc).__name__}); none is applied]"
             self._sent.update(r.shown for r in due)
         return "".join(_block(rule, rel) for rule in due)
 
@@ -51,6 +57,10 @@ class RuleDelivery:
         """The conversation lost what was said (compacted, rewound): say each rule again when due."""
         with self._lock:
             self._sent.clear()
+
+
+def _applies(rule: Rule, rel: str) -> bool:
+    return rule.paths is not None and rule.paths.match(rel)
 
 
 def _block(rule: Rule, rel: str) -> str:

@@ -7,7 +7,9 @@ CLAUDE.md neighbour is (agent/instruction_files.py): the project's through HostF
 no link out of the workspace), yours as Markdown only, no hidden file or folder, no link out of
 ~/.claude. Files come sorted by path, so the prompt is the same from run to run (a cached prefix).
 A `paths:` that cannot be read leaves the rule out with a note: a rule meant for some files must not
-become an instruction for every file.
+become an instruction for every file. So does a glob that cannot be compiled (a class `[z-a]`, one
+too long, braces that open too many alternatives; agent/rule_globs.py): globs are compiled here,
+when the rule is read, so matching one on a file tool call cannot fail.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arnes.agent.instruction_files import Loaded, Places
+from arnes.agent.rule_globs import GlobError, Globs
 from arnes.errors import ConfigError
 from arnes.extensions.frontmatter import parse
 from arnes.host.files import Refused
+from arnes.host.ripgrep import printable
+from arnes.safe import one_line
 
 RULES = Path("rules")  # under ~/.claude
 PROJECT_RULES = Path(".claude") / "rules"
@@ -29,11 +34,16 @@ PROJECT_RULES = Path(".claude") / "rules"
 @dataclass(frozen=True)
 class Rule:
     loaded: Loaded  # its text is the body, without the front matter
-    globs: tuple[str, ...]  # empty: for every file
+    paths: Globs | None  # None: for every file
 
     @property
     def shown(self) -> str:
         return self.loaded.shown
+
+    @property
+    def globs(self) -> tuple[str, ...]:
+        """The globs as written (empty: for every file)."""
+        return self.paths.written if self.paths is not None else ()
 
 
 def find_rules(places: Places, notes: list[str], *, user: bool, most: int) -> list[Rule]:
@@ -46,6 +56,9 @@ def find_rules(places: Places, notes: list[str], *, user: bool, most: int) -> li
         notes.append(f"{where}: {len(paths) - most} rule file(s) not read (too many instruction files)")
     for rel in paths[:most]:
         shown = places.user.shown(top / rel) if user else str(PROJECT_RULES / rel)
+        if not printable(rel.as_posix()):  # it would be written into the prompt as a header
+            notes.append(f"{one_line(shown)} left out of the prompt: its name holds a line break or control character")
+            continue
         try:
             if user:
                 loaded = places.in_user_folder(places.user.claude, RULES / rel, True)
@@ -80,8 +93,8 @@ def _parsed(loaded: Loaded, notes: list[str]) -> Rule | None:
         return None
     value = doc.meta.get("paths")
     if value is None:
-        globs: tuple[str, ...] = ()
-    elif isinstance(value, str) and value.strip():
+        return Rule(dataclasses.replace(loaded, text=doc.body.strip()), None)
+    if isinstance(value, str) and value.strip():
         globs = (value.strip(),)
     elif isinstance(value, list) and value and all(isinstance(v, str) and v.strip() for v in value):
         globs = tuple(v.strip() for v in value)
@@ -89,4 +102,9 @@ def _parsed(loaded: Loaded, notes: list[str]) -> Rule | None:
         why = "its front matter 'paths' must be a glob or a list of globs (e.g. paths: [\"src/**/*.ts\"])"
         notes.append(f"{loaded.shown} left out: {why}; until then it applies to no file")
         return None
-    return Rule(dataclasses.replace(loaded, text=doc.body.strip()), globs)
+    try:
+        paths = Globs.of(globs)
+    except GlobError as exc:
+        notes.append(f"{loaded.shown} left out: {exc}; fix its 'paths' (until then it applies to no file)")
+        return None
+    return Rule(dataclasses.replace(loaded, text=doc.body.strip()), paths)

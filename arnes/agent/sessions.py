@@ -15,6 +15,7 @@ from pathlib import Path
 from arnes.host.atomic import atomic_write
 from arnes.host.nofollow import read_regular
 from arnes.host.paths import resolve_real
+from arnes.nesting import json_loads
 from arnes.permissions.protected import user_state_dir
 
 MOST = 200  # sessions remembered per workspace: the newest
@@ -36,7 +37,7 @@ def _digest(trace: Path) -> str | None:
 
 def _known(workspace: Path) -> dict[str, str]:
     try:
-        data = json.loads(_record(workspace).read_text(encoding="utf-8"))
+        data = json_loads(_record(workspace).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from arnes.errors import ConfigError
 from arnes.host.atomic import atomic_write
+from arnes.nesting import json_loads
 from arnes.workflow import evals
 
 
@@ -21,8 +21,8 @@ def run_report(rest: list[str]) -> int:
     loaded = []
     for name in opts.reports:
         try:
-            data = evals.check_report(json.loads(Path(name).read_text(encoding="utf-8")), name)
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data = evals.check_report(json_loads(Path(name).read_text(encoding="utf-8")), name)
+        except (OSError, ValueError) as exc:  # not JSON, not UTF-8, nested too deep
             raise ConfigError(f"cannot read eval report {name}: {exc}") from exc
         loaded.append(LoadedReport(Path(name).stem, data, Path(name)))
     if len({r.label for r in loaded}) < len(loaded):  # same file names from different folders

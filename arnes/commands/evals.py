@@ -18,6 +18,7 @@ from rich.text import Text
 from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
 from arnes.host.atomic import atomic_write
+from arnes.nesting import json_loads
 from arnes.safe import visible
 from arnes.workflow import evals
 
@@ -138,7 +139,9 @@ def passed_on(args: argparse.Namespace) -> list[str]:
 
 
 def agent_argv(args: argparse.Namespace, task: evals.EvalTask, workspace: Path, trace: Path) -> list[str]:
-    argv = [sys.executable, "-m", "arnes", "-w", str(workspace)]
+    # -P: the folder eval runs from is not put first on the import path (a repository's own
+    # `arnes.py` would run instead, on the host, outside every sandbox).
+    argv = [sys.executable, "-P", "-m", "arnes", "-w", str(workspace)]
     options = passed_on(args)
     if "--permission-mode" not in options and "--dangerously-skip-permissions" not in options:
         argv += ["--permission-mode", "acceptEdits"]
@@ -179,8 +182,8 @@ def run_compare(rest: list[str]) -> int:
     loaded = []
     for name in (opts.before, opts.after):
         try:
-            loaded.append(evals.check_report(json.loads(Path(name).read_text(encoding="utf-8")), name))
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            loaded.append(evals.check_report(json_loads(Path(name).read_text(encoding="utf-8")), name))
+        except (OSError, ValueError) as exc:  # not JSON, not UTF-8, nested too deep
             raise ConfigError(f"cannot read eval report {name}: {exc}") from exc
     diff = evals.compare(loaded[0], loaded[1])
     console = Console(highlight=False)

@@ -12,12 +12,13 @@ from rich.console import Console
 
 from arnes.agent.loop import Agent
 from arnes.cliargs import workspace_of
+from arnes.closing import provider_help
 from arnes.commands import features, rewind, workflow
 from arnes.commands.permissions import show_rules, show_trust
 from arnes.config import EffectiveConfig, ModelSettings
 from arnes.llm.base import Provider
 from arnes.llm.retry import RetryingProvider
-from arnes.runner import _provider, build_session, provider_help, resolve_config, subscribe
+from arnes.runner import _provider, build_session, resolve_config, subscribe
 from arnes.session import Session
 from arnes.ui.repl import Repl, ReplActions
 

@@ -4,7 +4,6 @@ each missing piece with its fix)."""
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import urllib.error
 import urllib.request
@@ -15,6 +14,7 @@ from rich.console import Console
 
 from arnes.cliargs import parse_subcommand
 from arnes.host.testcmd import TestCommand
+from arnes.nesting import json_loads
 from arnes.permissions.rules import SourcedRule
 from arnes.safe import visible
 
@@ -104,12 +104,14 @@ def mcp_lines(cfg: object) -> list[tuple[str, bool]]:
     entries = list(cfg.mcp_servers.values())
     if not entries:
         return []
-    refused = sum(not e.trusted for e in entries)
+    refused = sum(not e.starts for e in entries)
     lines = [(f"MCP servers: {len(entries)} found, {refused} refused (`arnes mcp list` shows their tools)", True)]
     for e in entries:
         server = e.config
         what = f"`{' '.join([server.command or '', *server.args]).strip()}`" if server.url is None else server.url
-        if not e.trusted:
+        if e.held:
+            state = f"left out: {e.held}"
+        elif not e.trusted:
             state = "refused: untrusted folder (`arnes trust` to start it)"
         elif server.url is not None:
             state = "starts (HTTP)"
@@ -119,7 +121,7 @@ def mcp_lines(cfg: object) -> list[tuple[str, bool]]:
             state = "starts, sandboxed" + (
                 ' ("sandbox": false waits for trust)' if e.user and not server.sandbox else ""
             )
-        lines.append((one_line(f"  {e.name} {what} ({e.source}): {state}"), e.trusted))
+        lines.append((one_line(f"  {e.name} {what} ({e.source}): {state}"), e.starts))
     return lines
 
 
@@ -180,7 +182,7 @@ def model_finding(cfg: object) -> Finding:
     )
     try:
         with urllib.request.urlopen(f"{base}/models", timeout=3) as reply:
-            listed = [m.get("id", "") for m in json.loads(reply.read() or b"{}").get("data", [])]
+            listed = [m.get("id", "") for m in json_loads(reply.read() or b"{}").get("data", [])]
     except (OSError, urllib.error.URLError, ValueError) as exc:
         return Finding(what, False, f"no server answers at {base} ({getattr(exc, 'reason', exc)})", fix)
     detail = f"server at {base} answers"
@@ -236,7 +238,7 @@ def profile_line(cfg: object) -> str:
     p = profile_for(model, cfg.steering, cfg.edit_format)  # type: ignore[arg-type]  # checked by the settings
     names = pieces_of(p.steering)
     pieces = ", ".join(names) or "none"
-    hidden = f"; not offered: {', '.join(p.hidden_tools)}" if p.hidden_tools else ""
+    hidden = f"; not offered: {', '.join(p.not_offered)}" if p.not_offered else ""
     draws = f"; {p.draws_per_turn} fresh draws at temperature {p.draw_temperature}" if p.draws_per_turn else ""
     return f"profile: {p.name} (steering {p.steering}: {pieces}; edit format {p.edit_format}{hidden}{draws})"
 

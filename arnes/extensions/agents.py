@@ -130,7 +130,7 @@ def _definition(item: Found, trusted: bool) -> AgentDefinition:
             choices = ", ".join(MODE_NAMES)
             raise ConfigError(f"{path}: permissionMode {raw_mode!r} is not one of {choices}; fix or remove it")
         mode = MODE_NAMES[raw_mode]
-    model = doc.text("model") or None
+    model = doc.name("model") or None
     if model and model != "inherit" and item.origin == "project" and not trusted:
         notes.append(
             f"model {model!r} ignored: a project's definition chooses a model only in a folder you trust "

@@ -128,7 +128,7 @@ def _command(item: Found) -> Command:
         description=description,
         hint=doc.text("argument-hint", literal=True) or "",
         allowed=rules,
-        model=doc.text("model") or None,
+        model=doc.name("model") or None,
         notes=tuple(notes),
     )
 

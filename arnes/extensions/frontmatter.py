@@ -7,11 +7,12 @@
     ---
     body...
 
-YAML is parsed with PyYAML's safe loader (no tags, no objects). What it refuses is read again
-line by line, as Claude Code's loader tolerates it (lenient_yaml.py: an unquoted colon in a
-description, a description over unindented lines, tabs); `Document.lenient` says so. A file
-without front matter is all body. Front matter that is neither YAML nor `key: value` lines is one
-`ConfigError` naming the file.
+YAML is parsed with PyYAML's safe loader (no tags, no objects), bounded (yamlfile.py: no anchors,
+nesting.MAX_DEPTH levels at most; past that the file is refused, a `ConfigError` naming it). What
+it refuses as not YAML is read again line by line, as Claude Code's loader tolerates it
+(lenient_yaml.py: an unquoted colon in a description, a description over unindented lines, tabs);
+`Document.lenient` says so. A file without front matter is all body. Front matter that is neither
+YAML nor `key: value` lines is one `ConfigError` naming the file.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from typing import Any
 
 from arnes.errors import ConfigError
 from arnes.extensions.lenient_yaml import lines_to_mapping
+from arnes.nesting import Unreadable
 
 MAX_BYTES = 256 * 1024  # a prompt file larger than this is a mistake (or an attack on the context)
+NAME_CHARS = 200  # a value that names something (a model): one line at most this long
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,17 @@ class Document:
         if isinstance(value, (list, dict)):
             raise ConfigError(f"{self.path}: front matter '{key}' must be a single value, got a {type(value).__name__}")
         return str(value).strip()
+
+    def name(self, key: str) -> str | None:
+        """A value that names something, such as a `model`: one line of at most NAME_CHARS printable
+        characters. A granting key's value is shown to the user and hashed into the trust record
+        as it is, so anything else (a list, a mapping, a page of text) refuses the file."""
+        value = self.text(key)
+        if value is not None and (len(value) > NAME_CHARS or not value.isprintable()):
+            raise ConfigError(
+                f"{self.path}: front matter '{key}' must be a name on one line of at most {NAME_CHARS} characters"
+            )
+        return value
 
     def names(self, key: str) -> list[str] | None:
         """A list field given either as a YAML list or as a comma/space separated string
@@ -78,6 +92,8 @@ def parse(text: str, path: Path) -> Document:
     """Split `text` into front matter and body; `path` only names the file in errors."""
     import yaml
 
+    from arnes import yamlfile
+
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = text.splitlines(keepends=True)
@@ -93,7 +109,9 @@ def parse(text: str, path: Path) -> Document:
     head = "".join(lines[1:end])
     body = "".join(lines[end + 1 :])
     try:
-        meta = yaml.safe_load(head) if head.strip() else {}
+        meta = yamlfile.load(head) if head.strip() else {}
+    except Unreadable as exc:
+        raise ConfigError(f"{path}: the front matter is not read: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""

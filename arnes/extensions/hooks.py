@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from arnes.extensions.hooks_config import FailMode, HookEntry, matches
+from arnes.nesting import json_loads
 from arnes.sandbox.base import NoSandbox, Sandbox, SandboxSpec
 from arnes.sandbox.env import user_program_env
 from arnes.tools.processes import run_foreground
@@ -168,9 +169,11 @@ def _apply_stdout(event: str, out: str, outcome: HookOutcome) -> str:
             outcome.context.append(text)
         return "continue"
     try:
-        data = json.loads(text)
+        data = json_loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"its output starts like JSON but does not parse ({exc.msg} at {exc.pos})") from exc
+    except ValueError as exc:
+        raise ValueError(f"its JSON output is not read: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError("its JSON output is not an object")
     decided = "continue"

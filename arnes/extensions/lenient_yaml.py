@@ -67,8 +67,10 @@ def _scalar(text: str) -> Any:
 def _double_quoted(value: str) -> str:
     import yaml
 
+    from arnes import yamlfile
+
     try:
-        loaded = yaml.safe_load(value)
-    except yaml.YAMLError:
+        loaded = yamlfile.load(value)  # `"k": [[[…]]] #"` opens and ends with a quote too: bounded
+    except (yaml.YAMLError, ValueError):
         return value[1:-1]
     return loaded if isinstance(loaded, str) else value[1:-1]

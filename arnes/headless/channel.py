@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from arnes.nesting import json_loads
 from arnes.safe import visible
 from arnes.ui import sdk_messages as sdk
 from arnes.ui.stdout import Stdout
@@ -48,6 +49,7 @@ class Channel:
     _waiting: dict[str, queue.Queue[Json | None]] = field(default_factory=dict)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _closed: bool = False
+    _pending: int = 0  # user messages taken and not yet answered with their result
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self, answer: Callable[[Json], Json]) -> None:
@@ -56,9 +58,19 @@ class Channel:
         threading.Thread(target=self._read, name="arnes-stdin", daemon=True).start()
 
     def messages(self) -> Iterator[Json]:
-        """The user messages, in order, until stdin ends."""
+        """The user messages, in order, until stdin ends; `answered` after each one's result."""
         while (message := self._inbox.get()) is not None:
             yield message
+
+    def answered(self) -> None:
+        with self._lock:
+            self._pending -= 1
+
+    def idle(self) -> bool:
+        """No turn runs or waits to: every user message read so far has had its result. Asked on
+        the reader's thread, so no message can come in while the answer is used."""
+        with self._lock:
+            return self._pending == 0
 
     def request(self, request: Json) -> Json:
         """Ask the SDK (a `control_request`) and wait for its `control_response`."""
@@ -93,15 +105,20 @@ class Channel:
         if not line.strip():
             return
         try:
-            message = json.loads(line)
+            message = json_loads(line)
         except json.JSONDecodeError as exc:
             self._skip(f"stdin: a line that is not JSON was skipped ({exc.msg}, column {exc.colno})")
+            return
+        except ValueError as exc:
+            self._skip(f"stdin: a line was skipped: {exc}")
             return
         if not isinstance(message, dict):
             self._skip("stdin: a line that is not a JSON object was skipped")
             return
         kind = message.get("type")
         if kind == "user":
+            with self._lock:
+                self._pending += 1
             self._inbox.put(message)
         elif kind == "control_request":
             self._respond(message)

@@ -1,9 +1,10 @@
-"""The SDK's control requests that change or ask about a running session (beyond `initialize`,
-`interrupt` and `mcp_status`, which headless/run.py answers itself).
+"""The SDK's control requests that change or ask about a running session (beyond `initialize` and
+`interrupt`, which headless/run.py answers itself; MCP servers: control_mcp.py; rewind_files:
+control_rewind.py).
 
-`ClaudeSDKClient.set_permission_mode`, `set_model` and `get_context_usage` send these. The SDK's
-program is the user's own, so it may do what the user may do at the prompt (`/mode`, `/model`),
-with one line held: a session never widens itself into bypass or out of dontAsk's "nobody is
+`ClaudeSDKClient.set_permission_mode`, `set_model`, `get_context_usage` and `stop_task` send
+these. The SDK's program is the user's own, so it may do what the user may do at the prompt
+(`/mode`, `/model`), with one line held: a session never widens itself into bypass or out of dontAsk's "nobody is
 asked" unless it was started that way (`--permission-mode`), as Claude Code wants the dangerous
 mode chosen at start.
 """
@@ -75,3 +76,25 @@ def context_usage(session: Session, usage: Usage) -> Json:
         "agents": [],
         "gridRows": [],
     }
+
+
+def stop_task(session: Session, request: Json) -> Json:
+    """`stop_task`: arnes's tasks are the session's background shells, known by the id Bash gave
+    them (`bash_1`, in the tool result); stopping one ends everything it started (tools/keeper.py).
+    arnes sends no `task_started` messages: a sub-agent (Delegate) runs inside its call, so an
+    `interrupt` is what stops it."""
+    task = request.get("task_id")
+    if not isinstance(task, str) or not task:
+        raise Unanswered("stop_task takes task_id: the id Bash gave a background command (bash_1)")
+    jobs = session.ctx.jobs
+    job = jobs.get(task)
+    if job is None:
+        known = ", ".join(jobs.ids()) or "none"
+        raise Unanswered(
+            f"no task {task!r}: arnes's tasks are its background shells, by the id Bash gave them (this "
+            f"session's: {known}); a running turn stops with interrupt"
+        )
+    if job.proc.poll() is not None:
+        raise Unanswered(f"the background shell {task} had already finished (exit code {job.proc.returncode})")
+    jobs.kill(job)
+    return {}

@@ -1,5 +1,7 @@
 """The JSON formats of a run: `stream-json` lines as it goes and its result message, or with
-`json` that result alone, at the end, as Claude Code's object with arnes's keys beside.
+`json` that result alone, at the end, as Claude Code's object with arnes's keys beside. The result
+is printed when the run's `RunClosed` event arrives (arnes/closing.py emits it), as the terminal
+renderer prints the text format's closing.
 
 Warnings reach these readers too: each one as a `system`/`warning` line (stream-json) and all of
 them in the result's `warnings`; they are also said on stderr, where the text format says them.
@@ -11,10 +13,8 @@ import json
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
-from arnes.agent.events import Event, ModelRequest, ModelResponseEvent, Nested, Notice
-from arnes.agent.loop import RunResult
+from arnes.agent.events import Event, ModelRequest, ModelResponseEvent, Nested, Notice, RunClosed
 from arnes.config import EffectiveConfig
 from arnes.headless.facts import commands, init_keys
 from arnes.llm.models import defaults_for
@@ -27,8 +27,8 @@ from arnes.ui.stream_json import StreamJson
 
 @dataclass
 class Headless:
-    """A subscriber to the session: times the model calls, gathers the warnings, and (stream-json)
-    prints the conversation as it grows. `result` prints the result of the turn that just ended."""
+    """The subscriber of the JSON formats: times the model calls, gathers the warnings, (stream-json)
+    prints the conversation as it grows, and prints the result when the run or turn closes."""
 
     format: str  # json | stream-json
     session: Session
@@ -41,7 +41,8 @@ class Headless:
     _asked: dict[str | None, float] = field(default_factory=dict)
 
     @classmethod
-    def attach(cls, format: str, session: Session, cfg: EffectiveConfig, out: Stdout) -> Headless:
+    def made(cls, format: str, session: Session, cfg: EffectiveConfig, out: Stdout) -> Headless:
+        """Ready to subscribe to the session (the caller does, before the run's first event)."""
         output = cls(format, session, cfg, out)
         if format == "stream-json":
             hub = session.mcp
@@ -53,8 +54,6 @@ class Headless:
                 lambda: init_keys(session, commands(session)),
                 servers,
             )
-            session.bus.subscribe(output.stream)
-        session.bus.subscribe(output)
         for warning in cfg.said:  # already on stderr; JSON readers get them as well
             output._warn(warning, None)
         return output
@@ -64,6 +63,8 @@ class Headless:
         self.started, self.api_seconds = time.monotonic(), 0.0
 
     def __call__(self, event: Event) -> None:
+        if self.stream is not None:
+            self.stream(event)
         parent = None
         if isinstance(event, Nested):
             parent, event = event.parent, event.inner
@@ -75,32 +76,33 @@ class Headless:
             warning = event.message.removeprefix("warning: ")
             print(f"arnes: warning: {visible(warning)}", file=sys.stderr)
             self._warn(warning, parent)
+        elif isinstance(event, RunClosed) and parent is None:
+            self._result(event)
 
     def _warn(self, warning: str, parent: str | None) -> None:
         self.warnings.append(warning)
         if self.stream is not None:
             self.stream.warning(warning, parent)
 
-    def result(self, result: RunResult, summary: dict[str, Any]) -> None:
-        """The turn's result: Claude Code's keys first, then arnes's (its `--output-format json` keys)."""
-        s = self.session
+    def _result(self, closed: RunClosed) -> None:
+        """The result of the run or turn: Claude Code's keys first, then arnes's (`closed.payload()`)."""
         message = sdk.result(
-            stop_reason=result.stop_reason,
-            text=result.text,
-            session_id=s.id,
-            num_turns=result.turns,
+            stop_reason=closed.stop_reason,
+            text=closed.result,
+            session_id=closed.session,
+            num_turns=closed.turns,
             duration_ms=int((time.monotonic() - self.started) * 1000),
             duration_api_ms=int(self.api_seconds * 1000),
-            input_tokens=result.input_tokens,
-            output_tokens=result.output_tokens,
-            cost=s.budget.cost,
+            input_tokens=closed.input_tokens,
+            output_tokens=closed.output_tokens,
+            cost=closed.cost,
             spent=self._spent(),
-            denials=result.denials,
-            limit=result.limit,
-            error=result.error,
-            verified=result.verified,
+            denials=closed.denials,
+            limit=closed.limit,
+            error=closed.error,
+            verified=closed.verified,
         )
-        extra = {key: value for key, value in summary.items() if key not in message}
+        extra = {key: value for key, value in closed.payload().items() if key not in message}
         if self.stream is not None:
             self.stream.flush()
             self.out.line({**message, **extra, "warnings": list(self.warnings)})

@@ -3,8 +3,10 @@
 This is what `claude_agent_sdk.query(prompt, ClaudeAgentOptions(cli_path=...))` runs: the SDK
 starts the CLI with `--output-format stream-json --verbose --input-format stream-json`, sends
 `initialize`, then one user message per turn, and closes stdin when it wants no more. Each user
-message is one turn of one session; each turn ends with its result line. An `interrupt` request
-stops the running turn as Ctrl-C does.
+message is one turn of one session; each turn closes as a run does (arnes/closing.py), and the
+output's subscriber prints its result line. An `interrupt` request stops the running turn as
+Ctrl-C does. A user message is known by its `uuid` (the caller's, or one arnes gives it, shown
+with `--replay-user-messages`): `rewind_files` names the turn with it.
 """
 
 from __future__ import annotations
@@ -13,21 +15,24 @@ import argparse
 import signal
 import sys
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from arnes.agent.events import Event, Notice
+from arnes.agent.events import Event, Notice, TurnStart
 from arnes.agent.loop import Agent, RunResult
+from arnes.closing import close
 from arnes.errors import EXIT_OK, ConfigError, OutputClosed
 from arnes.extensions.commands import Catalog, split_invocation
+from arnes.headless import control_mcp
 from arnes.headless.approver import SdkApprover
 from arnes.headless.channel import Channel, Json, Unanswered
-from arnes.headless.control import context_usage, set_model, set_permission_mode
+from arnes.headless.control import context_usage, set_model, set_permission_mode, stop_task
+from arnes.headless.control_rewind import rewind_files
 from arnes.headless.facts import commands, initialize_response
 from arnes.headless.output import Headless
-from arnes.runner import CONTINUE, Prepared, exit_code, prepare, record_progress, subscribe, summary_of
+from arnes.runner import CONTINUE, Prepared, exit_code, prepare, subscribe
 from arnes.ui.stdout import Stdout
-from arnes.ui.stream_json import mcp_status
 
 
 def run_stream(args: argparse.Namespace, task: str) -> int:
@@ -57,23 +62,35 @@ class Driven:
     _notes: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _agent: Agent | None = None
+    _message: str = ""  # the uuid of the user message whose turn runs
+    _points: dict[str, int] = field(default_factory=dict)  # user message uuid -> its turn's checkpoint
+
+    def _turn_began(self, event: Event) -> None:
+        """The checkpoint a user message's turn opened (its first `turn` point): what rewind_files takes."""
+        if isinstance(event, TurnStart) and event.kind == "turn" and self._message not in self._points:
+            self._points[self._message] = event.n
 
     def run(self) -> int:
         session, cfg = self.ready.session, self.ready.cfg
         self.catalog = commands(session)
-        output = Headless.attach("stream-json", session, cfg, self.out)
+        output = Headless.made("stream-json", session, cfg, self.out)
+        session.bus.subscribe(self._turn_began)
         code = EXIT_OK
-        with subscribe(self.args, session, cfg) as trace_path:
+        with subscribe(self.args, session, cfg, output) as trace_path:
             agent = self._agent = Agent(session, self.ready.history)
             agent.start()
             self.channel.start(self.answer)
             try:
                 for message in self.channel.messages():
+                    given = message.get("uuid") if isinstance(message.get("uuid"), str) else None
+                    self._message = given or str(uuid.uuid4())
+                    if self.args.replay_user_messages and output.stream is not None:
+                        output.stream.write(replayed(message, self._message, session.id))
                     text = user_text(message, session.bus.emit) or CONTINUE
                     output.new_turn()
                     result = self._turn(agent, text)
-                    changed = record_progress(session, cfg, text, result)
-                    output.result(result, summary_of(session, result, changed, trace_path))
+                    self.channel.answered()  # before its result line: whoever reads it may rewind at once
+                    close(session, cfg, text, result, trace_path, user_message=given)  # the subscriber prints it
                     code = exit_code(result)
             finally:
                 agent.finish()
@@ -141,8 +158,15 @@ class Driven:
                     signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
             return {}
         if subtype == "mcp_status":
-            servers = session.mcp.servers.items() if session.mcp is not None else []
-            return {"mcpServers": [{"name": name, **mcp_status(st.state)} for name, st in servers]}
+            return control_mcp.status(session.mcp)
+        if subtype == "mcp_reconnect":
+            return control_mcp.reconnect(session.mcp, request)
+        if subtype == "mcp_toggle":
+            return control_mcp.toggle(session.mcp, request)
+        if subtype == "rewind_files" and self._agent is not None:
+            return rewind_files(session, self._agent, self._points, request, self.channel.idle())
+        if subtype == "stop_task":
+            return stop_task(session, request)
         if subtype == "set_permission_mode":
             return set_permission_mode(session, self.ready.cfg, request)
         if subtype == "set_model":
@@ -150,6 +174,20 @@ class Driven:
         if subtype == "get_context_usage" and self._agent is not None:
             return context_usage(session, self._agent.context_usage())
         raise Unanswered(f"arnes does not answer the control request {subtype!r}")
+
+
+def replayed(message: Json, message_uuid: str, session_id: str) -> Json:
+    """A user message as it came, back on stdout with its uuid (Claude Code's `--replay-user-messages`)."""
+    body = message.get("message")
+    content = body.get("content") if isinstance(body, dict) else None
+    return {
+        "type": "user",
+        "message": {"role": "user", "content": content if isinstance(content, (str, list)) else ""},
+        "session_id": session_id,
+        "parent_tool_use_id": None,
+        "uuid": message_uuid,
+        "isReplay": True,
+    }
 
 
 def user_text(message: Json, emit: Callable[[Event], None]) -> str:

@@ -192,3 +192,28 @@ def no_filters(env: dict[str, str], names: list[str]) -> None:
     env["GIT_CONFIG_COUNT"] = str(len(overrides))
     for i, (key, value) in enumerate(overrides):
         env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+
+
+def user_config_file(path: Path, timeout: float = 10.0) -> list[tuple[bytes, bytes | None]] | None:
+    """The entries of one of the user's own config files (`~/.gitconfig`), in order, as git reads
+    them: its `include.path`s followed (a conditional include matches nothing: no repository is
+    named), each `(section[.subsection].name, value)`, the value None for a bare `name` (true).
+    None when git is missing or does not read the file. Reading config runs nothing; git starts
+    at / with the user's GIT_* variables dropped, so no repository's config is found or read."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    argv = [git, "-c", "safe.bareRepository=explicit", "config", "--file", str(path), "--includes", "--null", "--list"]
+    try:
+        done = subprocess.run(argv, cwd="/", env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+                              check=False)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    entries: list[tuple[bytes, bytes | None]] = []
+    for item in done.stdout.split(b"\0")[:-1]:
+        key, newline, value = item.partition(b"\n")
+        entries.append((key, value if newline else None))
+    return entries

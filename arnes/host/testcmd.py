@@ -13,7 +13,6 @@ code that nothing faulted.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from arnes.host.files import HostFiles
+from arnes.nesting import json_loads
 
 Outcome = Literal["passed", "failed", "no_tests"]
 TEST_TIMEOUT = 300.0  # seconds the self-check's run may take unless verify.timeout says otherwise
@@ -109,8 +109,8 @@ def _node(workspace: Path, files: HostFiles) -> TestCommand | None:
     if package is None:
         return None
     try:
-        scripts = json.loads(package).get("scripts", {})
-    except (json.JSONDecodeError, AttributeError):
+        scripts = json_loads(package).get("scripts", {})
+    except (ValueError, AttributeError):  # not JSON, nested too deep, not an object
         return None
     script = scripts.get("test") if isinstance(scripts, dict) else None
     if not isinstance(script, str) or not script.strip() or NPM_PLACEHOLDER in script:

@@ -30,6 +30,7 @@ from arnes.messages import (
     ToolSpec,
     Usage,
 )
+from arnes.nesting import json_loads
 
 RETRYABLE_STATUS = {429, 500, 502, 503, 504}
 
@@ -141,7 +142,7 @@ class OllamaProvider:
             try:
                 for line in response:
                     if line.strip():
-                        yield json.loads(line)
+                        yield json_loads(line)
             except (TimeoutError, OSError, http.client.HTTPException) as exc:
                 raise mid_stream_error(exc, self.where, s.read_timeout) from exc
             except ValueError as exc:
@@ -151,7 +152,7 @@ class OllamaProvider:
 
     def _status_error(self, status: int, raw: bytes) -> ProviderError:
         try:
-            detail = str(json.loads(raw).get("error") or raw.decode(errors="replace"))
+            detail = str(json_loads(raw).get("error") or raw.decode(errors="replace"))
         except (ValueError, AttributeError):
             detail = raw.decode(errors="replace")[:500]
         hint = f" Pull it first: ollama pull {self.model}" if status == 404 else ""

@@ -47,11 +47,20 @@ class Profile:
     steering: str
     edit_format: EditFormat
     hidden_tools: tuple[str, ...] = ()  # not offered: tools a small model reached for instead of working
+    # Not offered either when files change through the reply (an edit format): the files the task
+    # names are shown, the reply changes them and the self-check runs the tests, as aider's
+    # protocol offers no tools at all. Measured on Exercism (bench/README.md, "Fewer tools in `whole`").
+    reply_hidden: tuple[str, ...] = ()
     # Fresh draws after the repair try (adapt/draws.py): how many per user message, and how each
     # is sampled. Qwen2.5-Coder's own generation settings are temperature 0.7 and top_p 0.8.
     draws: int = 0
     draw_temperature: float = 0.7
     draw_top_p: float | None = 0.8
+
+    @property
+    def not_offered(self) -> tuple[str, ...]:
+        """The tools this profile's sessions do not have, with its edit format."""
+        return self.hidden_tools + (self.reply_hidden if self.edit_format != "tools" else ())
 
     @property
     def draws_per_turn(self) -> int:
@@ -61,7 +70,14 @@ class Profile:
 
 
 OFF = Profile("frontier", "off", "tools")
-SMALL = Profile("small-local", "small", "whole", ("Skill", "ReadDoc", "Delegate"), draws=6)
+SMALL = Profile(
+    "small-local",
+    "small",
+    "whole",
+    ("Skill", "ReadDoc", "Delegate"),
+    reply_hidden=("Read", "Glob", "Grep", "BashOutput", "KillShell"),
+    draws=6,
+)
 
 # First matching pattern wins; `org/name` is matched by its name, in lower case.
 PROFILES: tuple[tuple[str, Profile], ...] = (

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arnes.messages import ToolCall
+from arnes.nesting import MAX_DEPTH, within
 
 UNREADABLE = "__invalid_json__"  # the registry answers a call carrying this key with a parse error
 REASON = "__reason__"
@@ -318,13 +319,22 @@ def _loads(chunk: str, unclosed: bool) -> tuple[Any, str | None]:
             except json.JSONDecodeError as exc:
                 first_error = first_error or f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
                 continue
+            except (RecursionError, ValueError):  # nested past Python's limit, a 5000-digit number
+                first_error = first_error or "nested too deep, or a number too long"
+                continue
+            if not within(value):
+                first_error = first_error or f"nested more than {MAX_DEPTH} levels deep"
+                continue
             if fixed[end:].strip(" \t\r\n}") == "":
                 return value, None
     if "'" in chunk:  # {'name': 'Read', 'arguments': {...}}: a Python literal, read safely
         try:
-            return ast.literal_eval(chunk.strip()), None
+            literal = ast.literal_eval(chunk.strip())
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             pass
+        else:
+            if within(literal):
+                return literal, None
     if unclosed:
         return None, 'it ends before its closing brace (cut off, or a quote inside a string not written as \\")'
     return None, f"not valid JSON: {first_error}"

@@ -23,6 +23,7 @@ from arnes.messages import (
     Usage,
     estimate_tokens,
 )
+from arnes.nesting import json_loads
 
 
 class ScriptedCall(BaseModel):
@@ -56,17 +57,17 @@ class ScriptProvider:
     @classmethod
     def from_file(cls, path: str) -> ScriptProvider:
         try:
-            raw = json.loads(Path(path).read_text(encoding="utf-8"))
+            raw = json_loads(Path(path).read_text(encoding="utf-8"))
             return cls(Script.model_validate(raw))
         except OSError as exc:
             raise ConfigError(f"cannot read script {path}: {exc.strerror}") from exc
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"script {path} is not valid JSON: {exc}") from exc
-        except ValidationError as exc:
+        except ValidationError as exc:  # a ValueError too: first
             raise ConfigError(
                 f"script {path} is not a valid script: {validation_summary(exc)} "
                 '(expected {"turns": [{"text": "...", "tool_calls": [{"name": "Read", "input": {...}}]}]})'
             ) from exc
+        except ValueError as exc:  # not JSON, not UTF-8, or nested too deep (nesting.py)
+            raise ConfigError(f"script {path} is not valid JSON: {exc}") from exc
 
     @classmethod
     def from_turns(cls, turns: list[dict[str, Any]]) -> ScriptProvider:

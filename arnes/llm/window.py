@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from arnes.nesting import json_loads
+
 PROBE_TIMEOUT = 5.0
 
 
@@ -82,7 +84,7 @@ def _fetch(url: str, body: dict[str, Any] | None) -> dict[str, Any] | None:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(request, timeout=PROBE_TIMEOUT) as response:
-            value = json.loads(response.read(1_000_000))
+            value = json_loads(response.read(1_000_000))
     except (urllib.error.URLError, OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None

@@ -2,11 +2,13 @@
 
 Claude Code keeps a user-scope server at the file's top-level `mcpServers` and a local-scope one
 (the user's own, for one project) at `projects["<absolute project path>"].mcpServers`; with
-`CLAUDE_CONFIG_DIR` set the file is `$CLAUDE_CONFIG_DIR/.claude.json`. The rest of the file is
-Claude Code's state (its OAuth account, per-project history, tips): it is a credential store, so
-only those two keys are taken, nothing else is kept, shown or written, and its other keys are not
-named. The file can grow to megabytes: a bigger one than MAX_BYTES, one that does not parse, or a
-server arnes cannot run is one warning line and arnes runs on; it is never a traceback.
+`CLAUDE_CONFIG_DIR` set the file is `$CLAUDE_CONFIG_DIR/.claude.json`. Beside them, this
+project's entry keeps the user's approval of the project's `.mcp.json` servers and the servers
+`/mcp` disabled here (mcp/approval.py). The rest of the file is Claude Code's state (its OAuth
+account, per-project history, tips): it is a credential store, so only those keys are taken,
+nothing else is kept, shown or written, and its other keys are not named. The file can grow to
+megabytes: a bigger one than MAX_BYTES, one that does not parse, or a server arnes cannot run is
+one warning line and arnes runs on; it is never a traceback.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from arnes.mcp.approval import KEYS, TOGGLED_OFF, approval_keys
 from arnes.mcp.settings import NAME, McpServer
+from arnes.nesting import Unreadable, json_loads
 
 MAX_BYTES = 64 * 1024 * 1024
 _KEYS = frozenset(McpServer.model_fields)
@@ -41,6 +45,7 @@ class ClaudeJsonServers:
 
     user: dict[str, McpServer] = field(default_factory=dict)
     local: dict[str, McpServer] = field(default_factory=dict)
+    approval: dict[str, object] = field(default_factory=dict)  # this project's approval keys (mcp/approval.py)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -56,7 +61,9 @@ def read_claude_json(path: Path, workspace: Path, shown: str, max_bytes: int = M
         for key in _project_keys(workspace):
             project = projects.get(key)
             if isinstance(project, dict):
-                found.local = _servers(project.get("mcpServers"), f"{shown} (this project)", found.warnings)
+                where = f"{shown} (this project)"
+                found.local = _servers(project.get("mcpServers"), where, found.warnings)
+                found.approval = approval_keys(project, where, found.warnings, (*KEYS, TOGGLED_OFF))
                 break
     return found
 
@@ -77,13 +84,12 @@ def _load(path: Path, shown: str, warnings: list[str], max_bytes: int) -> object
     if not data.strip():
         return None
     try:
-        raw: object = json.loads(data)
-    except (ValueError, RecursionError) as exc:  # the message names a line and column, never the text
-        reason = (
-            f"not JSON ({exc.msg}, line {exc.lineno} column {exc.colno})"
-            if isinstance(exc, json.JSONDecodeError)
-            else "not JSON"
-        )
+        raw: object = json_loads(data)
+    except ValueError as exc:  # the message names a line and column (or the nesting), never the text
+        if isinstance(exc, json.JSONDecodeError):
+            reason = f"not JSON ({exc.msg}, line {exc.lineno} column {exc.colno})"
+        else:
+            reason = str(exc) if isinstance(exc, Unreadable) else "not UTF-8 JSON"
         warnings.append(f"{shown}: its MCP servers are not read: {reason}; {fix}")
         return None
     if not isinstance(raw, dict):

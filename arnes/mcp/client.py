@@ -63,7 +63,7 @@ class ServerState:
     task: asyncio.Task[None] | None = None
     errlog: IO[str] | None = None  # the server's stderr, for the reason it failed
     stderr_tail: list[str] = field(default_factory=list)  # its last lines when it failed
-    box: Sandbox | None = None  # the sandbox it ran in: its stand-ins go when the server stops
+    boxes: list[Sandbox] = field(default_factory=list)  # the sandboxes it ran in: their stand-ins go at the end
 
     def shown_tail(self) -> str:
         """Its stderr's last lines, each on a line of its own under the one that names the server."""
@@ -85,7 +85,10 @@ class McpHub:
         self._resolve = resolve
         self.servers = {e.name: ServerState(e) for e in entries}
         for st in self.servers.values():
-            if not st.entry.trusted:
+            if st.entry.held:  # Claude Code's approval keys leave it out (mcp/approval.py)
+                st.state = f"not started: {st.entry.held}"
+                st.ready.set()
+            elif not st.entry.trusted:
                 st.state = "not started: untrusted (`arnes trust` or --trust to start it)"
                 st.ready.set()
         self._loop: asyncio.AbstractEventLoop | None = None  # made by `start`
@@ -124,11 +127,11 @@ class McpHub:
             st.fail(f"not started: {st.entry.source}: mcpServers.{st.entry.name}: {exc}")
             return
         st.stop = asyncio.Event()
-        st.task = self._loop.create_task(self._serve(st, entry))
-        self._loop.call_later(st.entry.config.timeout, self._give_up, st)
+        st.task = task = self._loop.create_task(self._serve(st, entry))
+        self._loop.call_later(st.entry.config.timeout, self._give_up, st, task)
 
-    def _give_up(self, st: ServerState) -> None:
-        if st.state == "starting" and st.task is not None:
+    def _give_up(self, st: ServerState, task: asyncio.Task[None]) -> None:
+        if st.state == "starting" and st.task is task:  # not a later start's (`restart`)
             st.stderr_tail = stderr_tail(st.errlog)  # before fail(): whoever waits reads it next
             st.fail(f'no answer within {st.entry.config.timeout:g} s (raise "timeout" for a slow server)')
             st.task.cancel()
@@ -201,7 +204,8 @@ class McpHub:
 
             st.sandbox = "unconfined"
             return Confined(argv, {**get_default_environment(), **env}), cwd
-        st.sandbox, st.box = sandbox.name, sandbox
+        st.sandbox = sandbox.name
+        st.boxes.append(sandbox)
         confined = sandbox.wrap(argv, cwd, env, lasting=True)
         if not confined.pass_fds:
             return confined, cwd
@@ -250,6 +254,49 @@ class McpHub:
             raise ConnectionError(f"the MCP server {server!r} failed the call: {_reason(exc)}") from exc
         return render(result), bool(getattr(result, "isError", False) or getattr(result, "is_error", False))
 
+    # -- for the SDK's control requests (headless/control_mcp.py) ----------------------------------
+    def offers(self, server: str, tool: str) -> bool:
+        """Whether the server runs now and lists the tool: what the next request offers."""
+        st = self.servers.get(server)
+        return st is not None and st.state == "started" and any(t.name == tool for t in st.tools)
+
+    def turn_off(self, name: str, why: str) -> None:
+        """Stop one server (its process ends) until `restart`; its tools answer that it is off."""
+        st = self.servers[name]
+        self._stop(st)
+        st.state, st.session = f"not started: {why}", None
+        st.ready.set()
+
+    def restart(self, name: str) -> ServerState:
+        """Stop the server if it runs, start it again and wait until it started or failed (its
+        `timeout`). Only a server that may start here: the caller checks `entry.starts`."""
+        st = self.servers[name]
+        assert st.entry.starts
+        self._stop(st)
+        st.state, st.session, st.tools, st.stderr_tail = "starting", None, [], []
+        st.ready = threading.Event()
+        if self._loop is None:
+            self.start()  # launches every server not ready yet, this one too
+        else:
+            self._loop.call_soon_threadsafe(self._launch, st)
+        if not st.ready.wait(st.entry.config.timeout + 5):
+            st.fail(f"no answer within {st.entry.config.timeout:g} s")
+        return st
+
+    def _stop(self, st: ServerState) -> None:
+        """End the server's task, starting or started (as its time-out does), and wait for it."""
+        loop, task = self._loop, st.task
+        if loop is None or task is None or task.done():
+            return
+        import asyncio
+
+        async def stop() -> None:
+            task.cancel()
+            await asyncio.wait([task], timeout=5)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(stop(), loop).result(10)
+
     def close(self) -> None:
         """Stop every server (stdio processes are ended by the SDK) and the loop."""
         loop = self._loop
@@ -274,9 +321,9 @@ class McpHub:
         # The servers are gone: the empty stand-ins their bubblewraps made go too (not before:
         # removed while the session runs, a mount point is unmounted in its other sandboxes).
         for st in self.servers.values():
-            if st.box is not None:
+            for box in st.boxes:
                 with contextlib.suppress(OSError):
-                    st.box.close()
+                    box.close()
 
 
 def render(result: Any) -> str:

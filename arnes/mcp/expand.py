@@ -8,11 +8,13 @@ the fix, and starts the rest).
 A repository's `.mcp.json` is expanded only when its servers may start, that is after `arnes
 trust`; and it reads only variables that say where and who (`HOME`, `USER`, `PWD`, `PATH`,
 `LANG`, `TMPDIR`, the XDG folders: `PROJECT_VARIABLES`) plus those the user's settings let
-commands see (`sandbox.env_passthrough`). Anything else might be a secret under a name no
-pattern knows (`BW_SESSION`, `SLACK_WEBHOOK_URL`, `CI_JOB_JWT`, `TOKEN_GITHUB` all went out to a
-project's URL when a pattern decided), and a cloned repository could send it to a URL of its
-choosing in a header, an argument or the URL itself. The user's own settings, `~/.claude.json`
-and `--mcp-config` expand any variable.
+commands see (`sandbox.env_passthrough`). The locale's are named one by one, each value a
+locale's name: sshd forwards `LC_*` (`AcceptEnv LANG LC_*`), so people carry tokens to other
+machines as `LC_TOKEN_GITHUB`, and an `LC_*` glob sent those to a project's URL. Anything else
+might be a secret under a name no pattern knows (`BW_SESSION`, `SLACK_WEBHOOK_URL`, `CI_JOB_JWT`,
+`TOKEN_GITHUB` all went out to a project's URL when a pattern decided), and a cloned repository
+could send it to a URL of its choosing in a header, an argument or the URL itself. The user's
+own settings, `~/.claude.json` and `--mcp-config` expand any variable.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from arnes.mcp.settings import McpServer
-from arnes.sandbox.env import looks_secret
+from arnes.sandbox.env import LOCALE_NAMES, looks_like_locale, looks_secret
 
 # `${NAME}` or `${NAME:-default}`; the default runs to the first `}` (no nesting, as Claude Code).
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -51,11 +53,11 @@ def expand_text(text: str, environ: Mapping[str, str], allowed: VariableCheck) -
 
 
 # What a project's file may read: where and who, never what (a value of these is no secret).
-PROJECT_VARIABLES = (
-    "HOME", "USER", "LOGNAME", "PWD", "PATH", "SHELL", "TERM", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR",
+PROJECT_VARIABLES = frozenset({
+    "HOME", "USER", "LOGNAME", "PWD", "PATH", "SHELL", "TERM", "TZ", "TMPDIR",
     "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
     "CLAUDE_PROJECT_DIR", "ARNES_PROJECT_DIR",
-)  # fmt: skip
+}) | LOCALE_NAMES | {"LANGUAGE"}  # fmt: skip
 
 
 class VariableCheck:
@@ -68,7 +70,12 @@ class VariableCheck:
     def __call__(self, name: str, value: str) -> str:
         if self.user or any(fnmatch.fnmatchcase(name, glob) for glob in self.passthrough):
             return ""
-        if any(fnmatch.fnmatchcase(name, glob) for glob in PROJECT_VARIABLES) and not looks_secret(name, value):
+        if (name in LOCALE_NAMES or name == "LANGUAGE") and not looks_like_locale(value):
+            return (
+                f"${{{name}}} does not hold a locale's name (C, POSIX, en_US.UTF-8, ...), so it is not expanded: "
+                f"set {name} to a locale, or move this server to your user settings (~/.config/arnes/settings.json)"
+            )
+        if name in PROJECT_VARIABLES and not looks_secret(name, value):
             return ""
         return (
             f"${{{name}}} is not a variable a project's file may read (those say where and who: HOME, USER, "

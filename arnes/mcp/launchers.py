@@ -6,8 +6,9 @@ package over the network into its cache under home, and an installed tool runs f
 virtual environment under ~/.local/share. For a server in the user's own settings whose command
 is one of these, and only for such a server, mcp/start.py opens exactly that: the network (unless
 the server says `"network": false`), the launcher's cache folders read-write (arnes's own, one set
-per workspace, shown where the launcher looks: never the user's ~/.npm or ~/.cache/uv, which the
-launcher runs packages from on the host), an installed tool's folder read-only. Nothing else of
+per workspace and server, shown where the launcher looks: never another server's, nor the user's
+~/.npm or ~/.cache/uv, which the launcher runs packages from on the host), an installed tool's
+folder read-only. Nothing else of
 home: ~/.npmrc, ~/.ssh and the rest stay hidden. A project's server gets none of it (DESIGN §13:
 only the user's settings widen a server's sandbox).
 """

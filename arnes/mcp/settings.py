@@ -67,6 +67,11 @@ class ServerEntry:
     user: bool  # from the user's own settings: may turn the sandbox off or the network on
     trusted: bool  # may start here
     folder_trusted: bool = True  # "sandbox": false holds only in a folder the user trusted (like hooks)
+    held: str = ""  # why it does not start though trust would let it (Claude Code's approval, mcp/approval.py)
+
+    @property
+    def starts(self) -> bool:
+        return self.trusted and not self.held
 
     @property
     def unconfined(self) -> bool:

@@ -53,8 +53,8 @@ def make_hub(
 
 def launcher_spec(spec: SandboxSpec, entry: ServerEntry, environ: Mapping[str, str]) -> SandboxSpec:
     """The named exception for the user's own `npx`/`uvx`/`pipx run`/installed-tool server
-    (mcp/launchers.py): caches read-write (arnes's own for this workspace, shown where the
-    launcher looks), its tool's folder read-only, and the network unless the server turns it
+    (mcp/launchers.py): caches read-write (arnes's own for this workspace and this server, shown
+    where the launcher looks), its tool's folder read-only, and the network unless the server turns it
     off. Anything else: the spec as it was."""
     home = os.path.expanduser("~")
     if not os.path.isabs(home) or home == "/":
@@ -63,7 +63,7 @@ def launcher_spec(spec: SandboxSpec, entry: ServerEntry, environ: Mapping[str, s
     needs = launcher_needs([entry.config.command or "", *entry.config.args], real_home, environ)
     if needs is None:
         return spec
-    own = launcher_caches(spec.workspace, environ)
+    own = launcher_caches(spec.workspace, environ, entry)
     caches = tuple((own / folder.relative_to(real_home), folder) for folder in needs.writable)
     for source, _ in caches:  # made here: a missing one cannot be bound
         source.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -78,15 +78,20 @@ def launcher_spec(spec: SandboxSpec, entry: ServerEntry, environ: Mapping[str, s
     )
 
 
-def launcher_caches(workspace: Path, environ: Mapping[str, str]) -> Path:
-    """Where the launchers of one workspace keep their packages: arnes's cache folder, a folder
-    per workspace. A package a server fetched, or anything the server wrote in its cache (it reads
-    the repository, and the repository may steer it), stays with the servers of that workspace,
-    inside the sandbox: never in ~/.npm or ~/.cache/uv, which npx and uvx run from on the host."""
+def launcher_caches(workspace: Path, environ: Mapping[str, str], entry: ServerEntry) -> Path:
+    """Where one server's launcher keeps its packages: arnes's cache folder, a folder per
+    workspace and, in it, per server (its name and command line). A package a server fetched, or
+    anything the server wrote in its cache (it reads the repository, and the repository may steer
+    it: a linter runs the project's config), is what that server alone runs next time, inside
+    the sandbox: never another server's, which may hold a token that one was never given (a
+    shared cache let a lint server's project config rewrite the GitHub server's package), and
+    never ~/.npm or ~/.cache/uv, which npx and uvx run from on the host."""
     given = environ.get("XDG_CACHE_HOME", "")
     base = given if os.path.isabs(given) else os.path.join(os.path.expanduser("~"), ".cache")
-    key = hashlib.sha256(os.fsencode(os.path.realpath(workspace))).hexdigest()[:16]
-    return Path(base) / "arnes" / "launchers" / key
+    place = hashlib.sha256(os.fsencode(os.path.realpath(workspace))).hexdigest()[:16]
+    line = [entry.name, entry.config.command or "", *entry.config.args]
+    server = hashlib.sha256(b"\0".join(os.fsencode(part) for part in line)).hexdigest()[:16]
+    return Path(base) / "arnes" / "launchers" / place / server
 
 
 def _mode(sandbox: Sandbox) -> SandboxMode:

@@ -60,6 +60,8 @@ def split_grants(data: Mapping[str, Any], mode: str, limits: Mapping[str, float 
                     split.ignore(f"limits.{key}", item)
         elif section == "progress" and value is False:
             split.kept["progress"] = False
+        elif section == "disabledMcpjsonServers" or (section == "enableAllProjectMcpServers" and value is False):
+            split.kept[section] = value  # servers that do not start (mcp/approval.py): only narrows
         elif section == "hooks_fail" and value == "closed":
             split.kept["hooks_fail"] = "closed"  # a failing hook blocks: only narrows
         elif section == "hooks":  # they run commands: each event's hooks wait for trust

@@ -19,6 +19,7 @@ from typing import Literal
 
 from arnes.errors import ConfigError
 from arnes.host.paths import is_inside, resolve_real
+from arnes.nesting import json_loads
 from arnes.permissions.protected import claude_user_dir, user_config_dir
 from arnes.permissions.trust_frontmatter import frontmatter_grants
 from arnes.permissions.trust_scripts import Uncoverable, referenced_scripts
@@ -183,10 +184,10 @@ class TrustStore:
 
     def records(self) -> dict[str, Record]:
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            raw = json_loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # not UTF-8, not JSON, nested too deep
             raise ConfigError(f"{self.path}: cannot be read ({exc}); delete it and trust your folders again") from exc
         try:
             return {str(k): Record(bool(v["trusted"]), str(v["hash"]), str(v["at"])) for k, v in raw["folders"].items()}

@@ -11,12 +11,17 @@ Every other key a project file may set only narrows or only describes: `allowed-
 that never grants, permissions/scope.py), an agent's `tools`, `disallowedTools` and
 `permissionMode` (cut to the parent's), `name`, `description`, `argument-hint`, `user-invocable`.
 tests/test_trust_frontmatter.py fails when the loaders read a key that is in neither list.
+
+A granting value must be a name on one line (frontmatter.py `Document.name`, as the loaders read
+it); a file whose value is anything else is refused by its loader, grants nothing, and is one line
+here saying so, never the value itself: a list or a page of text is neither shown nor formatted.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from arnes.errors import ConfigError
 from arnes.extensions.locations import Kind, project_files
 from arnes.host.files import HostFiles
 
@@ -29,7 +34,7 @@ NARROWS_OR_DESCRIBES = frozenset(
 
 def frontmatter_grants(workspace: Path) -> list[str]:
     """One line per granting key a project file sets, `PATH: KEY VALUE`, in the loaders' order
-    (a value is taken as YAML gave it: a list or a number counts as it is written)."""
+    (a value is taken as YAML gave it: a number counts as it is written)."""
     files = HostFiles(workspace)
     lines: list[str] = []
     for kind, keys in GRANTS.items():
@@ -37,6 +42,12 @@ def frontmatter_grants(workspace: Path) -> list[str]:
             rel = found.document.path.relative_to(files.root)
             for name in keys:
                 value = found.document.meta.get(name)
-                if value is not None:
-                    lines.append(f"{rel}: {name} {value!r}")
+                if value is None:
+                    continue
+                try:
+                    found.document.name(name)
+                except ConfigError:
+                    lines.append(f"{rel}: {name} refused, not a name (the file is not loaded)")
+                    continue
+                lines.append(f"{rel}: {name} {value!r}")
     return lines

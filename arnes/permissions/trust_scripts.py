@@ -16,7 +16,6 @@ variable, `cd sub && ./x.sh`), and files a script reads or sources itself, unles
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from arnes.errors import ConfigError
 from arnes.host.paths import resolve_real
+from arnes.nesting import json_loads
 
 MAX_WORDS = 5000  # words per settings file; past it the folder cannot be trusted (never half-covered)
 NESTING = 2  # `bash -c "sh -c 'x.sh'"`: how deep a quoted command is split again
@@ -48,7 +48,7 @@ def referenced_scripts(workspace: Path, settings: list[Path]) -> list[str]:
     found: set[str] = set()
     for name in settings:
         try:
-            raw = json.loads(name.read_text(encoding="utf-8"))
+            raw = json_loads(name.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
             continue
         for count, word in enumerate(_words(raw)):

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from arnes.host.paths import resolve_real
+from arnes.nesting import json_loads
 from arnes.permissions.protected import user_state_dir
 
 _IDX = struct.Struct(">32sQQ?")  # sha256, offset, stored length, stored raw (not compressed)
@@ -143,7 +144,7 @@ class Store:
             if not line:
                 continue
             try:
-                record = json.loads(line)
+                record = json_loads(line)
             except ValueError:
                 break
             if isinstance(record, dict):

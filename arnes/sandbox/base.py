@@ -27,8 +27,8 @@ class SandboxSpec:
     hidden: Callable[[], list[Path]] = field(default=lambda: [])
     # Called before each command: files an Edit deny or ask rule covers, kept read-only.
     unwritable: Callable[[], list[Path]] = field(default=lambda: [])
-    # From the user's settings only: variables that look secret but commands may see anyway,
-    # and folders under home that stay readable (sandbox.env_passthrough, sandbox.read_paths).
+    # From the user's settings only: variables off the allow list (sandbox/env.py) that commands
+    # see too, and folders under home that stay readable (sandbox.env_passthrough, sandbox.read_paths).
     env_passthrough: tuple[str, ...] = ()
     read_paths: tuple[Path, ...] = ()
     # A user's MCP package launcher's caches (mcp/launchers.py), set for such a server's sandbox
@@ -159,5 +159,5 @@ class NoSandbox(PerCommand):
         return (
             "off: shell commands run unconfined and ask before running (unless read-only): NOT given: they can "
             "read the home folder and denied files, reach host Unix sockets and the network, and setuid bits are "
-            "only removed at the end of the session; secrets are still left out of their environment"
+            "only removed at the end of the session; their environment is still the allow list"
         )

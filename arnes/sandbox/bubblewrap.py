@@ -23,6 +23,7 @@ from pathlib import Path
 from arnes.sandbox import placeholders, seccomp
 from arnes.sandbox.base import Confined, SandboxSpec
 from arnes.sandbox.env import command_env
+from arnes.sandbox.gitconfig import sandbox_config
 from arnes.sandbox.gitguard import Guard
 from arnes.sandbox.home import HomeView, home_view, workspace_venvs
 from arnes.sandbox.root import hidden_roots, kept_under
@@ -115,6 +116,10 @@ class Bubblewrap:
         self._hidden: list[Path] | None = None
         self._outside: dict[tuple[Path, ...], list[Path]] = {}
         self._env = command_env(os.environ, spec.env_passthrough)  # the session's environment is fixed
+        if self._home is not None:  # git reads only the copy of the user's config (_git_config_args)
+            self._env["GIT_CONFIG_GLOBAL"] = str(self._home / ".gitconfig")
+        self._git_config: bytes | None = None
+        self._git_config_read = False
         self._zygote: Zygote | None = None  # the session's command server, started at the first command
         self._zygote_lock = threading.Lock()
         self._live: list[Zygote] = []  # the one running, for the finalizer
@@ -282,6 +287,29 @@ class Bubblewrap:
             return self._stand_ins.empty_file
         return self._stand_ins.empty_dir
 
+    def _git_config_args(self) -> tuple[list[str], tuple[int, ...]]:
+        """The user's git config as commands see it: a copy of its inert keys (sandbox/gitconfig.py)
+        bound read-only at ~/.gitconfig from a memory file, read once per sandbox; nothing when
+        there is none, or when the user's read_paths list ~/.gitconfig itself (then it is theirs)."""
+        home = self._home
+        own = {home / ".gitconfig", Path(os.path.realpath(home / ".gitconfig"))} if home is not None else set()
+        if home is None or any(Path(os.path.realpath(p)) in own for p in self.spec.read_paths):
+            return [], ()
+        if not self._git_config_read:
+            self._git_config, self._git_config_read = sandbox_config(home, os.environ), True
+        if self._git_config is None:
+            return [], ()
+        fd = os.memfd_create("arnes-gitconfig")
+        try:
+            view = memoryview(self._git_config)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.lseek(fd, 0, os.SEEK_SET)
+        except OSError:
+            os.close(fd)
+            raise
+        return ["--ro-bind-data", str(fd), str(home / ".gitconfig")], (fd,)
+
     def _seccomp_fd(self) -> tuple[list[str], tuple[int, ...]]:
         if self._seccomp is None:
             return [], ()
@@ -303,9 +331,10 @@ class Bubblewrap:
             self._placeholders += [p for p in made if p not in standing]
             if lasting:  # every mount point it stands on stays until close(): see settle()
                 self._lasting.update(made)
+        git_args, git_fds = self._git_config_args()  # after every mount: over a workspace that is home too
         seccomp_args, fds = self._seccomp_fd()
-        argv = [path, *args, *seccomp_args, *env_args, "--chdir", str(cwd), "--", *argv]
-        return Confined(argv, dict(self._env), (*fds, *env_fds))
+        argv = [path, *args, *git_args, *seccomp_args, *env_args, "--chdir", str(cwd), "--", *argv]
+        return Confined(argv, dict(self._env), (*git_fds, *fds, *env_fds))
 
     def start(self, argv: list[str], cwd: Path) -> ZygoteProcess | None:
         """Run `argv` in the session's zygote (started, or started anew, if need be); None when
@@ -347,7 +376,9 @@ class Bubblewrap:
         assert path is not None
         zygote = Zygote(tuple(args), made)
         zygote.busy.acquire()
-        seccomp_args, fds = self._seccomp_fd()
+        git_args, git_fds = self._git_config_args()
+        seccomp_args, seccomp_fds = self._seccomp_fd()
+        fds = (*git_fds, *seccomp_fds)
         ws = str(self.spec.workspace)
         view = self.home_view()
         clean = ["/tmp", "/dev", "/dev/shm", *(["/dev/mqueue"] if mqueue_args() else [])]
@@ -355,7 +386,7 @@ class Bubblewrap:
         clean += [str(r) for r in self._hidden_roots()]
         clean += [str(view.home)] if view is not None else []
         config = {"clean": clean, "keep": ["/", ws]}
-        bwrap = [path, *args, "--as-pid-1", *seccomp_args, "--chdir", ws, "--"]
+        bwrap = [path, *args, *git_args, "--as-pid-1", *seccomp_args, "--chdir", ws, "--"]
         try:
             zygote.start(bwrap, dict(self._env), fds, config)
         except OSError as exc:
@@ -429,7 +460,7 @@ class Bubblewrap:
         home = "home folder hidden (toolchains read-only)" if self._home else "home folder NOT hidden (it is / here)"
         home += ", folders outside the system's hidden (/srv, /work, /var/tmp, ...)"
         bits = "" if self._seccomp else ", setuid bits and Unix sockets NOT filtered (no seccomp for this CPU)"
-        return f"bubblewrap: writes only in {where}, {net}, {home}, denied files hidden, secrets not in env{bits}"
+        return f"bubblewrap: writes only in {where}, {net}, {home}, denied files hidden, env allow-listed{bits}"
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -3,8 +3,9 @@
 The home folder holds the user's keys (~/.ssh, ~/.aws, ~/.netrc, ...), so bubblewrap puts an empty
 folder in its place and binds back, read-only, only what commands need to run: the toolchains on
 PATH that live under home (pyenv, nvm, cargo + rustup, ~/.local/bin, ...), the interpreter a
-virtual environment points at, the user's git configuration, and the folders the user's settings
-list (sandbox.read_paths). Known secret files stay hidden even inside those.
+virtual environment points at, git's ignore and attributes files, and the folders the user's
+settings list (sandbox.read_paths); the user's git config only as a copy of its inert keys
+(sandbox/gitconfig.py). Known secret files stay hidden even inside those.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from arnes.sandbox.gitconfig import global_files
 
 # A PATH entry under one of these binds the whole root (a shim needs its versions), plus companions.
 TOOLCHAIN_ROOTS: dict[str, tuple[str, ...]] = {
@@ -23,8 +26,9 @@ TOOLCHAIN_ROOTS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 # Variables naming such roots directly.
 TOOLCHAIN_VARIABLES = ("PYENV_ROOT", "NVM_DIR", "CARGO_HOME", "RUSTUP_HOME", "VOLTA_HOME", "GOPATH", "BUN_INSTALL")
-# Read by tools on every run and not secret.
-CONFIG_FILES = (".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes")
+# Read by git on every run, patterns only. The user's git config is not among them: it may hold
+# credentials, and commands get a copy of its inert keys instead (sandbox/gitconfig.py).
+CONFIG_FILES = (".config/git/ignore", ".config/git/attributes")
 # Hidden even when a readable folder above contains them (relative to home).
 SECRETS = (
     ".ssh", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".gnupg", ".netrc", ".git-credentials",
@@ -32,7 +36,8 @@ SECRETS = (
     ".cargo/credentials.toml", ".config/gh", ".config/hub", ".local/share/keyrings", ".password-store",
     ".vault-token", ".pgpass", ".my.cnf", ".terraform.d/credentials.tfrc.json", ".config/anthropic",
     ".config/openai", ".config/arnes", ".m2/settings.xml", ".gradle/gradle.properties", ".env",
-    ".claude.json", ".claude/.claude.json", ".claude/.credentials.json", ".claude/backups",
+    ".claude.json", ".claude/.claude.json", ".claude/.credentials.json", ".claude/backups", ".gitconfig",
+    ".config/git/config",
 )  # fmt: skip
 
 
@@ -141,10 +146,10 @@ def home_view(
     # Drop what a shorter readable path already covers: fewer mounts.
     kept = [p for p in existing if not any(other != p and _inside(p, other) for other in existing)]
     secrets = []
-    for name in SECRETS:
+    for named in [*(home / name for name in SECRETS), *global_files(home, environ)]:
         # A link is followed: its target is what would show (bwrap binds onto the target anyway).
-        real = Path(os.path.realpath(home / name))
-        if not real.exists() or any(_inside(chosen, home / name) for chosen in extra):
+        real = Path(os.path.realpath(named))
+        if not real.exists() or any(_inside(chosen, named) for chosen in extra):
             continue  # absent, or the user listed the secret itself
         if any(_inside(real, folder) for folder in [*kept, *visible]):
             secrets.append(real)

@@ -75,6 +75,6 @@ class LandlockSandbox(PerCommand):  # a fresh interpreter per command applies th
     def describe(self) -> str:
         return (
             "landlock: writes only in the workspace and /tmp, no setuid bits, no Unix sockets unless the network "
-            "is on, secrets not in env; NOT given: denied files and the home folder are readable (~/.ssh too), "
+            "is on, env allow-listed; NOT given: denied files and the home folder are readable (~/.ssh too), "
             ".git is writable, the network is not restricted; so commands still ask as without a sandbox"
         )

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from arnes.nesting import json_loads
 from arnes.sandbox.standins import remove_mount_points
 
 _SERVER = Path(__file__).with_name("zygote_server.py")
@@ -173,7 +174,7 @@ class Zygote:
         if not reply:
             return 128 + signal.SIGKILL
         try:
-            said = json.loads(reply)
+            said = json_loads(reply)
         except ValueError:
             said = {}
         if not isinstance(said, dict):

@@ -22,14 +22,14 @@ def yaml_as_json(content: str) -> str | None:
     JSON); None when it is not one, or holds what JSON cannot (dates)."""
     import yaml  # pyyaml: already a dependency (extension front matter)
 
+    from arnes import yamlfile
+
     if len(content) > 20_000:
         return None
     try:
-        # No anchors or aliases: shared in YAML, each one is copied out in JSON (a few lines of
-        # `&a [*a, *a]` would grow without end), and a config file has no need of them.
-        if any(isinstance(t, yaml.AliasToken | yaml.AnchorToken) for t in yaml.scan(content)):
-            return None
-        value = yaml.safe_load(content)
+        # No anchors (shared in YAML, each one is copied out in JSON: a few lines of `&a [*a, *a]`
+        # would grow without end) and no deep nesting: yamlfile refuses both, a ValueError.
+        value = yamlfile.load(content)
         if not isinstance(value, dict | list) or not value:
             return None
         return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
@@ -58,11 +58,15 @@ def data_problem(content: str, suffix: str) -> str:
             json.loads(content)
         except json.JSONDecodeError as exc:
             return f"JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        except (RecursionError, ValueError):
+            pass  # nested past Python's limit, a number of 5000 digits: not judged
     if kind == ".toml":
         try:
             tomllib.loads(content)
         except tomllib.TOMLDecodeError as exc:
             return f"TOML ({exc})"
+        except (RecursionError, ValueError):
+            pass
     return ""
 
 

@@ -7,10 +7,11 @@ Every string shown here came from the model, a tool, a file or a command, so it 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
@@ -25,6 +26,7 @@ from arnes.agent.events import (
     Notice,
     PermissionEvent,
     Retry,
+    RunClosed,
     SessionEnd,
     SessionStart,
     Steered,
@@ -35,6 +37,7 @@ from arnes.agent.events import (
 )
 from arnes.permissions.approvers import show_diff
 from arnes.safe import one_line, terminal_console, visible
+from arnes.ui.closing import show_closing
 from arnes.ui.preview import label, preview
 from arnes.ui.spinner import Spinner
 
@@ -81,6 +84,7 @@ def call_line(name: str, args: dict[str, Any], prefix: str = "> ") -> Text:
 @dataclass
 class TerminalRenderer:
     console: Console = field(default_factory=terminal_console)
+    errors: TextIO | None = None  # where a closing's advice goes; None: stderr as it is then
     _streaming: bool = False
     _calls: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _last_line: str | None = None  # the call whose line was printed last: its result needs no label
@@ -160,6 +164,8 @@ class TerminalRenderer:
             )
         elif isinstance(event, SessionEnd):
             self._end(event)
+        elif isinstance(event, RunClosed):
+            show_closing(self.console, self.errors or sys.stderr, event)
 
     def _meter(self, event: ModelRequest) -> None:
         # An estimate that overshot the provider's later count must not read as the context shrinking.

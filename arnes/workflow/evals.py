@@ -11,7 +11,6 @@ not that no model was there. Every run's trace is kept, so a low score can be st
 
 from __future__ import annotations
 
-import json
 import shutil
 import statistics
 import subprocess
@@ -25,6 +24,7 @@ from typing import Any
 
 from arnes.errors import ConfigError
 from arnes.host.files import HostFiles
+from arnes.nesting import json_loads
 from arnes.sandbox.base import Sandbox
 from arnes.workflow.verify import run_check
 
@@ -116,8 +116,8 @@ def run_one(
             code, out, err = 124, "", ""
         seconds = time.monotonic() - started
         try:
-            data: dict[str, Any] = json.loads(out)
-        except json.JSONDecodeError:
+            data: dict[str, Any] = json_loads(out)
+        except ValueError:
             data = {}
         stop = str(data.get("stop_reason") or ("timeout" if code == 124 else "crashed"))
         error = _error_of(stop, data, code, err)

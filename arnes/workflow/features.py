@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from arnes.errors import ConfigError, validation_summary
 from arnes.host.files import HostFiles, Refused
+from arnes.nesting import Unreadable, json_loads
 
 FILE = "features.json"
 State = Literal["not_started", "active", "blocked", "passing"]
@@ -70,9 +71,11 @@ def load(workspace: Path) -> FeatureList:
         raise ConfigError(f"no {FILE} in {workspace} (or it is empty): write one like " + '{"features": [{"id": "F01", '
                           '"description": "...", "verify": "pytest -q tests/test_f01.py"}]}')  # fmt: skip
     try:
-        features = FeatureList.from_json(json.loads(data.decode("utf-8")))
+        features = FeatureList.from_json(json_loads(data.decode("utf-8")))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    except Unreadable as exc:
+        raise ConfigError(f"{path}: not read: {exc}") from None
     except (UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"{path}: cannot be read as UTF-8 text ({exc})") from exc
     except ValidationError as exc:

@@ -57,6 +57,14 @@ def args() -> str:
     return " ".join(sys.argv[2:])
 
 
+INSTANCE = os.urandom(8).hex()  # a pid would not do: in the sandbox's own pid namespace it is always the same
+
+
+@server.tool(description="This run of the server: a restarted server gives a new value.")
+def instance() -> str:
+    return INSTANCE
+
+
 @server.tool(description="Never answer.")
 async def hang() -> str:
     import anyio

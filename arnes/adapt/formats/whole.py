@@ -64,7 +64,7 @@ def merge_python(original: str, block: str) -> str | None:
     part (it keeps every definition, defines none, or either side does not parse)."""
     try:
         old_tree, new_tree = ast.parse(original), ast.parse(block)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a null byte, `1+1+…` 100000 long
         return None
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     old_defs = {n.name: n for n in old_tree.body if isinstance(n, kinds)}

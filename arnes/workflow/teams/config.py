@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from arnes.errors import ConfigError, validation_summary
 from arnes.host.files import HostFiles
+from arnes.nesting import Unreadable, toml_loads
 
 FOLDER = ".arnes/teams"
 
@@ -112,12 +113,14 @@ def load_team(workspace: Path, name: str) -> Team:
         known = ", ".join(project_names(workspace) + builtin_names())
         raise ConfigError(f"no team {name!r} (in .arnes/teams/ or built in); teams: {known}")
     try:
-        team = Team.model_validate({**tomllib.loads(text), "name": name})
+        team = Team.model_validate({**toml_loads(text), "name": name})
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: not valid TOML ({exc})") from exc
     except ValidationError as exc:
         problems = validation_summary(exc, "team")
         raise ConfigError(f"{where}: invalid team: {problems}") from exc
+    except Unreadable as exc:  # nested too deep, a number too long (nesting.py)
+        raise ConfigError(f"{where}: not read: {exc}") from None
     return team
 
 
