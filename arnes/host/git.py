@@ -61,6 +61,25 @@ SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "grep": ("--no-textconv", "--no-recurse-submodules"),
 }
 TIMEOUT = 60.0
+# git-lfs settings that name no program. git-lfs (started by the user's own `filter.lfs`, which
+# arnes leaves alone so LFS files stay pointers) also reads the repository's config, where
+# `lfs.extension.*.clean`/`smudge` and `lfs.customtransfer.*.path` are programs it runs. Lower
+# case, `*` for a subsection, as `git config --name-only` prints them.
+LFS_INERT = frozenset(
+    """lfs.repositoryformatversion lfs.url lfs.pushurl lfs.fetchinclude lfs.fetchexclude lfs.fetchrecentalways
+    lfs.locksverify lfs.setlockablereadonly lfs.concurrenttransfers lfs.skipdownloaderrors lfs.allowincompletepush
+    lfs.*.access lfs.*.locksverify""".split()
+)
+
+
+def lfs_program(names: list[str]) -> str | None:
+    """The first of the repository's keys that makes git-lfs run a program of its choosing, or None."""
+    for name in names:
+        section, _, rest = name.lower().partition(".")
+        sub, _, key = rest.rpartition(".")
+        if section == "lfs" and f"lfs.{'*.' if sub else ''}{key}" not in LFS_INERT:
+            return name
+    return None
 
 
 @dataclass(frozen=True)
@@ -114,6 +133,10 @@ def run_git(
     names = repository_keys(repo, env)
     if isinstance(names, str):
         return subprocess.CompletedProcess([repo.git, sub], 128, b"", names.encode())
+    program = lfs_program(names)
+    if program is not None:
+        said = f"the repository's config sets {program}, a program git-lfs would run; arnes did not run git"
+        return subprocess.CompletedProcess([repo.git, sub], 128, b"", os.fsencode(said))
     no_filters(env, names)
     argv = [repo.git, "--no-pager", *(a for item in SAFE_CONFIG for a in ("-c", item)), sub, *SUBCOMMANDS[sub], *rest]
     return subprocess.run(

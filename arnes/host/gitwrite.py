@@ -30,7 +30,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from arnes.host.git import SAFE_CONFIG, Repository, environment, no_filters, repository_keys, run_git
+from arnes.host.git import LFS_INERT, SAFE_CONFIG, Repository, environment, no_filters, repository_keys, run_git
 
 WRITE_SUBCOMMANDS = frozenset({"add", "commit", "restore", "rm", "reset", "switch", "checkout", "branch"})
 WRITE_CONFIG = (
@@ -71,7 +71,7 @@ _KEYS: dict[str, frozenset[str]] = {
     ),
     "push": frozenset({"default", "autosetupremote", "followtags"}),
     "submodule": frozenset({"*.url", "*.active", "*.path", "*.branch"}),
-    "lfs": frozenset({"repositoryformatversion", "*.access"}),
+    "lfs": frozenset(name.removeprefix("lfs.") for name in LFS_INERT),
     "include": frozenset({"path"}),  # the keys of the files it names are listed as the repository's own
     "includeif": frozenset({"*.path"}),
     "commit": frozenset({"cleanup", "status", "verbose", "template"}),  # -m or --no-edit: no template is read

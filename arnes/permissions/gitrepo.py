@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from arnes.host.git import LFS_INERT
 from arnes.safe import one_line
 
 # Keys (lower-case, subsection replaced by `*`) that name no program and no other file to read.
@@ -27,7 +28,7 @@ _INERT = re.compile(
     r"|branch\.\*\.[a-z0-9-]+"
     r"|(user|author|committer|color|pull|fetch|extensions|index|pack|feature|advice|i18n|gui|rerere|gc|"
     r"maintenance|init|column)\.[a-z0-9.*-]+"
-    r"|push\.(default|autosetupremote|followtags)|lfs\.[a-z0-9.*-]+|submodule\.\*\.(url|active|path|branch))$"
+    r"|push\.(default|autosetupremote|followtags)|submodule\.\*\.(url|active|path|branch))$"
 )
 _SECTION = re.compile(r'^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\]|\\.)*)")?[ \t]*\][ \t]*(.*)$')
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9-]*)[ \t]*(=|$)")
@@ -139,7 +140,7 @@ def _code_key(data: bytes) -> str | None:
         if not match or not section:
             return _unjudged(line)
         key = f"{section}.{match.group(1).lower()}"
-        if not _INERT.match(key):
+        if not (_INERT.match(key) or key in LFS_INERT):
             return f"sets {key}, which can make git run a program"
     return None
 
