@@ -156,6 +156,9 @@ class Settings(Strict):
     disabledMcpjsonServers: list[str] = Field(  # noqa: N815
         default_factory=list, description="The .mcp.json servers that never start, whichever file says so."
     )
+    outputStyle: str | None = Field(  # noqa: N815  (Claude Code's key)
+        None, description="How the agent talks: default, Explanatory, Learning, ... or a style file's name."
+    )
     hooks: HookSettings = Field(default_factory=dict, description="Commands run at moments of the loop (§13).")
     hooks_fail: FailMode | None = Field(None, description='A failing PreToolUse hook blocks ("closed") or not.')
 
@@ -196,6 +199,8 @@ class EffectiveConfig:
     warnings: list[str] = field(default_factory=list)
     said: list[str] = field(default_factory=list)  # warnings already printed on stderr (for JSON readers too)
     never_ask: bool = False  # Claude Code's dontAsk mode: what would be asked is denied
+    output_style: str | None = None  # Claude Code's outputStyle, by name (extensions/output_styles.py)
+    output_style_from: str = ""  # the settings file that chose it
     trusted: bool = False  # whether the project's grants applied (DESIGN §10)
     ignored: dict[Path, dict[str, object]] = field(default_factory=dict)  # untrusted grants, per file
     base_url_from: str = "default"  # the layer that chose base_url: a key goes only where the user chose
@@ -326,6 +331,8 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         cfg.max_cost = lim.max_cost or cfg.max_cost
         if settings.progress is not None:
             cfg.progress = settings.progress
+        if settings.outputStyle:
+            cfg.output_style, cfg.output_style_from = settings.outputStyle, str(path)
         p = settings.permissions
         if p.defaultMode == "bypass" and layer in PROJECT_LAYERS:
             cfg.warnings.append(

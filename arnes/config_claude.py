@@ -3,7 +3,7 @@
 
 Only what means the same in both is taken: `permissions.allow/ask/deny`, `defaultMode`, `hooks`
 (extensions/hooks_config.py keeps the hooks arnes can run and names the rest) and the approval of
-`.mcp.json` servers (`enabledMcpjsonServers` and the like, mcp/approval.py). Every
+`.mcp.json` servers (`enabledMcpjsonServers` and the like, mcp/approval.py) and `outputStyle`. Every
 other key is named in a warning, never fatal, in these files only (arnes's own files stay strict).
 In the user's file the keys arnes does not use (theme, model, env, ...) are Claude Code's own
 business and are not named on every run; a deny or ask rule arnes cannot read still is.
@@ -62,7 +62,7 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a settings file is a JSON object")
     warnings: list[str] = []
-    unused = [k for k in raw if k not in ("permissions", "hooks", *APPROVAL_KEYS)]
+    unused = [k for k in raw if k not in ("permissions", "hooks", "outputStyle", *APPROVAL_KEYS)]
     perms = raw.get("permissions") or {}
     if not isinstance(perms, dict):
         raise ConfigError(f"{path}: permissions must be an object")
@@ -93,6 +93,11 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
             warnings.append(f"{path}: permissions.defaultMode {mode!r} is not one arnes knows; ignored")
     result: dict[str, Any] = {"permissions": kept} if kept else {}
     result |= approval_keys(raw, str(path), warnings)
+    style = raw.get("outputStyle")
+    if isinstance(style, str) and style.strip():
+        result["outputStyle"] = style.strip()
+    elif style is not None:
+        warnings.append(f"{path}: outputStyle must be a style's name; ignored")
     if "hooks" in raw:
         from arnes.extensions.hooks_config import lenient_hooks
 

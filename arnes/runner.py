@@ -44,6 +44,7 @@ from arnes.workspace_trust import say, trusted_config, warn_withheld_keys
 
 if TYPE_CHECKING:
     from arnes.extensions.agents import Catalog
+    from arnes.extensions.output_styles import OutputStyle
     from arnes.rewind.checkpoints import Checkpoints
 
 CONTINUE = "Continue with the task where you left off."
@@ -279,6 +280,7 @@ def build_session(
         else None,
         checkpoints=checkpoints,
         agents=agent_catalog(HostFiles(ws, shared.engine), cfg),
+        output_style=output_style(HostFiles(ws, shared.engine), cfg),
         mcp=mcp,
         hooks=hooks,
         trace_path=trace or trace_file(args, ws, session_id),
@@ -318,6 +320,21 @@ def agent_catalog(host: HostFiles, cfg: EffectiveConfig) -> Catalog:
     if (warning := one_warning("agent definition files", catalog.warnings)) is not None:
         cfg.said.append(say(warning))
     return catalog
+
+
+def output_style(host: HostFiles, cfg: EffectiveConfig) -> OutputStyle | None:
+    """The style the settings choose (None: arnes's default); a name that cannot be used, or a
+    style file that was refused, is said once, on stderr."""
+    from arnes.extensions.locations import one_warning
+    from arnes.extensions.output_styles import load_styles
+
+    styles = load_styles(host, trusted=cfg.trusted)
+    if (warning := one_warning("output style files", [r.why for r in styles.refused])) is not None:
+        cfg.said.append(say(warning))
+    style, warning = styles.choose(cfg.output_style, cfg.output_style_from)
+    if warning is not None:
+        cfg.said.append(say(warning))
+    return style
 
 
 @dataclass

@@ -56,6 +56,7 @@ from arnes.workflow.verify import Verifier
 if TYPE_CHECKING:
     from arnes.extensions.agents import AgentMode, Catalog
     from arnes.extensions.hooks import HookRunner
+    from arnes.extensions.output_styles import OutputStyle
     from arnes.mcp.client import McpHub
     from arnes.rewind.checkpoints import Checkpoints
 
@@ -196,6 +197,7 @@ class Session:
     # Claude Code's --system-prompt (replaces arnes's own; empty: arnes's) and --append-system-prompt.
     system_base: str = ""
     system_append: str = ""
+    output_style: OutputStyle | None = None  # Claude Code's outputStyle: the top-level session's only
     engine: RuleEngine = field(init=False)
     sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)
@@ -389,6 +391,7 @@ class Session:
             SessionStart(
                 self.id, str(self.workspace), self.provider.name, self.provider.model, self.mode, self.sandbox.name,
                 self.sandbox.describe(), self.context_window, self.context_source,
+                self.output_style.name if self.output_style is not None else "",
             )
         )  # fmt: skip
         if self.mcp is not None:  # after the banner: the servers connect while the user reads it
@@ -471,9 +474,14 @@ class Session:
     def system_prompt(self) -> str:
         """Fixed across sessions and workspaces, so a server can cache it (see agent/prompt.py)."""
         writes = "Write" in self.tools.names() or self.edit_format != "tools"
+        style = self.output_style
+        own = system_prompt(
+            read_only=not writes, in_reply=self.edit_format != "tools", coding=style is None or style.keep_coding
+        )
         parts = [
-            self.system_base or system_prompt(read_only=not writes, in_reply=self.edit_format != "tools"),
+            self.system_base or own,
             self.steering.system_note(),
+            style.section() if style is not None else "",
             self.system_append,
         ]
         return "\n\n".join(part for part in parts if part)
@@ -525,7 +533,7 @@ _MADE_ONCE = frozenset(
         "self_check", "steering_set", "draws", "edit_format", "hidden_tools", "steering", "test_command",
         "test_timeout", "model_switch", "mcp", "hooks", "trace_path", "transcript_path", "checkpoints",
         "skill_catalog", "active_skills", "agents", "instructions", "never_ask", "system_base", "system_append",
-        "engine", "sandbox", "ctx", "host",
+        "output_style", "engine", "sandbox", "ctx", "host",
     }
 )  # fmt: skip
 

@@ -30,6 +30,7 @@ class SessionStart(Event):
     sandbox_note: str = ""
     context_window: int = 0
     context_source: str = ""  # flag | settings | server | profile: where the window came from
+    output_style: str = ""  # the settings' outputStyle in use; "" for arnes's default
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,8 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
         console.print(visible(f"  warning: {warning}"), style="yellow", markup=False)
     for line, ok in skill_lines(ws, cfg.rules):
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
+    for line, ok in style_lines(ws, cfg):
+        console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     agents_section(console, ws, cfg.trusted, cfg.rules)
     print_commands(console, ws, cfg)
     return EXIT_OK if all(f.ok for f in findings) else EXIT_FAIL
@@ -75,6 +77,26 @@ def skill_lines(ws: Path, rules: list[SourcedRule]) -> list[tuple[str, bool]]:
     found = ", ".join(f"{s.name} ({s.origin})" for s in skills) or "none"
     said = [(one_line(f"skill {'shadowed' if r.shadowed else 'refused'}: {r.why}"), False) for r in refused]
     return [(one_line(f"skills: {found}"), True), *said]
+
+
+def style_lines(ws: Path, cfg: object) -> list[tuple[str, bool]]:
+    """The output style in use and where it was chosen; a name or a file that cannot be used, with why."""
+    from arnes.config import EffectiveConfig
+    from arnes.extensions.output_styles import load_styles
+    from arnes.host.files import HostFiles
+    from arnes.permissions.engine import RuleEngine
+    from arnes.safe import one_line
+
+    assert isinstance(cfg, EffectiveConfig)
+    styles = load_styles(HostFiles(ws, RuleEngine(ws, rules=list(cfg.rules))), trusted=cfg.trusted)
+    style, why = styles.choose(cfg.output_style, cfg.output_style_from)
+    chosen = f"{style.name} ({style.source}; chosen in {cfg.output_style_from})" if style else "default"
+    lines = [(one_line(f"output style: {chosen}; available: {', '.join(styles.names())}"), True)]
+    lines += [(one_line(f"output style not used: {why}"), False)] if why else []
+    lines += [
+        (one_line(f"output style {'shadowed' if r.shadowed else 'refused'}: {r.why}"), False) for r in styles.refused
+    ]
+    return lines
 
 
 def hook_lines(cfg: object) -> list[tuple[str, bool]]:

@@ -27,12 +27,13 @@ from arnes.extensions.frontmatter import MAX_BYTES, Document, decode, load_user
 from arnes.host.files import HostFiles, Refused
 from arnes.permissions.protected import claude_user_dir, user_config_dir
 
-Kind = Literal["commands", "agents", "skills"]
+Kind = Literal["commands", "agents", "skills", "output-styles"]
 NAMESPACE_DEPTH = 3  # folder levels under a command folder: `a/b/c/x.md` is /a:b:c:x
 PROJECT_DIRS: dict[Kind, tuple[str, ...]] = {
     "commands": (".arnes/commands", ".claude/commands"),
     "agents": (".arnes/agents", ".claude/agents"),
     "skills": (".arnes/skills", ".claude/skills", ".agents/skills"),
+    "output-styles": (".arnes/output-styles", ".claude/output-styles"),
 }
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from arnes import __version__
 from arnes.extensions.commands import Catalog, load_catalog
+from arnes.extensions.output_styles import BUILT_IN, DEFAULT
 from arnes.session import Session
 from arnes.ui.sdk_messages import mode_name
 from arnes.ui.slash import BUILTINS
@@ -16,6 +17,11 @@ from arnes.ui.slash import BUILTINS
 def commands(session: Session) -> Catalog:
     """The custom `/NAME` commands a message may start with (extensions/commands.py)."""
     return load_catalog(session.host, BUILTINS)
+
+
+def style_name(session: Session) -> str:
+    """The output style in use (extensions/output_styles.py), as Claude Code names it."""
+    return session.output_style.name if session.output_style is not None else DEFAULT
 
 
 def init_keys(session: Session, catalog: Catalog) -> dict[str, Any]:
@@ -27,7 +33,7 @@ def init_keys(session: Session, catalog: Catalog) -> dict[str, Any]:
         "claude_code_version": __version__,
         "arnes_version": __version__,
         "slash_commands": catalog.names(),
-        "output_style": "default",
+        "output_style": style_name(session),
         "skills": [skill.name for skill in skills],
         "agents": sorted(session.agents.agents) if session.agents else [],
         "plugins": [],
@@ -43,8 +49,10 @@ def initialize_response(session: Session, catalog: Catalog) -> dict[str, Any]:
             {"name": c.name, "description": c.description, "argumentHint": c.hint} for c in catalog.commands.values()
         ],
         "agents": [{"name": a.name, "description": a.description} for a in agents],
-        "output_style": "default",
-        "available_output_styles": ["default"],
+        "output_style": style_name(session),
+        "available_output_styles": list(
+            dict.fromkeys([DEFAULT, *(s.name for s in BUILT_IN.values()), style_name(session)])
+        ),
         "models": [{"value": model, "displayName": model, "description": f"{session.provider.name}, through arnes"}],
         "account": {},
         "pid": os.getpid(),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from arnes.errors import ConfigError
+from arnes.extensions.locations import PROJECT_DIRS
 from arnes.host.paths import is_inside, resolve_real
 from arnes.nesting import json_loads
 from arnes.permissions.protected import claude_user_dir, user_config_dir
@@ -33,6 +34,8 @@ SETTINGS = (
 )
 TEAMS = ".arnes/teams"  # team files choose agents, their flags and verify commands
 HOOK_DIRS = (".arnes/hooks", ".claude/hooks")  # where hooks keep their scripts: a changed script asks again
+# A project's output styles write arnes's own instructions (extensions/output_styles.py): hashed whole.
+STYLE_DIRS = PROJECT_DIRS["output-styles"]
 # Every granting file is hashed whole. A folder whose hook folders hold more files than this, or
 # whose granting files come to more bytes, cannot be trusted as it is (Uncoverable, one line with
 # the fix): trust is never given to a part of what can run.
@@ -56,7 +59,7 @@ def granting_files(workspace: Path) -> list[str]:
         names += sorted(f"{TEAMS}/{p.name}" for p in teams.glob("*.toml") if p.is_file())
     root = resolve_real(workspace)
     hooks: list[str] = []
-    for folder in HOOK_DIRS:
+    for folder in (*HOOK_DIRS, *STYLE_DIRS):
         hooks += _tree(workspace, root, folder, set(), hooks)
     names += hooks
     taken = set(names)
@@ -112,9 +115,9 @@ def _tree(workspace: Path, root: Path, rel: str, seen: set[Path], before: list[s
         out += _tree(workspace, root, f"{rel}/{child}", seen, before + out)
         if len(before) + len(out) > MAX_HOOK_FILES:
             raise Uncoverable(
-                f"{root} cannot be trusted as it is: its hook folders hold more than {MAX_HOOK_FILES} files, "
-                "more than arnes hashes, and a hook may run any of them; keep only what hooks run in "
-                ".claude/hooks/ and .arnes/hooks/, or use --trust for one run"
+                f"{root} cannot be trusted as it is: its hook and output-style folders hold more than "
+                f"{MAX_HOOK_FILES} files, more than arnes hashes, and a hook may run any of them; keep only what "
+                "hooks run in .claude/hooks/ and .arnes/hooks/, or use --trust for one run"
             )
     return out
 

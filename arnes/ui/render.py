@@ -124,6 +124,8 @@ class TerminalRenderer:
                 source = f" ({event.context_source})" if event.context_source else ""
                 c.print(f"context window: {event.context_window} tokens{source}", markup=False)
             c.print(f"mode: {event.mode}", markup=False)
+            if event.output_style:
+                c.print(f"output style: {visible(event.output_style)}", markup=False)
             off = event.sandbox == "off"
             c.print(f"sandbox: {event.sandbox_note or event.sandbox}", style="yellow" if off else None, markup=False)
         elif isinstance(event, ModelRequest):
