@@ -59,6 +59,8 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
         console.print(visible(f"  warning: {warning}"), style="yellow", markup=False)
     for line, ok in skill_lines(ws, cfg.rules):
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
+    for line, ok in plugin_lines():
+        console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     for line, ok in style_lines(ws, cfg):
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     agents_section(console, ws, cfg.trusted, cfg.rules)
@@ -77,6 +79,18 @@ def skill_lines(ws: Path, rules: list[SourcedRule]) -> list[tuple[str, bool]]:
     found = ", ".join(f"{s.name} ({s.origin})" for s in skills) or "none"
     said = [(one_line(f"skill {'shadowed' if r.shadowed else 'refused'}: {r.why}"), False) for r in refused]
     return [(one_line(f"skills: {found}"), True), *said]
+
+
+def plugin_lines() -> list[tuple[str, bool]]:
+    """Your Claude Code plugins that arnes reads (extensions/plugins.py), and what it does not."""
+    from arnes.extensions.plugins import enabled_plugins
+    from arnes.safe import one_line
+
+    plugins, warnings = enabled_plugins()
+    if not plugins and not warnings:
+        return []
+    names = ", ".join(f"{p.key} ({p.root})" for p in plugins) or "none"
+    return [(one_line(f"plugins: {names}"), True), *((one_line(w), False) for w in warnings)]
 
 
 def style_lines(ws: Path, cfg: object) -> list[tuple[str, bool]]:

@@ -39,7 +39,7 @@ MODE_NAMES: dict[str, AgentMode] = {
 }
 # Claude Code's tools that arnes has under another name, or does not need to name at all.
 TOOL_ALIASES = {"Task": "Delegate", "Agent": "Delegate", "MultiEdit": "Edit"}
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_NAME = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]*:)?[A-Za-z0-9][A-Za-z0-9_.-]*$")  # `plugin:` for a plugin's
 DESCRIPTION_CAP = 200  # characters of a description in the session's context: a few tokens each
 
 
@@ -119,7 +119,7 @@ def load_catalog(files: HostFiles, env: dict[str, str] | None = None, *, trusted
 
 def _definition(item: Found, trusted: bool) -> AgentDefinition:
     doc, path = item.document, item.document.path
-    name = doc.text("name") or item.name
+    name = item.final(doc.text("name"))
     if not _NAME.match(name):
         raise ConfigError(f"{path}: name {name!r} must be letters, digits, '-', '_' or '.'; rename it")
     notes: list[str] = []

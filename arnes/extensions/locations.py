@@ -24,6 +24,7 @@ from typing import Literal
 
 from arnes.errors import ConfigError
 from arnes.extensions.frontmatter import MAX_BYTES, Document, decode, load_user
+from arnes.extensions.plugins import enabled_plugins
 from arnes.host.files import HostFiles, Refused
 from arnes.permissions.protected import claude_user_dir, user_config_dir
 
@@ -41,7 +42,12 @@ PROJECT_DIRS: dict[Kind, tuple[str, ...]] = {
 class Found:
     name: str  # the file's stem (a command's with its folders: `tools:x`), or the skill's folder name
     document: Document
-    origin: str  # "project" or "user"
+    origin: str  # "project" or "user" (a plugin the user installed is theirs)
+    namespace: str = ""  # a plugin's `NAME:`, already in `name`; it prefixes a front-matter name too
+
+    def final(self, named: str | None) -> str:
+        """The name the catalog uses: a front matter's `named` (in the plugin's namespace), else `name`."""
+        return self.namespace + named if named else self.name
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,14 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
                 found.append(Found(name, load_user(path), "user"))
             except ConfigError as exc:
                 refused.append(Refusal(path, str(exc)))
+    if kind in ("commands", "agents", "skills"):
+        for plugin in enabled_plugins(env)[0]:
+            for folder in plugin.folders(kind):
+                for name, path in _user_entries(kind, folder):
+                    try:
+                        found.append(Found(plugin.namespace + name, load_user(path), "user", plugin.namespace))
+                    except ConfigError as exc:
+                        refused.append(Refusal(path, str(exc)))
     project, project_refused = project_files(kind, files)
     return found + project, refused + project_refused
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from arnes.errors import ConfigError
 from arnes.extensions.frontmatter import Document, load_user
-from arnes.extensions.locations import Refusal, discover, shadowed
+from arnes.extensions.locations import Found, Refusal, discover, shadowed
 from arnes.extensions.skill_scope import ActiveSkills
 from arnes.host.files import HostFiles
 from arnes.host.paths import is_inside, resolve_real
@@ -34,7 +34,7 @@ from arnes.safe import one_line
 from arnes.tools.base import ToolError
 
 BUNDLED = Path(__file__).parent / "bundled" / "skills"
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+NAME = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,63}:)?[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # `plugin:` for a plugin's
 DESCRIPTION_CAP = 160  # characters of a description in the list: a few tokens each
 LIST_CAP = 40  # skills named in the first message; the rest are named by an unknown-name answer
 FILES_CAP = 50  # files beside SKILL.md listed by the tool
@@ -55,18 +55,18 @@ class SkillDef:
 def discover_skills(files: HostFiles, env: dict[str, str] | None = None) -> tuple[list[SkillDef], list[Refusal]]:
     """Every usable skill, and one line for each that was refused (for doctor and a warning)."""
     found, refused = discover("skills", files, env)
-    documents = [(f.name, f.document, f.origin) for f in found]
     taken = {f.name for f in found}
     for folder in _bundled_folders():
         if folder.name not in taken:
             try:
-                documents.append((folder.name, load_user(folder / "SKILL.md"), "bundled"))
+                found.append(Found(folder.name, load_user(folder / "SKILL.md"), "bundled"))
             except ConfigError as exc:
                 refused.append(Refusal(folder / "SKILL.md", str(exc)))
     skills: dict[str, SkillDef] = {}
-    for folder_name, document, origin in documents:
+    for item in found:
+        document = item.document
         try:
-            skill = _skill(folder_name, document, origin)
+            skill = _skill(item, document, item.origin)
         except ConfigError as exc:
             refused.append(Refusal(document.path, str(exc)))
             continue
@@ -85,8 +85,8 @@ def _bundled_folders() -> list[Path]:
         return []
 
 
-def _skill(folder_name: str, doc: Document, origin: str) -> SkillDef:
-    name = doc.text("name") or folder_name
+def _skill(item: Found, doc: Document, origin: str) -> SkillDef:
+    name = item.final(doc.text("name"))
     if not NAME.fullmatch(name):
         raise ConfigError(f"{doc.path}: name {name!r} must be letters, digits, '-', '_' or '.' (at most 64)")
     description = doc.text("description")

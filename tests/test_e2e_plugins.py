@@ -1,0 +1,97 @@
+"""Claude Code plugins the user installed, on the real `arnes` (DESIGN §16): the commands, agents
+and skills of every user-scope plugin the user's settings enable load under the plugin's name
+(`/kit:check`, agent `kit:critic`, skill `kit:style`), as Claude Code names them; a disabled plugin
+loads nothing; what arnes does not run of a plugin (hooks, MCP servers) is said, not dropped."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from arnes.agent.trace import read_trace
+from tests.conftest import run_arnes
+
+
+def _plugin(root: Path, name: str, *, hooks: bool = False) -> Path:
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": name, "version": "1.0.0"}))
+    (root / "commands").mkdir()
+    (root / "commands" / "check.md").write_text("---\ndescription: Check a path\n---\nCheck $ARGUMENTS (KIT-CHECK).\n")
+    (root / "agents").mkdir()
+    (root / "agents" / "critic.md").write_text("---\nname: critic\ndescription: Reviews\ntools: Read\n---\nCRITIC\n")
+    (root / "skills" / "style").mkdir(parents=True)
+    (root / "skills" / "style" / "SKILL.md").write_text(
+        "---\nname: style\ndescription: The house style\n---\nUse tabs (KIT-STYLE).\n"
+    )
+    if hooks:
+        (root / "hooks").mkdir()
+        (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {}}))
+    return root
+
+
+def _install(plugins: dict[str, tuple[Path, bool]]) -> None:
+    """Claude Code's records: where each plugin was installed (user scope), and which are enabled."""
+    claude = Path(os.environ["HOME"]) / ".claude"
+    (claude / "plugins").mkdir(parents=True, exist_ok=True)
+    installed = {
+        key: [{"scope": "user", "installPath": str(path), "version": "1.0.0"}] for key, (path, _) in plugins.items()
+    }
+    (claude / "plugins" / "installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": installed}))
+    enabled: dict[str, Any] = {key: on for key, (_, on) in plugins.items()}
+    enabled["ghost@market"] = True  # enabled, never installed
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": enabled}))
+
+
+def _installed_kits(tmp_path: Path) -> None:
+    cache = Path(os.environ["HOME"]) / ".claude" / "plugins" / "cache" / "market"
+    kit = _plugin(cache / "kit" / "1.0.0", "kit", hooks=True)
+    off = _plugin(cache / "off" / "1.0.0", "off")
+    _install({"kit@market": (kit, True), "off@market": (off, False)})
+
+
+def test_an_enabled_plugins_command_agent_and_skill_load_under_its_name(tmp_path: Path) -> None:
+    _installed_kits(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    doctor = run_arnes("doctor", "-w", str(ws))
+    assert "/kit:check (user)" in doctor.out and "kit:style (user)" in doctor.out
+    assert "kit:critic (user" in doctor.out
+    assert "off:" not in doctor.out.replace("off@market", "")  # disabled: nothing of it loads
+    assert "plugin kit@market: its hooks are not run by arnes" in doctor.out
+    assert "ghost@market is enabled" in doctor.out and "not installed" in doctor.out
+
+
+def test_a_plugins_command_and_skill_run(tmp_path: Path) -> None:
+    _installed_kits(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    turns = [{"tool_calls": [{"name": "Skill", "input": {"skill": "kit:style"}}]}, {"text": "checked"}]
+    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
+    script.write_text(json.dumps({"turns": turns}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                     "/kit:check", "a.py")  # fmt: skip
+    assert done.code == 0, done.err
+    events = read_trace(trace)
+    first = next(e for e in events if e["event"] == "message" and e["role"] == "user")
+    assert "Check a.py (KIT-CHECK)." in "\n".join(b.get("text", "") for b in first["content"])
+    [skill] = [e for e in events if e["event"] == "tool_result" and e["name"] == "Skill"]
+    assert not skill["is_error"] and "Use tabs (KIT-STYLE)." in skill["output"], skill["output"]
+    # Said once at the start: what of the plugins arnes does not run, and the one it cannot find.
+    assert "2 plugins not used, or used in part" in done.out + done.err
+
+
+def test_without_enabled_plugins_nothing_loads(tmp_path: Path) -> None:
+    cache = Path(os.environ["HOME"]) / ".claude" / "plugins" / "cache" / "market"
+    kit = _plugin(cache / "kit" / "1.0.0", "kit")
+    _install({"kit@market": (kit, False)})
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    doctor = run_arnes("doctor", "-w", str(ws))
+    assert "kit:" not in doctor.out
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+    unknown = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "/kit:check")
+    assert unknown.code != 0 and "kit:check" in unknown.out + unknown.err
