@@ -66,8 +66,9 @@ def program(tmp_path: Path, name: str) -> str:
     return str(script)
 
 
-def hostile(ws: Path, tmp_path: Path) -> Path:
-    """Every way a repository's config names a program for add, commit and checkout; the markers' folder."""
+def hostile(ws: Path, tmp_path: Path, includes: bool = True) -> Path:
+    """Every way a repository's config names a program for add, commit and checkout; the markers'
+    folder. `includes`: with the config files it includes (which keep git off the host)."""
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     for hook in HOOKS:
@@ -86,9 +87,9 @@ def hostile(ws: Path, tmp_path: Path) -> Path:
             f"[gpg]\n\tprogram = {program(tmp_path, 'gpg')}\n[commit]\n\tgpgSign = true\n"
             f"[sequence]\n\teditor = {program(tmp_path, 'sequence-editor')}\n"
             f"[alias]\n\tcommit = !{program(tmp_path, 'alias')}\n\tadd = !{program(tmp_path, 'alias')}\n"
-            f"[include]\n\tpath = {included}\n"
-            f'[includeIf "gitdir:{ws}/.git"]\n\tpath = {conditional}\n'
         )
+        if includes:
+            config.write(f'[include]\n\tpath = {included}\n[includeIf "gitdir:{ws}/.git"]\n\tpath = {conditional}\n')
     (ws / ".gitattributes").write_text("*.py filter=evil\n*.txt filter=planted\n")
     return tmp_path / "markers"
 
@@ -122,8 +123,20 @@ def test_a_plain_git_on_the_host_runs_the_repositorys_programs(ws: Path, tmp_pat
     assert {"fsmonitor", "clean", "included-clean", "pre-commit", "gpg"} <= {p.name for p in markers.iterdir()}
 
 
-def test_add_commit_and_branches_run_on_the_host_with_no_program_of_the_repository(ws: Path, tmp_path: Path) -> None:
+def test_a_repository_that_includes_config_files_keeps_git_off_the_host(ws: Path, tmp_path: Path) -> None:
+    """An included file may be one a sandboxed command writes (`include.path = ../.devconfig`):
+    git reads it again after arnes checked it, so git does not run on the host at all."""
     markers = hostile(ws, tmp_path)
+    (ws / "a.py").write_text("a.py\nchanged\n")
+    results = scripted(ws, tmp_path, [bash("git add a.py"), bash("git commit -m x")], *ALLOW)
+    for _, output in results:
+        assert "was not run" in output and "include.path" in output, output
+    assert not list(markers.iterdir())
+    assert git(ws, "diff", "--cached", "--name-only") == ""
+
+
+def test_add_commit_and_branches_run_on_the_host_with_no_program_of_the_repository(ws: Path, tmp_path: Path) -> None:
+    markers = hostile(ws, tmp_path, includes=False)
     (ws / "a.py").write_text("a.py\nchanged\n")
     (ws / "c.py").write_text("c.py\nchanged\n")
     commands = [

@@ -241,15 +241,15 @@ INERT = [
     # what the command line overrides or empties, and what these commands never use
     "core.fsmonitor", "core.hookspath", "core.pager", "core.editor", "core.sshcommand", "core.askpass",
     "credential.helper", "commit.gpgsign", "gpg.program", "gpg.format", "gpg.ssh.program", "filter.lfs.clean",
-    "filter.a=b.process", "alias.commit", "include.path", "includeif.gitdir:/x/.path", "sequence.editor",
-    "commit.template",
+    "filter.a=b.process", "alias.commit", "sequence.editor",
+    "commit.template", "protocol.file.allow",
 ]  # fmt: skip
 UNKNOWN = [
     "hook.pre-commit.command", "hook.x.event", "diff.x.textconv", "diff.external", "merge.x.driver",
     "trailer.sign.command", "core.worktree", "core.attributesfile", "core.alternaterefscommand", "pager.log",
-    "credential.https://h.helper", "protocol.file.allow", "lfs.extension.x.clean", "lfs.customtransfer.x.path",
+    "credential.https://h.helper", "lfs.extension.x.clean", "lfs.customtransfer.x.path",
     "uploadpack.packobjectshook", "url.x.insteadof", "remote.origin.uploadpack", "remote.origin.vcs",
-    "submodule.lib.update", "status.showuntrackedfiles", "core",
+    "submodule.lib.update", "status.showuntrackedfiles", "core", "include.path", "includeif.gitdir:/x/.path",
 ]  # fmt: skip
 
 

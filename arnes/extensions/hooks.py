@@ -120,7 +120,7 @@ class Hooks:
             with sandbox.wrap(["bash", "-c", command], self.workspace) as cmd:
                 env = {**cmd.env, "CLAUDE_PROJECT_DIR": str(self.workspace), "ARNES_PROJECT_DIR": str(self.workspace)}
                 if entry.user:  # the user's program, in the workspace: it must not import the repository's files
-                    env = user_program_env(env)
+                    env = user_program_env(env, self.workspace)
                 done = run_foreground(cmd.argv, self.workspace, entry.hook.timeout, OUTPUT_CAP, env, cmd.pass_fds, data)
         except OSError as exc:
             self._failed(entry, outcome, f"could not start: {exc.strerror or exc}", None, "", started)

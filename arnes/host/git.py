@@ -31,7 +31,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from arnes.host.paths import is_inside, resolve_real
+from arnes.host.paths import is_inside, resolve_real, search_path
 
 SAFE_CONFIG = (
     "core.fsmonitor=false",
@@ -41,6 +41,8 @@ SAFE_CONFIG = (
     "credential.helper=",
     "core.sshCommand=false",
     "protocol.allow=never",
+    # A repository's `protocol.file.allow=always` beats `protocol.allow=never`: each by name, too.
+    *(f"protocol.{name}.allow=never" for name in ("file", "ext", "ssh", "git", "http", "https")),
     "safe.bareRepository=explicit",
     "submodule.recurse=false",
     "status.submoduleSummary=false",
@@ -70,6 +72,24 @@ LFS_INERT = frozenset(
     lfs.locksverify lfs.setlockablereadonly lfs.concurrenttransfers lfs.skipdownloaderrors lfs.allowincompletepush
     lfs.*.access lfs.*.locksverify""".split()
 )
+
+
+def unsafe_key(names: list[str]) -> str | None:
+    """Why the repository's config keys keep git off the host whatever the command, or None: a
+    git-lfs program of its choosing, or an include (its file may be one the sandbox writes, read
+    again by git after arnes read it)."""
+    program = lfs_program(names)
+    if program is not None:
+        return f"the repository's config sets {program}, a program git-lfs would run"
+    include = next((n for n in names if n.lower() == "include.path" or _is_conditional_include(n)), None)
+    if include is not None:
+        return f"the repository's config sets {include}: git would read another file after arnes checked this one"
+    return None
+
+
+def _is_conditional_include(name: str) -> bool:
+    section, _, rest = name.lower().partition(".")
+    return section == "includeif" and rest.rpartition(".")[2] == "path"
 
 
 def lfs_program(names: list[str]) -> str | None:
@@ -133,10 +153,9 @@ def run_git(
     names = repository_keys(repo, env)
     if isinstance(names, str):
         return subprocess.CompletedProcess([repo.git, sub], 128, b"", names.encode())
-    program = lfs_program(names)
-    if program is not None:
-        said = f"the repository's config sets {program}, a program git-lfs would run; arnes did not run git"
-        return subprocess.CompletedProcess([repo.git, sub], 128, b"", os.fsencode(said))
+    said = unsafe_key(names)
+    if said is not None:
+        return subprocess.CompletedProcess([repo.git, sub], 128, b"", os.fsencode(f"{said}; arnes did not run git"))
     no_filters(env, names)
     argv = [repo.git, "--no-pager", *(a for item in SAFE_CONFIG for a in ("-c", item)), sub, *SUBCOMMANDS[sub], *rest]
     return subprocess.run(
@@ -157,8 +176,11 @@ def config_value(repo: Repository, key: str, timeout: float = TIMEOUT) -> str | 
 
 
 def environment(repo: Repository) -> dict[str, str]:
-    """The user's environment without their GIT_* variables, naming the repository explicitly."""
+    """The user's environment without their GIT_* variables, naming the repository explicitly;
+    PATH without the workspace's folders (an activated `.venv/bin` is writable in the sandbox)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    if "PATH" in env:  # git starts programs by name (git-lfs); none a sandboxed command wrote
+        env["PATH"] = search_path(env["PATH"], repo.workspace)
     env.update(
         GIT_DIR=str(repo.git_dir),
         GIT_WORK_TREE=str(repo.workspace),

@@ -24,13 +24,24 @@ pagers, transports and the repository's filter drivers off), and on top:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from arnes.host.git import LFS_INERT, SAFE_CONFIG, Repository, environment, no_filters, repository_keys, run_git
+from arnes.host.git import (
+    LFS_INERT,
+    SAFE_CONFIG,
+    Repository,
+    environment,
+    no_filters,
+    repository_keys,
+    run_git,
+    unsafe_key,
+)
 
 WRITE_SUBCOMMANDS = frozenset({"add", "commit", "restore", "rm", "reset", "switch", "checkout", "branch"})
 WRITE_CONFIG = (
@@ -72,8 +83,6 @@ _KEYS: dict[str, frozenset[str]] = {
     "push": frozenset({"default", "autosetupremote", "followtags"}),
     "submodule": frozenset({"*.url", "*.active", "*.path", "*.branch"}),
     "lfs": frozenset(name.removeprefix("lfs.") for name in LFS_INERT),
-    "include": frozenset({"path"}),  # the keys of the files it names are listed as the repository's own
-    "includeif": frozenset({"*.path"}),
     "commit": frozenset({"cleanup", "status", "verbose", "template"}),  # -m or --no-edit: no template is read
 }
 
@@ -110,6 +119,9 @@ def write_command(repo: Repository, args: list[str]) -> HostRun | str:
     names = repository_keys(repo, env)
     if isinstance(names, str):
         return names
+    unsafe = unsafe_key(names)
+    if unsafe is not None:
+        return f"{unsafe}; git was not run"
     odd = unknown_key(names)
     if odd is not None:
         return (
@@ -143,7 +155,8 @@ def contained(git_dir: Path) -> str | None:
                 return f"{shown} is a link"
             if not (stat.S_ISDIR(mode.st_mode) or stat.S_ISREG(mode.st_mode)):
                 return f"{shown} is not a file or a folder"
-            in_place = path.relative_to(git_dir).parts[0] not in ("objects", "lfs")  # those get new files
+            parts = path.relative_to(git_dir).parts  # objects (a submodule's too) and lfs/ only get new files
+            in_place = "objects" not in parts and parts[0] != "lfs"
             if stat.S_ISREG(mode.st_mode) and mode.st_nlink > 1 and in_place:
                 return f"{shown} has another name elsewhere (a hard link)"
     if unread:
@@ -174,6 +187,45 @@ def work_tree(repo: Repository, pathspecs: list[str], untracked: bool) -> WorkTr
     nested = gitlinks + [name for name in changed if name.endswith("/")]
     files = [name for name in dict.fromkeys(changed) if not name.endswith("/")]
     return WorkTree(files, removed, nested)
+
+
+def changed_tracked(repo: Repository, pathspecs: list[str], which: Callable[[str], bool]) -> list[str] | str:
+    """The tracked files under `pathspecs` that `which` picks and whose working-tree content is
+    not their index entry's blob, judged by content alone: `git ls-files -m` trusts the index's
+    assume-unchanged and skip-worktree bits, which a repository ships, and `git commit -- PATHS`
+    stores those files anyway. The content is read only to hash it, as git would."""
+    listed = _listed(repo, ["-s", "--", *pathspecs])
+    if isinstance(listed, str):
+        return listed
+    changed: list[str] = []
+    for entry in listed:
+        info, _, name = entry.partition("\t")
+        mode, blob = info.split()[:2]
+        if mode == "160000" or not which(name):
+            continue
+        if _blob_id(repo.workspace / name, len(blob)) != blob:
+            changed.append(name)
+    return changed
+
+
+def _blob_id(path: Path, hex_length: int) -> str | None:
+    """The object id git would give the file's content (SHA-1, or SHA-256 in such a repository);
+    None when it is neither a file nor a link (gone, a folder, a FIFO: not a blob)."""
+    try:
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
+            data = os.fsencode(os.readlink(path))
+        elif stat.S_ISREG(mode):
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as handle:
+                data = handle.read()
+        else:
+            return None
+    except OSError:
+        return None
+    digest = hashlib.sha256() if hex_length == 64 else hashlib.sha1()
+    digest.update(b"blob %d\0" % len(data) + data)
+    return digest.hexdigest()
 
 
 def _listed(repo: Repository, args: list[str]) -> list[str] | str:

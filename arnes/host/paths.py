@@ -63,3 +63,19 @@ def real_path(path: str, real_root: str | None = None) -> str:
         else:
             return path
     return os.path.realpath(path)
+
+
+def search_path(value: str, away_from: Path | None = None) -> str:
+    """A search path (PATH, PYTHONPATH) with its relative and empty entries left out (run in the
+    workspace, they would name the repository's files) and, given `away_from`, every entry inside
+    that folder: a program of the user's started on the host must not find one a sandboxed
+    command could have written there (an activated `.venv/bin` in the workspace)."""
+    real = resolve_real(away_from) if away_from is not None else None
+    kept = []
+    for entry in value.split(os.pathsep):
+        if not os.path.isabs(entry):
+            continue
+        if real is not None and is_inside(real, resolve_real(Path(entry))):
+            continue
+        kept.append(entry)
+    return os.pathsep.join(kept)

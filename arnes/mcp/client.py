@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any
 from arnes.mcp.expand import ExpansionError
 from arnes.mcp.settings import ServerEntry
 from arnes.sandbox.base import Confined, Sandbox
-from arnes.sandbox.env import absolute_entries
+from arnes.sandbox.env import absolute_entries, user_program_env
 from arnes.sandbox.placeholders import neutral_folder
 
 if TYPE_CHECKING:
@@ -203,7 +203,9 @@ class McpHub:
             from mcp.client.stdio import get_default_environment
 
             st.sandbox = "unconfined"
-            return Confined(argv, {**get_default_environment(), **env}), cwd
+            # The user's own program, on the host: PATH finds nothing a sandboxed command could write.
+            default = user_program_env(get_default_environment(), self.workspace)
+            return Confined(argv, {**default, **env}), cwd
         st.sandbox = sandbox.name
         st.boxes.append(sandbox)
         confined = sandbox.wrap(argv, cwd, env, lasting=True)

@@ -15,9 +15,11 @@ self-check commands, and what starts an MCP server (its own `env` is added insid
 from __future__ import annotations
 
 import fnmatch
-import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from arnes.host.paths import search_path
 
 # The POSIX locale categories, and glibc's own.
 LOCALE_NAMES = frozenset({
@@ -117,13 +119,14 @@ SEARCH_PATHS = ("PATH", "PYTHONPATH", "NODE_PATH")
 def absolute_entries(value: str) -> str:
     """A search path with its relative and empty entries left out: in the workspace they would
     name the repository's files."""
-    return os.pathsep.join(p for p in value.split(os.pathsep) if os.path.isabs(p))
+    return search_path(value)
 
 
-def user_program_env(env: Mapping[str, str]) -> dict[str, str]:
+def user_program_env(env: Mapping[str, str], workspace: Path) -> dict[str, str]:
     """The environment of a program of the user's own (a hook from the user's settings) that runs
     in the workspace: it must not pick up the repository's files by accident. `python -m NAME`
     and `python -c` do not put the working folder on sys.path (PYTHONSAFEPATH, Python 3.11+),
-    and PATH, PYTHONPATH and NODE_PATH keep only absolute entries."""
-    fixed = {name: absolute_entries(env[name]) for name in SEARCH_PATHS if name in env}
+    and PATH, PYTHONPATH and NODE_PATH keep only absolute entries outside the workspace (a
+    sandboxed command may have written a program into an activated `.venv/bin`)."""
+    fixed = {name: search_path(env[name], workspace) for name in SEARCH_PATHS if name in env}
     return {**env, **fixed, "PYTHONSAFEPATH": "1"}

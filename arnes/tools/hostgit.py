@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import subprocess
 
+from arnes.host.freeze import NotHeld, held
 from arnes.host.git import Repository, config_value, repository
-from arnes.host.gitwrite import work_tree, write_command
+from arnes.host.gitwrite import changed_tracked, work_tree, write_command
 from arnes.permissions.gitroute import HostGit
 from arnes.tools.base import ToolContext, ToolError
-from arnes.tools.processes import result_lines, run_foreground
+from arnes.tools.processes import Finished, result_lines, run_foreground
 from arnes.tools.responses import Output, bash_shape
 
 ON_HOST = (
@@ -37,6 +38,21 @@ def run_on_host(route: HostGit, timeout_ms: int, ctx: ToolContext) -> Output:
     repo = repository(ctx.workspace)
     if isinstance(repo, str):
         raise ToolError(_not_run(route, repo))
+    try:
+        with held():  # nothing arnes started changes the workspace between the checks and git's exit
+            done = _checked_run(repo, route, timeout_ms, ctx)
+    except NotHeld as exc:
+        raise ToolError(_not_run(route, str(exc))) from None
+    parts = [*result_lines(done, timeout_ms / 1000), ON_HOST]
+    if route.subcommand == "commit" and done.exit_code == 0 and _signs(repo):
+        parts.append(NOT_SIGNED)
+    text = "\n".join(parts)
+    if done.timed_out or done.exit_code != 0:
+        raise ToolError(text)
+    return Output(text, lambda: bash_shape(done.stdout, done.stderr))
+
+
+def _checked_run(repo: Repository, route: HostGit, timeout_ms: int, ctx: ToolContext) -> Finished:
     if route.scans != "none":
         problem = _stores_unseen(repo, route, ctx)
         if problem:
@@ -45,14 +61,7 @@ def run_on_host(route: HostGit, timeout_ms: int, ctx: ToolContext) -> Output:
     if isinstance(prepared, str):
         raise ToolError(_not_run(route, prepared))
     ctx.changes.before_command()
-    done = run_foreground(prepared.argv, prepared.cwd, timeout_ms / 1000, ctx.max_output_chars, prepared.env)
-    parts = [*result_lines(done, timeout_ms / 1000), ON_HOST]
-    if route.subcommand == "commit" and done.exit_code == 0 and _signs(repo):
-        parts.append(NOT_SIGNED)
-    text = "\n".join(parts)
-    if done.timed_out or done.exit_code != 0:
-        raise ToolError(text)
-    return Output(text, lambda: bash_shape(done.stdout, done.stderr))
+    return run_foreground(prepared.argv, prepared.cwd, timeout_ms / 1000, ctx.max_output_chars, prepared.env)
 
 
 def _stores_unseen(repo: Repository, route: HostGit, ctx: ToolContext) -> str | None:
@@ -71,6 +80,11 @@ def _stores_unseen(repo: Repository, route: HostGit, ctx: ToolContext) -> str | 
         return None
     gone = set(found.removed)
     hidden = next((f for f in found.files if f not in gone and ctx.hidden("Read", ctx.workspace / f)), None)
+    if hidden is None:
+        changed = changed_tracked(repo, list(route.pathspecs), lambda f: ctx.hidden("Read", ctx.workspace / f))
+        if isinstance(changed, str):
+            return changed
+        hidden = next(iter(changed), None)
     if hidden is None:
         return None
     return (
