@@ -126,3 +126,20 @@ def test_read_only_git_does_not_run_with_an_included_config(ws: Path, tmp_path: 
     assert not isinstance(repo, str)
     done = run_git(repo, ["status", "--porcelain"])
     assert done.returncode == 128 and b"include.path" in done.stderr
+
+
+def test_an_include_that_is_a_fifo_is_refused_before_git_reads_it(ws: Path, tmp_path: Path) -> None:
+    """11: git reads a repository's config with its includes before any command; an included
+    FIFO that nobody writes would hold every git arnes starts there (and one a sandboxed job
+    feeds serves the check one config and git another). The route and the read-only runner
+    refuse from the config file itself, without starting git in the repository."""
+    os.mkfifo(ws / ".devconfig")
+    with open(ws / ".git" / "config", "a") as config:
+        config.write("[include]\n\tpath = ../.devconfig\n")
+    (ws / "a.py").write_text("changed\n")
+    results = scripted(ws, tmp_path, [bash("git add a.py"), bash("git commit -am x")], *ALLOW)
+    for _, output in results:
+        assert "was not run" in output and "include.path" in output, output
+    repo = repository(ws)
+    assert not isinstance(repo, str)
+    assert b"include.path" in run_git(repo, ["status", "--porcelain"]).stderr

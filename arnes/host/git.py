@@ -166,7 +166,11 @@ def run_git(
 
 def config_value(repo: Repository, key: str, timeout: float = TIMEOUT) -> str | None:
     """The value git would use for `key` in this repository (the user's and the repository's
-    files), or None when no file sets it. Reading config runs nothing."""
+    files), or None when no file sets it, or when git must not run in this repository (its
+    config includes another file, which git would read first). Reading config runs nothing."""
+    names = repository_keys(repo, {})
+    if isinstance(names, str) or unsafe_key(names) is not None:
+        return None
     done = subprocess.run(
         [repo.git, "-c", "safe.bareRepository=explicit", "config", "--get", "--end-of-options", key],
         cwd=repo.workspace, env=environment(repo), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
@@ -194,32 +198,41 @@ def environment(repo: Repository) -> dict[str, str]:
 
 
 def repository_keys(repo: Repository, env: dict[str, str]) -> list[str] | str:
-    """The names of the keys the repository's own config sets (its `config`, `config.worktree`
-    and every file they include; not the user's global and system files), or why they cannot
-    be read.
+    """The names of the keys the repository's own config sets (its `config` and `config.worktree`;
+    not the user's global and system files), or why they cannot be read. `env` is unused: the
+    files are read by name, before git is run in the repository at all.
 
-    A name may hold any byte but LF and NUL: `-z` keeps each whole (scope NUL name NUL), and
-    os.fsdecode gives back the very bytes when an override goes into the environment, where an
-    errors="replace" decoding would name another key. Reading config runs nothing.
+    Each file is read with `git config --file F --no-includes`, started at / with no GIT_*
+    variable, so no repository is set up: in one, git reads its config *with* its includes
+    first, and an included file may be a FIFO a sandboxed process holds open (git would wait on
+    it). An include itself keeps git off the host (`unsafe_key`). A name may hold any byte but LF
+    and NUL: `-z` keeps each whole, and os.fsdecode gives back the very bytes when an override
+    goes into the environment. Reading config runs nothing.
     """
-    try:
-        done = subprocess.run(
-            [repo.git, "-c", "safe.bareRepository=explicit", "config", "-z", "--show-scope", "--name-only", "--list"],
-            cwd=repo.workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return "git config did not finish, so arnes could not turn off the repository's programs; git was not run"
-    if done.returncode != 0:
-        said = os.fsdecode(done.stderr).strip().rpartition("\n")[2] or f"exit {done.returncode}"
-        return f"the repository's config could not be read ({said}); arnes did not run git"
-    fields = done.stdout.split(b"\0")[:-1]
-    if len(fields) % 2:
-        return "git config listed the repository's config in a form arnes does not read; arnes did not run git"
-    theirs = (name for scope, name in zip(fields[::2], fields[1::2], strict=True) if scope not in _USERS)
-    return list(dict.fromkeys(os.fsdecode(name) for name in theirs))
-
-
-_USERS = (b"global", b"system", b"command")  # the user's files, and what arnes itself passed
+    del env
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    names: list[str] = []
+    for file in (repo.git_dir / "config", repo.git_dir / "config.worktree"):
+        try:
+            mode = os.lstat(file).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            return f".git/{file.name} cannot be read ({exc.strerror}); arnes did not run git"
+        if not stat.S_ISREG(mode):
+            return f".git/{file.name} is not a regular file; arnes did not run git"
+        try:
+            done = subprocess.run(
+                [repo.git, "config", "--file", str(file), "--no-includes", "-z", "--name-only", "--list"],
+                cwd="/", env=clean, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return "git config did not finish, so arnes could not turn off the repository's programs; git was not run"
+        if done.returncode != 0:
+            said = os.fsdecode(done.stderr).strip().rpartition("\n")[2] or f"exit {done.returncode}"
+            return f"the repository's config could not be read ({said}); arnes did not run git"
+        names += [os.fsdecode(name) for name in done.stdout.split(b"\0")[:-1]]
+    return list(dict.fromkeys(names))
 
 
 def no_filters(env: dict[str, str], names: list[str]) -> None:

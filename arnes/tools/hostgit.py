@@ -53,13 +53,15 @@ def run_on_host(route: HostGit, timeout_ms: int, ctx: ToolContext) -> Output:
 
 
 def _checked_run(repo: Repository, route: HostGit, timeout_ms: int, ctx: ToolContext) -> Finished:
+    # The repository's own config first: before it is known to include no other file, no git
+    # may run in the repository (git would read that file, which may be a FIFO held open).
+    prepared = write_command(repo, list(route.args))
+    if isinstance(prepared, str):
+        raise ToolError(_not_run(route, prepared))
     if route.scans != "none":
         problem = _stores_unseen(repo, route, ctx)
         if problem:
             raise ToolError(_not_run(route, problem))
-    prepared = write_command(repo, list(route.args))
-    if isinstance(prepared, str):
-        raise ToolError(_not_run(route, prepared))
     ctx.changes.before_command()
     return run_foreground(prepared.argv, prepared.cwd, timeout_ms / 1000, ctx.max_output_chars, prepared.env)
 
