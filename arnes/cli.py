@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from arnes.cliargs import NotASubcommand, global_parser, split_argv
 from arnes.errors import EXIT_INTERRUPTED, EXIT_USAGE, OutputClosed
@@ -35,6 +37,8 @@ def _main(argv: Sequence[str] | None) -> int:
     global_args, command, rest = split_argv(args_list)
     args = global_parser().parse_args(global_args)
     from arnes.errors import ArnesError
+
+    _loader_outside_workspace(args)
 
     try:
         if command is not None:
@@ -143,3 +147,20 @@ def run_demo(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.demo import run_demo as demo
 
     return demo(args, rest)
+
+
+def _loader_outside_workspace(args: argparse.Namespace) -> None:
+    """Before arnes starts any program: the loader's search variables name no folder of the
+    workspace and no relative one (host/paths.py `loader_outside`); said once when they did."""
+    from arnes.host.paths import loader_outside
+
+    workspace = Path(args.workspace or ".").expanduser()
+    if not workspace.is_dir():
+        return  # the run stops at its own check of the folder, before starting anything
+    dropped = loader_outside(os.environ, workspace)
+    if dropped:
+        print(
+            f"arnes: left out {'; '.join(dropped)} (a folder of the workspace, or relative: a sandboxed command "
+            "could put a library there that arnes's own programs would load)",
+            file=sys.stderr,
+        )

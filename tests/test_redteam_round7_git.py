@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from arnes.host.freeze import held
 from arnes.host.git import SAFE_CONFIG, environment, repository, run_git
 from arnes.host.gitwrite import contained
@@ -143,3 +145,96 @@ def test_an_include_that_is_a_fifo_is_refused_before_git_reads_it(ws: Path, tmp_
     repo = repository(ws)
     assert not isinstance(repo, str)
     assert b"include.path" in run_git(repo, ["status", "--porcelain"]).stderr
+
+
+def test_processes_that_wake_each_other_are_held_or_nothing_runs(tmp_path: Path) -> None:
+    """Round 8, 01: background processes SIGCONT each other while arnes stops them, and one stops
+    itself just before arnes looks. Either the hold is real (their counters do not move while it
+    lasts, every thread is stopped) or it is refused; never a hold with one of them running."""
+    from arnes.host.freeze import NotHeld, _reading, descendants
+
+    counter = tmp_path / "count"
+    code = (
+        "import os, signal, sys, time\n"
+        "peer = None\n"
+        "n = 0\n"
+        "out = open(sys.argv[1], 'a', buffering=1)\n"
+        "while True:\n"
+        "    n += 1\n"
+        "    out.write('x')\n"
+        "    for pid in map(int, open(sys.argv[2]).read().split() or []):\n"
+        "        try: os.kill(pid, signal.SIGCONT)\n"
+        "        except OSError: pass\n"
+        "    if n % 50 == 0: os.kill(os.getpid(), signal.SIGSTOP)\n"
+    )
+    pids_file = tmp_path / "pids"
+    pids_file.write_text("")
+    counter.write_text("")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(counter), str(pids_file)]) for _ in range(4)]
+    pids_file.write_text(" ".join(str(p.pid) for p in procs))
+    try:
+        for _ in range(3):
+            try:
+                with held():
+                    before = counter.stat().st_size
+                    reading = _reading(descendants(os.getpid()))
+                    assert reading is not None
+                    assert all(state in ("T", "t", "Z") for state, _ in reading.values()), reading
+                    assert counter.stat().st_size == before
+            except NotHeld:
+                pass
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_thread_that_ran_between_the_two_readings_is_not_taken_as_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verification itself: a thread whose context-switch count moved between the two readings
+    was woken (by a sibling's SIGCONT) and stopped again, so it may have acted: try again, and in
+    the end refuse rather than hold."""
+    from arnes.host import freeze
+
+    child = subprocess.Popen([sys.executable, "-c", "input()"], stdin=subprocess.PIPE)
+    moving = iter(range(1000))
+    real = freeze._reading
+
+    def reading(pids: list[int]) -> dict[int, tuple[str, int]] | None:
+        found = real(pids)
+        return None if found is None else {tid: (state, next(moving)) for tid, (state, _) in found.items()}
+
+    monkeypatch.setattr(freeze, "_reading", reading)
+    try:
+        with pytest.raises(freeze.NotHeld), freeze.held():
+            pass
+        monkeypatch.setattr(freeze, "_reading", real)
+        with freeze.held() as count:
+            assert count >= 1 and _state(child.pid) == "T"
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_loaders_variables_name_no_folder_of_the_workspace(tmp_path: Path) -> None:
+    """Round 8, 02 and 07: `LD_LIBRARY_PATH` with an empty entry (the folder a program starts in)
+    or a folder of the workspace made arnes's own git, on the host, load a `libz.so.1` a sandboxed
+    command copied there. arnes leaves those entries out of its own environment at start-up, so
+    nothing it starts (host or sandbox) gets them, and says so."""
+    import json
+
+    from tests.conftest import run_arnes
+
+    ws = tmp_path / "ws"
+    (ws / "build" / "lib").mkdir(parents=True)
+    script = tmp_path / "s.json"
+    command = 'echo "[$LD_LIBRARY_PATH] [$LD_PRELOAD]"'
+    script.write_text(json.dumps({"turns": [{"tool_calls": [{"name": "Bash", "input": {"command": command}}]}]}))
+    env = {"LD_LIBRARY_PATH": f":/opt/cuda/lib64:{ws}/build/lib:lib", "LD_PRELOAD": f"{ws}/build/lib/x.so"}
+    trace = tmp_path / "t.jsonl"
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                     "--allow", "Bash(echo:*)", "go", env=env)  # fmt: skip
+    from arnes.agent.trace import read_trace
+
+    [output] = [e["output"] for e in read_trace(trace) if e["event"] == "tool_result"]
+    assert "[/opt/cuda/lib64] []" in output, output
+    assert f"LD_LIBRARY_PATH: {ws}/build/lib" in done.err and "LD_PRELOAD" in done.err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import MutableMapping
 from pathlib import Path
 
 
@@ -79,3 +80,31 @@ def search_path(value: str, away_from: Path | None = None) -> str:
             continue
         kept.append(entry)
     return os.pathsep.join(kept)
+
+
+# The dynamic loader's and glibc's search variables: a program arnes starts on the host (git,
+# ripgrep, bubblewrap itself) loads code from every folder they name, before any sandbox exists.
+LOADER_VARIABLES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "GCONV_PATH")
+
+
+def loader_outside(environ: MutableMapping[str, str], workspace: Path) -> list[str]:
+    """Leave out of the loader's variables in `environ` every empty or relative entry (the folder
+    a program starts in, often the workspace) and every entry inside `workspace` (writable by
+    sandboxed commands: a `libz.so.1` copied into `build/lib` would run in arnes's own git);
+    the entries left out that were not empty. Done once on arnes's own environment at start-up,
+    so every program it starts, on the host or in the sandbox, gets the same: a command that
+    needs `build/lib` sets it itself (`LD_LIBRARY_PATH=build/lib ./app`)."""
+    dropped, root = [], resolve_real(workspace)
+    for name in LOADER_VARIABLES:
+        value = environ.get(name)
+        if value is None:
+            continue
+        entries = value.replace(" ", ":").split(":") if name == "LD_PRELOAD" else value.split(":")
+        kept = [e for e in entries if os.path.isabs(e) and not is_inside(root, resolve_real(Path(e)))]
+        dropped += [f"{name}: {e}" for e in entries if e and e not in kept]
+        if ":".join(kept) != value:
+            if kept:
+                environ[name] = ":".join(kept)
+            else:
+                del environ[name]
+    return dropped
