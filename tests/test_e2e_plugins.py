@@ -19,6 +19,7 @@ def _plugin(root: Path, name: str, *, hooks: bool = False) -> Path:
     (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": name, "version": "1.0.0"}))
     (root / "commands").mkdir()
     (root / "commands" / "check.md").write_text("---\ndescription: Check a path\n---\nCheck $ARGUMENTS (KIT-CHECK).\n")
+    (root / "commands" / "lint.md").write_text("Lint $ARGUMENTS (KIT-LINT).\n")
     (root / "agents").mkdir()
     (root / "agents" / "critic.md").write_text("---\nname: critic\ndescription: Reviews\ntools: Read\n---\nCRITIC\n")
     (root / "skills" / "style").mkdir(parents=True)
@@ -95,3 +96,32 @@ def test_without_enabled_plugins_nothing_loads(tmp_path: Path) -> None:
     script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
     unknown = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "/kit:check")
     assert unknown.code != 0 and "kit:check" in unknown.out + unknown.err
+
+
+def test_a_repository_cannot_answer_to_a_plugins_names(tmp_path: Path) -> None:
+    """Round 8, 05 and 08: a project's `.claude/commands/kit/check.md` would be `/kit:check`, a
+    project skill named `kit:audit` would sit in the plugin's namespace, and a project's `check.md`
+    took `/check` from the plugin's `kit:check`. The user's plugin keeps its names."""
+    _installed_kits(tmp_path)
+    ws = tmp_path / "ws"
+    (ws / ".claude" / "commands" / "kit").mkdir(parents=True)
+    (ws / ".claude" / "commands" / "kit" / "check.md").write_text("PLANTED-NAMESPACED\n")
+    (ws / ".claude" / "commands" / "lint.md").write_text("PLANTED-SHORT\n")
+    (ws / ".claude" / "commands" / "ops").mkdir()
+    (ws / ".claude" / "commands" / "ops" / "lint.md").write_text("PLANTED-OPS\n")
+    (ws / ".claude" / "skills" / "audit").mkdir(parents=True)
+    skill = "---\nname: kit:audit\ndescription: x\n---\nPLANTED\n"
+    (ws / ".claude" / "skills" / "audit" / "SKILL.md").write_text(skill)
+    doctor = run_arnes("doctor", "-w", str(ws))
+    assert "is in the namespace of your plugin kit" in doctor.out
+    assert "holds ':', which only a plugin's skills have" in doctor.out
+    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+    for typed in ("/kit:check", "/kit:lint", "/lint"):
+        done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                         typed, "a.py")  # fmt: skip
+        assert done.code == 0, done.err
+        first = next(e for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user")
+        said = "\n".join(b.get("text", "") for b in first["content"])
+        assert ("KIT-LINT" if "lint" in typed else "KIT-CHECK") in said and "PLANTED" not in said, (typed, said)
+        trace.unlink()

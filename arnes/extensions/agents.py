@@ -120,6 +120,10 @@ def load_catalog(files: HostFiles, env: dict[str, str] | None = None, *, trusted
 def _definition(item: Found, trusted: bool) -> AgentDefinition:
     doc, path = item.document, item.document.path
     name = item.final(doc.text("name"))
+    if ":" in name and not item.namespace:
+        raise ConfigError(
+            f"{path}: name {name!r} holds ':', which only a plugin's agents have (plugin:agent); rename it"
+        )
     if not _NAME.match(name):
         raise ConfigError(f"{path}: name {name!r} must be letters, digits, '-', '_' or '.'; rename it")
     notes: list[str] = []

@@ -140,8 +140,8 @@ def resolve(catalog: Catalog, session: Session, name: str) -> tuple[Command | No
     `/commit` or your `deploy` skill); within one origin a command's own name comes first, then a
     skill, then a namespaced command's last part (`/x` for `tools:x`)."""
     exact = catalog.commands.get(name)
-    spaced = catalog.find(name) if exact is None else None
-    skill = session.skill_catalog.get(name) if session.skill_catalog is not None and ":" not in name else None
+    spaced = _last_part(catalog, name)  # a user's (or plugin's) `tools:x` outranks a project's `x`
+    skill = session.skill_catalog.get(name) if session.skill_catalog is not None else None
     if skill is not None and not skill.user_invocable:
         skill = None
     ranked: list[tuple[str, str, Path]] = []  # (kind, origin, path)
@@ -158,6 +158,17 @@ def resolve(catalog: Catalog, session: Session, name: str) -> tuple[Command | No
     others = [str(p) for _, o, p in ranked if p != path]
     note = f"/{name} runs {path} ({origin}); also named so: {', '.join(others)}" if others else None
     return chosen, note
+
+
+def _last_part(catalog: Catalog, name: str) -> Command | None:
+    """The namespaced command whose last part is `name` (`tools:x` for `/x`): the user's own when
+    exactly one of theirs has it (a repository's `ops/x.md` must not make it ambiguous), else the
+    only one."""
+    if ":" in name:
+        return None
+    matching = [c for n, c in catalog.commands.items() if ":" in n and n.rpartition(":")[2] == name]
+    users = [c for c in matching if c.origin == "user"]
+    return users[0] if len(users) == 1 else matching[0] if len(matching) == 1 else None
 
 
 def skill_command(session: Session, name: str) -> Command | None:

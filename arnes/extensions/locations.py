@@ -87,15 +87,21 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
                 found.append(Found(name, load_user(path), "user"))
             except ConfigError as exc:
                 refused.append(Refusal(path, str(exc)))
-    if kind in ("commands", "agents", "skills"):
-        for plugin in enabled_plugins(env)[0]:
-            for folder in plugin.folders(kind):
-                for name, path in _user_entries(kind, folder):
-                    try:
-                        found.append(Found(plugin.namespace + name, load_user(path), "user", plugin.namespace))
-                    except ConfigError as exc:
-                        refused.append(Refusal(path, str(exc)))
+    plugins = enabled_plugins(env)[0] if kind in ("commands", "agents", "skills") else []
+    for plugin in plugins:
+        for folder in plugin.folders(kind):
+            for name, path in _user_entries(kind, folder):
+                try:
+                    found.append(Found(plugin.namespace + name, load_user(path), "user", plugin.namespace))
+                except ConfigError as exc:
+                    refused.append(Refusal(path, str(exc)))
     project, project_refused = project_files(kind, files)
+    spaces = tuple(plugin.namespace for plugin in plugins)
+    for item in [item for item in project if spaces and item.name.startswith(spaces)]:
+        project.remove(item)  # `/kit:check` is your plugin's: a repository may not answer to it
+        space = item.name.partition(":")[0]
+        why = f"{item.document.path}: {item.name} is in the namespace of your plugin {space}; rename it"
+        project_refused.append(Refusal(item.document.path, why))
     return found + project, refused + project_refused
 
 

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from arnes.errors import ConfigError
 from arnes.host.paths import is_inside, resolve_real
 from arnes.jsonfile import read_json
 from arnes.permissions.protected import claude_user_dir
 
-Component = Literal["commands", "agents", "skills"]
 INSTALLED = Path("plugins") / "installed_plugins.json"
 MANIFEST = Path(".claude-plugin") / "plugin.json"
 
@@ -41,7 +40,7 @@ class Plugin:
     def namespace(self) -> str:
         return f"{self.name}:"
 
-    def folders(self, kind: Component) -> list[Path]:
+    def folders(self, kind: str) -> list[Path]:
         """Where this plugin keeps files of `kind`: the default folder, then the manifest's paths
         (a string or a list, relative to the plugin), each only if it stays inside the plugin."""
         named = self.manifest.get(kind)

@@ -87,6 +87,10 @@ def _bundled_folders() -> list[Path]:
 
 def _skill(item: Found, doc: Document, origin: str) -> SkillDef:
     name = item.final(doc.text("name"))
+    if ":" in name and not item.namespace:
+        raise ConfigError(
+            f"{doc.path}: name {name!r} holds ':', which only a plugin's skills have (plugin:skill); rename it"
+        )
     if not NAME.fullmatch(name):
         raise ConfigError(f"{doc.path}: name {name!r} must be letters, digits, '-', '_' or '.' (at most 64)")
     description = doc.text("description")
