@@ -29,6 +29,7 @@ def ripgrep() -> str:
 # global excludes file: a cloned repository's `.ignore` with `!local_settings.py` would un-hide
 # what the user's own exclude hides. Only the git ignore files count, wherever arnes lists.
 NO_IGNORE_DOT = "--no-ignore-dot"
+LIST_TIMEOUT = 60.0  # seconds for a listing of the workspace
 
 
 def null_separated(out: bytes) -> list[str]:
@@ -42,10 +43,13 @@ def workspace_files(workspace: Path, exclude: tuple[str, ...] = (".git", ".arnes
     """Every file ripgrep would search (git's ignore rules applied, dotfiles included), relative
     paths as os.fsdecode gives them (show them through `printable` only)."""
     globs = [arg for folder in exclude for arg in ("--glob", f"!{folder}")]
-    done = subprocess.run(
-        [ripgrep(), "--files", "--null", "--hidden", "--no-require-git", NO_IGNORE_DOT, *globs],
-        cwd=workspace, capture_output=True, check=False,
-    )  # fmt: skip
+    try:  # bounded: a `.gitignore` a command made a FIFO would hold ripgrep forever
+        done = subprocess.run(
+            [ripgrep(), "--files", "--null", "--hidden", "--no-require-git", NO_IGNORE_DOT, *globs],
+            cwd=workspace, capture_output=True, check=False, timeout=LIST_TIMEOUT,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return []
     return null_separated(done.stdout)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arnes.host.ripgrep import NO_IGNORE_DOT, null_separated, ripgrep
+from arnes.host.ripgrep import LIST_TIMEOUT, NO_IGNORE_DOT, null_separated, ripgrep
 
 # arnes's own output while it runs (and the .gitignore it writes at start-up): never a command's.
 _OWN = frozenset({".arnes/traces", ".arnes/history", ".arnes/teams/runs", ".arnes/checkpoints", ".arnes/.gitignore"})
@@ -112,9 +112,9 @@ def _listed_by_ripgrep(workspace: Path) -> set[str] | None:
     """The files .gitignore does not exclude (a repository's .ignore/.rgignore do not count), named
     exactly as the tree walk names them (cut at NUL, os.fsdecode): "x\\n.envrc" is one file."""
     argv = [ripgrep(), "--files", "--null", "--hidden", "--no-require-git", NO_IGNORE_DOT, "--glob", "!.git"]
-    try:
-        done = subprocess.run(argv, cwd=workspace, capture_output=True, check=False)
-    except OSError:
+    try:  # bounded: a `.gitignore` a command made a FIFO would hold ripgrep (and arnes) forever
+        done = subprocess.run(argv, cwd=workspace, capture_output=True, check=False, timeout=LIST_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired):
         return None
     return set(null_separated(done.stdout))
 
