@@ -237,6 +237,7 @@ def build_session(
         from arnes.extensions.hooks import Hooks
 
         hooks = Hooks(cfg.hooks, ws, sandbox, shared.spec, cfg.hooks_fail)
+    say_plugin_gaps(cfg)
     mcp = None
     if cfg.mcp_servers:  # started behind the banner (agent/loop.py): start-up does not wait for them
         from arnes.mcp.start import make_hub
@@ -324,21 +325,27 @@ def agent_catalog(host: HostFiles, cfg: EffectiveConfig) -> Catalog:
 
 def output_style(host: HostFiles, cfg: EffectiveConfig) -> OutputStyle | None:
     """The style the settings choose (None: arnes's default); a name that cannot be used, or a
-    style file that was refused, is said once, on stderr, and so is what the user's Claude Code
-    plugins hold that arnes does not run (extensions/plugins.py)."""
+    style file that was refused, is said once, on stderr."""
     from arnes.extensions.locations import one_warning
     from arnes.extensions.output_styles import load_styles
-    from arnes.extensions.plugins import enabled_plugins
 
     styles = load_styles(host, trusted=cfg.trusted)
     if (warning := one_warning("output style files", [r.why for r in styles.refused])) is not None:
-        cfg.said.append(say(warning))
-    if (warning := one_warning("plugins", enabled_plugins()[1])) is not None:  # said here: once a session
         cfg.said.append(say(warning))
     style, warning = styles.choose(cfg.output_style, cfg.output_style_from)
     if warning is not None:
         cfg.said.append(say(warning))
     return style
+
+
+def say_plugin_gaps(cfg: EffectiveConfig) -> None:
+    """What the user's Claude Code plugins hold that arnes does not run (extensions/plugins.py),
+    or an enabled one it cannot find: one line on stderr, once a session."""
+    from arnes.extensions.locations import one_warning
+    from arnes.extensions.plugins import enabled_plugins
+
+    if (warning := one_warning("plugins", enabled_plugins()[1])) is not None:
+        cfg.said.append(say(warning))
 
 
 @dataclass

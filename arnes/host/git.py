@@ -150,7 +150,7 @@ def run_git(
     if not is_inside(repo.workspace, cwd):
         raise ValueError(f"{folder} is not a folder of the workspace")
     env = environment(repo)
-    names = repository_keys(repo, env)
+    names = repository_keys(repo)
     if isinstance(names, str):
         return subprocess.CompletedProcess([repo.git, sub], 128, b"", names.encode())
     said = unsafe_key(names)
@@ -168,7 +168,7 @@ def config_value(repo: Repository, key: str, timeout: float = TIMEOUT) -> str | 
     """The value git would use for `key` in this repository (the user's and the repository's
     files), or None when no file sets it, or when git must not run in this repository (its
     config includes another file, which git would read first). Reading config runs nothing."""
-    names = repository_keys(repo, {})
+    names = repository_keys(repo)
     if isinstance(names, str) or unsafe_key(names) is not None:
         return None
     done = subprocess.run(
@@ -182,7 +182,7 @@ def config_value(repo: Repository, key: str, timeout: float = TIMEOUT) -> str | 
 def environment(repo: Repository) -> dict[str, str]:
     """The user's environment without their GIT_* variables, naming the repository explicitly;
     PATH without the workspace's folders (an activated `.venv/bin` is writable in the sandbox)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = _without_git_variables()
     if "PATH" in env:  # git starts programs by name (git-lfs); none a sandboxed command wrote
         env["PATH"] = search_path(env["PATH"], repo.workspace)
     env.update(
@@ -197,10 +197,16 @@ def environment(repo: Repository) -> dict[str, str]:
     return env
 
 
-def repository_keys(repo: Repository, env: dict[str, str]) -> list[str] | str:
+def _without_git_variables() -> dict[str, str]:
+    """The user's environment without their GIT_* variables (GIT_DIR, GIT_CONFIG_*, ...), which
+    would point git elsewhere or add config arnes did not check."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+def repository_keys(repo: Repository) -> list[str] | str:
     """The names of the keys the repository's own config sets (its `config` and `config.worktree`;
-    not the user's global and system files), or why they cannot be read. `env` is unused: the
-    files are read by name, before git is run in the repository at all.
+    not the user's global and system files), or why they cannot be read. The files are read by
+    name, before git is run in the repository at all.
 
     Each file is read with `git config --file F --no-includes`, started at / with no GIT_*
     variable, so no repository is set up: in one, git reads its config *with* its includes
@@ -209,8 +215,7 @@ def repository_keys(repo: Repository, env: dict[str, str]) -> list[str] | str:
     and NUL: `-z` keeps each whole, and os.fsdecode gives back the very bytes when an override
     goes into the environment. Reading config runs nothing.
     """
-    del env
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    clean = _without_git_variables()
     names: list[str] = []
     for file in (repo.git_dir / "config", repo.git_dir / "config.worktree"):
         try:
@@ -261,7 +266,7 @@ def user_config_file(path: Path, timeout: float = 10.0) -> list[tuple[bytes, byt
     git = shutil.which("git")
     if git is None:
         return None
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = _without_git_variables()
     argv = [git, "-c", "safe.bareRepository=explicit", "config", "--file", str(path), "--includes", "--null", "--list"]
     try:
         done = subprocess.run(argv, cwd="/", env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,

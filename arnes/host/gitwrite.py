@@ -116,7 +116,7 @@ def write_command(repo: Repository, args: list[str]) -> HostRun | str:
     if outside is not None:
         return f"{outside}, so git could write outside the workspace; git was not run"
     env = environment(repo)
-    names = repository_keys(repo, env)
+    names = repository_keys(repo)
     if isinstance(names, str):
         return names
     unsafe = unsafe_key(names)

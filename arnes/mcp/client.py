@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from arnes.host.paths import search_path
 from arnes.mcp.expand import ExpansionError
 from arnes.mcp.settings import ServerEntry
 from arnes.sandbox.base import Confined, Sandbox
-from arnes.sandbox.env import absolute_entries, user_program_env
+from arnes.sandbox.env import user_program_env
 from arnes.sandbox.placeholders import neutral_folder
 
 if TYPE_CHECKING:
@@ -217,7 +218,7 @@ class McpHub:
         pid = os.getpid()
         reopen = "; ".join(f"exec {fd}</proc/{pid}/fd/{fd}" for fd in confined.pass_fds)
         script = f'{reopen}; exec "$@"'
-        shell = shutil.which("bash", path=absolute_entries(confined.env.get("PATH", os.defpath))) or "/bin/bash"
+        shell = shutil.which("bash", path=search_path(confined.env.get("PATH", os.defpath))) or "/bin/bash"
         return Confined([shell, "-c", script, "arnes-mcp", *confined.argv], confined.env, confined.pass_fds), cwd
 
     # -- for the session -----------------------------------------------------------------------

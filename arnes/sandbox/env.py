@@ -116,12 +116,6 @@ def command_env(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> 
 SEARCH_PATHS = ("PATH", "PYTHONPATH", "NODE_PATH")
 
 
-def absolute_entries(value: str) -> str:
-    """A search path with its relative and empty entries left out: in the workspace they would
-    name the repository's files."""
-    return search_path(value)
-
-
 def user_program_env(env: Mapping[str, str], workspace: Path) -> dict[str, str]:
     """The environment of a program of the user's own (a hook from the user's settings) that runs
     in the workspace: it must not pick up the repository's files by accident. `python -m NAME`
