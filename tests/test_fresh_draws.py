@@ -121,7 +121,7 @@ def test_a_steering_value_may_leave_pieces_out_or_add_them_and_says_what_it_know
         pieces_of("tests,-nudge")
     assert pieces_of("tests,+fresh-draws") == ("fresh-draws", "self-check")  # in the order pieces decide
     for wrong in ("small,+nudge", "tests,+nothing", "tests,nudge"):
-        with pytest.raises(ValueError, match=r"to add as \+PIECE \(every piece: fresh-draws, named-files"):
+        with pytest.raises(ValueError, match=r"to add as \+PIECE \(every piece: fresh-draws, focus, named-files"):
             pieces_of(wrong)
 
 

@@ -139,7 +139,7 @@ def test_in_an_edit_format_the_file_is_shown_as_the_reply_writes_it(tmp_path: Pa
 
 
 def test_a_fence_inside_the_file_does_not_close_the_block() -> None:
-    from arnes.agent.named import _fenced
+    from arnes.agent.named import fenced
 
-    shown = _fenced("README.md", "Run:\n```sh\nmake\n```\n")
+    shown = fenced("README.md", "Run:\n```sh\nmake\n```\n")
     assert shown == "README.md\n````\nRun:\n```sh\nmake\n```\n````"

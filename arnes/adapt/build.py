@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from arnes.adapt.draws import Draws
+from arnes.adapt.focus import Focusing
 from arnes.adapt.piece import Env, Piece
 from arnes.adapt.pieces.check_before_done import CheckBeforeDone
 from arnes.adapt.pieces.contract_help import ContentCheck, NamedFiles, RenameLeftovers, UndoGuard, WholeSmallFile
 from arnes.adapt.pieces.edit_format import SEARCH_REPLACE_PROMPT, WHOLE_PROMPT, SearchReplace, WholeFiles
+from arnes.adapt.pieces.focus import Focus
 from arnes.adapt.pieces.fresh_draws import FreshDraws
 from arnes.adapt.pieces.nudges import Nudges, SameReply
 from arnes.adapt.pipeline import Pipeline
@@ -29,6 +31,10 @@ def build_steering(steering: str, env: Env) -> Steering:
             if env.draws > 0 and "self-check" in names:  # the tests judge each draw
                 state.draws = Draws(env.draws)
                 pieces.append(FreshDraws(state))
+        elif name == "focus":
+            if "self-check" in names:  # the tests say which test fails
+                state.focus = Focusing()
+                pieces.append(Focus(env, state))
         elif name == "named-files":
             pieces.append(NamedFiles(env))
         elif name == "small-read":

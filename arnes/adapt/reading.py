@@ -12,6 +12,7 @@ from arnes.host.paths import is_inside, resolve_real
 from arnes.tools.base import ToolContext
 
 MOST = 4_000_000  # bytes: a bigger file is not read by a piece
+MOST_CHANGED = 256 << 10  # characters of the session's changed files a piece keeps (past that: none)
 
 
 def readable_text(ctx: ToolContext, name: object) -> tuple[str, str] | None:
@@ -27,3 +28,18 @@ def readable_text(ctx: ToolContext, name: object) -> tuple[str, str] | None:
     except (OSError, ValueError):
         return None
     return ctx.display(path), data.decode("utf-8", "replace")
+
+
+def changed_texts(ctx: ToolContext) -> dict[str, str]:
+    """The text files this agent changed, as Read shows them (shown path -> text); nothing at all
+    past MOST_CHANGED characters, and a file a piece may not read, or that is no text, is left out."""
+    files, size = {}, 0
+    for path in ctx.changes.changed():
+        found = readable_text(ctx, ctx.display(path))
+        if found is None or "\ufffd" in found[1]:  # not text the model could have written (a cache, a binary)
+            continue
+        files[found[0]] = found[1]
+        size += len(found[1])
+        if size > MOST_CHANGED:
+            return {}
+    return files

@@ -352,7 +352,8 @@ class Agent:
 
     def _redraw(self, decision: Redraw, text: str) -> None:
         """The conversation back to where the turn's first attempt was made (what the model had
-        read stays; its attempts and their failures go); the next replies are sampled. The trace's
+        read stays; its attempts and their failures go); the next replies are sampled, or follow
+        the decision's own message. The trace's
         `steered` event with action `redraw` and `keep` is what resume replays (agent/resume.py)."""
         keep = self._draw_from
         assert keep is not None
@@ -360,9 +361,11 @@ class Agent:
             Steered(decision.piece, "reply", "redraw", _cut(decision.sent or text), _cut(decision.why), keep)
         )
         del self.messages[keep:]
-        self._known, self._last_error, self._drawing = None, None, True
+        self._known, self._last_error, self._drawing = None, None, decision.sample
         self.guard.forget()
         self.rules.forget()  # a rule that came with a dropped result is said again at the next match
+        if decision.then:  # a message of its own in place of the attempts, so the next redraw drops it too
+            self._append(Message.user(decision.then))
 
     def _steered(self, piece: str, moment: str, action: str, sent: str, ran: str) -> None:
         """One intervention in the trace, on screen and in stream-json: what the model sent, what ran."""

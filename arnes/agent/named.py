@@ -78,7 +78,7 @@ def named_files(
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        block = _fenced(rel, text) if plain else _numbered(rel, text)
+        block = fenced(rel, text) if plain else _numbered(rel, text)
         if len(block) > budget:
             continue
         budget -= len(block)
@@ -93,9 +93,11 @@ def _numbered(rel: str, text: str) -> str:
     return f"{rel}:\n{numbered(lines) if lines else '(the file is empty)'}"
 
 
-def _fenced(rel: str, text: str) -> str:
-    """`rel` on its line, then the text in a fence longer than any run of backticks inside it."""
+def fenced(rel: str, text: str, *, path: bool = True) -> str:
+    """`rel` on its line (`path`), then the text in a fence longer than any run of backticks inside
+    it, marked with the language of `rel`'s suffix."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     body = text if text.endswith("\n") or not text else text + "\n"
-    return f"{rel}\n{fence}{_LANGUAGES.get(Path(rel).suffix, '')}\n{body}{fence}"
+    block = f"{fence}{_LANGUAGES.get(Path(rel).suffix, '')}\n{body}{fence}"
+    return f"{rel}\n{block}" if path else block

@@ -65,6 +65,7 @@ def parse_history(text: str, before: int | None = None) -> list[Message]:
     as it stood when point `before` began."""
     messages: list[Message] = []
     marks: dict[int, list[Message]] = {}
+    redrawn = False
     for line in text.split("\n"):  # not splitlines(): a U+2028 inside a JSON string is not a line end
         if not line.strip():
             continue
@@ -74,10 +75,11 @@ def parse_history(text: str, before: int | None = None) -> list[Message]:
                 continue  # not an event, or a sub-agent's: not part of this conversation
             if event.get("event") == "message":
                 message = Message.from_json({"role": event["role"], "content": event["content"]})
-                if messages and messages[-1].role == message.role == "user":  # a task added to results
+                if messages and messages[-1].role == message.role == "user" and not redrawn:  # a task added to results
                     messages[-1] = Message("user", [*messages[-1].content, *message.content])
                 else:
                     messages.append(message)
+                redrawn = False
             elif event.get("event") == "compaction":
                 messages = [Message.from_json(m) for m in event["messages"]]
             elif event.get("event") == "turn" and isinstance(event.get("n"), int):
@@ -86,6 +88,7 @@ def parse_history(text: str, before: int | None = None) -> list[Message]:
                 marks[event["n"]] = list(messages)
             elif event.get("event") == "steered" and event.get("action") == "redraw":
                 messages = messages[: int(event["keep"])]  # a fresh draw: back to before the first attempt
+                redrawn = True  # a message after it stands alone, as in the loop (Redraw.then)
             elif event.get("event") == "rewind" and event.get("what") in ("both", "conversation"):
                 messages = list(marks.get(event["to"], messages))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):

@@ -89,13 +89,16 @@ class Redraw:
     replies and results since then and asks the session's `draw` provider (sampled) until the
     user's next message.
     `fallback` is said to the model instead when the conversation cannot go back (it was
-    compacted during this turn).
+    compacted during this turn). With `then`, that message follows in place of the attempts;
+    with `sample` False the replies stay decoded as before (a new question, not a new draw).
     """
 
     piece: str
     why: str
     fallback: str
     sent: str = ""
+    then: str = ""
+    sample: bool = True
 
 
 ReplyDecision = Accept | Nudge | Act | Redraw

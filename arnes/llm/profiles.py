@@ -22,6 +22,7 @@ EDIT_FORMATS: tuple[EditFormat, ...] = ("tools", "whole", "search-replace")
 # Every piece, in the order they decide (arnes/adapt/build.py makes them); a set lists some of them.
 PIECES: tuple[str, ...] = (
     "fresh-draws",
+    "focus",
     "named-files",
     "small-read",
     "content-check",
@@ -32,10 +33,11 @@ PIECES: tuple[str, ...] = (
     "self-check",
 )
 # fresh-draws is in no set: measured on Exercism it passed fewer tasks than the set without it
-# (bench/README.md, "Fresh draws"); `--steering small,+fresh-draws` turns it on.
+# (bench/README.md, "Fresh draws"); `--steering small,+fresh-draws` turns it on. focus
+# (adapt/focus.py) waits for its measurement the same way: `--steering small,+focus`.
 STEERING: dict[str, tuple[str, ...]] = {
     "off": (),
-    "small": tuple(p for p in PIECES if p != "fresh-draws"),
+    "small": tuple(p for p in PIECES if p not in ("fresh-draws", "focus")),
     # Only the project's tests before an answer stands: a careful developer's habit, for any model.
     "tests": ("self-check",),
 }

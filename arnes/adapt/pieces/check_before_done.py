@@ -7,9 +7,10 @@ from typing import ClassVar
 from arnes.adapt.draws import Attempt, Draws
 from arnes.adapt.phrasing import for_format
 from arnes.adapt.piece import ACCEPT, Env, Piece
+from arnes.adapt.pieces.focus import focused
 from arnes.adapt.pieces.fresh_draws import NAME as DRAWS
 from arnes.adapt.pieces.fresh_draws import redraw
-from arnes.adapt.reading import readable_text
+from arnes.adapt.reading import changed_texts
 from arnes.adapt.selfcheck import MOST_RUNS, NONE_RAN, SelfCheck, result_outcome
 from arnes.adapt.shared import TurnState
 from arnes.agent.steering import Accept, Act, Moment, Nudge, Reply, ReplyDecision, ResultDecision
@@ -19,7 +20,6 @@ from arnes.messages import ToolCall, ToolResultBlock
 WHOLE_FIX = "Send the whole corrected file again, in the same format."
 KEPT = "the tests still fail after {n} fresh draws; {files} put back as the attempt that passed {passed} tests"
 STILL_FAIL = "the tests still fail after {n} fresh draws"
-MOST_KEPT = 256 << 10  # characters of an attempt's files kept to put back (past that: not kept)
 
 
 class CheckBeforeDone(Piece):
@@ -32,6 +32,8 @@ class CheckBeforeDone(Piece):
         self.check = SelfCheck(ctx.workspace, env.detect or (lambda _: None), ctx.changes.changed, ctx.display)
         if state.draws is not None:  # each draw is judged by a run of its own
             self.check.most_runs = MOST_RUNS + state.draws.most
+        if state.focus is not None:  # and each focused ask
+            self.check.most_runs += state.focus.most
 
     def new_turn(self, task: str) -> None:
         self.check.reset()
@@ -65,12 +67,16 @@ class CheckBeforeDone(Piece):
             return Accept(NONE_RAN.format(command=command))
         if told is None:
             return ACCEPT
-        self.state.red, self.state.said = True, told
+        self.state.red, self.state.said, self.state.failure = True, told, result.content
+        if self.state.focus is not None and self.state.focus.made:  # asking one test at a time already
+            ask = focused(self.env, self.state, reply.text)
+            if ask is not None:
+                return ask
         if self.env.edit_format == "whole":
             told += " " + WHOLE_FIX
         if draws is None:
             return Nudge(self.name, told)
-        step = draws.after_red(Attempt(self._files(), passed(result.content)))
+        step = draws.after_red(Attempt(changed_texts(self.env.ctx), passed(result.content)))
         if step == "repair":
             return Nudge(self.name, told)
         if step == "draw":
@@ -82,19 +88,6 @@ class CheckBeforeDone(Piece):
         back = {path: text for path, text in best.files.items() if now.get(path) != text}
         calls = tuple(ToolCall(p, "Write", {"file_path": p, "content": t}) for p, t in back.items())
         return Act(DRAWS, calls, say=f"putting back the attempt that passed the most tests: {', '.join(back)}")
-
-    def _files(self) -> dict[str, str]:
-        """The text files this agent changed, as Read shows them (nothing at all past MOST_KEPT)."""
-        ctx, files, size = self.env.ctx, {}, 0
-        for path in ctx.changes.changed():
-            found = readable_text(ctx, ctx.display(path))
-            if found is None:  # not text the model could have written (a cache, a binary): not kept
-                continue
-            files[found[0]] = found[1]
-            size += len(found[1])
-            if size > MOST_KEPT:
-                return {}
-        return files
 
     def after_result(self, call: ToolCall, result: ToolResultBlock) -> ResultDecision:
         self.check.after_tools([call], [result])  # the model's own test runs count
