@@ -378,6 +378,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         if servers:
             cfg.files.append(mcp_file)
     _add_servers(cfg, from_claude.local, local_scope, "claude-user", trusted)
+    _add_plugins(cfg, workspace, env, trusted)
     for name, entry in list(cfg.mcp_servers.items()):
         if not entry.held and (held := approval.any_server(name)):
             cfg.mcp_servers[name] = dataclasses.replace(entry, held=held.reason)
@@ -386,6 +387,60 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
     _deny_secrets_by_default(cfg, user_files, claude_json, claude_user_dir(env))
     _warn_boxed_anyway(cfg)
     return cfg
+
+
+def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | None, trusted: bool) -> None:
+    """The hooks and MCP servers of the user's enabled Claude Code plugins (extensions/plugins.py):
+    the user's own, as their settings' are, under their settings' servers of the same name. A part
+    that cannot be read is one warning; the plugin's other parts, and the other plugins, still load.
+    Its folder is readable in the sandbox, where its hooks and servers run. A plugin installed
+    inside this workspace runs nothing here: the repository's files would be what runs as yours."""
+    from arnes.config_claude import claude_settings
+    from arnes.extensions.plugins import enabled_plugins
+    from arnes.host.paths import is_inside, resolve_real
+    from arnes.mcp.settings import parse_servers
+
+    for plugin in enabled_plugins(env)[0]:
+        if is_inside(resolve_real(workspace), resolve_real(plugin.root)):
+            if plugin.hooks_or_servers():
+                cfg.warnings.append(
+                    f"plugin {plugin.key} is installed inside this workspace ({plugin.root}): its hooks and MCP "
+                    "servers do not run here"
+                )
+            continue
+        used = False
+        hooks = servers = None
+        try:
+            hooks = plugin.hooks()
+        except ConfigError as exc:
+            cfg.warnings.append(f"plugin {plugin.key}: {exc}; its hooks do not apply")
+        try:
+            servers = plugin.servers()
+        except ConfigError as exc:
+            cfg.warnings.append(f"plugin {plugin.key}: {exc}; its MCP servers do not start")
+        if hooks is not None:
+            where, block = hooks
+            try:
+                raw, warnings = claude_settings({"hooks": block}, where, user=True)
+                settings = Settings.model_validate(raw)
+            except (ConfigError, ValidationError) as exc:
+                cfg.warnings.append(f"plugin {plugin.key}: {str(exc).splitlines()[0]}; its hooks do not apply")
+            else:
+                cfg.warnings += warnings
+                _add_hooks(cfg, settings.hooks, Path(where), "user", trusted)
+                used = used or bool(settings.hooks)
+        if servers is not None:
+            where, listed = servers
+            try:
+                parsed = parse_servers({"mcpServers": listed}, where)
+            except ConfigError as exc:
+                cfg.warnings.append(f"plugin {plugin.key}: {exc}; its MCP servers do not start")
+                parsed = {}
+            named = {plugin.server_name(n): server for n, server in parsed.items()}
+            _add_servers(cfg, {n: s for n, s in named.items() if n not in cfg.mcp_servers}, where, "user", trusted)
+            used = used or bool(named)
+        if used and plugin.root not in cfg.read_paths:
+            cfg.read_paths.append(plugin.root)
 
 
 def _claude_file(cfg: EffectiveConfig, path: Path, layer: str) -> Settings | None:

@@ -1,12 +1,16 @@
 """Claude Code plugins the user installed, on the real `arnes` (DESIGN §16): the commands, agents
 and skills of every user-scope plugin the user's settings enable load under the plugin's name
 (`/kit:check`, agent `kit:critic`, skill `kit:style`), as Claude Code names them; a disabled plugin
-loads nothing; what arnes does not run of a plugin (hooks, MCP servers) is said, not dropped."""
+loads nothing; its hooks and MCP servers run as the user's own do, sandboxed, with the plugin's
+folder readable there; what arnes does not use of a plugin (LSP servers, output styles) is said,
+not dropped."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +31,7 @@ def _plugin(root: Path, name: str, *, hooks: bool = False) -> Path:
         "---\nname: style\ndescription: The house style\n---\nUse tabs (KIT-STYLE).\n"
     )
     if hooks:
-        (root / "hooks").mkdir()
-        (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {}}))
+        (root / ".lsp.json").write_text(json.dumps({"python": {"command": "pylsp"}}))
     return root
 
 
@@ -60,7 +63,7 @@ def test_an_enabled_plugins_command_agent_and_skill_load_under_its_name(tmp_path
     assert "/kit:check (user)" in doctor.out and "kit:style (user)" in doctor.out
     assert "kit:critic (user" in doctor.out
     assert "off:" not in doctor.out.replace("off@market", "")  # disabled: nothing of it loads
-    assert "plugin kit@market: its hooks are not run by arnes" in doctor.out
+    assert "plugin kit@market: its LSP servers are not used by arnes" in doctor.out
     assert "ghost@market is enabled" in doctor.out and "not installed" in doctor.out
 
 
@@ -125,3 +128,85 @@ def test_a_repository_cannot_answer_to_a_plugins_names(tmp_path: Path) -> None:
         said = "\n".join(b.get("text", "") for b in first["content"])
         assert ("KIT-LINT" if "lint" in typed else "KIT-CHECK") in said and "PLANTED" not in said, (typed, said)
         trace.unlink()
+
+
+GUARD = """\
+import json, sys
+call = json.load(sys.stdin)
+if "forbidden" in call["tool_input"].get("command", ""):
+    print("the kit plugin's guard refuses this", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def test_a_plugins_hooks_and_mcp_servers_run_as_the_users_own(tmp_path: Path) -> None:
+    """Claude Code's plugin layout: `hooks/hooks.json` and a root `.mcp.json` whose commands name
+    files of the plugin as `${CLAUDE_PLUGIN_ROOT}`; the hook runs in the sandbox (the plugin's
+    folder is readable there, the rest of home is not), the server's tools are
+    `mcp__plugin_kit_tools__TOOL`."""
+    cache = Path(os.environ["HOME"]) / ".claude" / "plugins" / "cache" / "market"
+    kit = _plugin(cache / "kit" / "1.0.0", "kit")
+    (kit / "hooks").mkdir()
+    (kit / "hooks" / "guard.py").write_text(GUARD)
+    command = 'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/guard.py"'
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]}
+    (kit / "hooks" / "hooks.json").write_text(json.dumps({"description": "guard", "hooks": hooks}))
+    shutil.copy(Path(__file__).parent / "fakes" / "mcp_server.py", kit / "server.py")
+    server = {"command": sys.executable, "args": ["${CLAUDE_PLUGIN_ROOT}/server.py", "stdio", "KIT-WORD"]}
+    (kit / ".mcp.json").write_text(json.dumps({"tools": server}))  # the flat form plugins use
+    _install({"kit@market": (kit, True)})
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    turns = [
+        {"tool_calls": [{"name": "Bash", "input": {"command": "echo forbidden > out.txt"}}]},
+        {"tool_calls": [{"name": "Bash", "input": {"command": "echo allowed > out.txt"}}]},
+        {"tool_calls": [{"name": "mcp__plugin_kit_tools__args", "input": {}}]},
+        {"text": "done"},
+    ]
+    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
+    script.write_text(json.dumps({"turns": turns}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                     "--permission-mode", "bypassPermissions", "go")  # fmt: skip
+    assert done.code == 0, done.err
+    results = [e for e in read_trace(trace) if e["event"] == "tool_result"]
+    assert len(results) == 3
+    assert results[0]["is_error"] and "the kit plugin's guard refuses this" in results[0]["output"]
+    assert not results[1]["is_error"] and (ws / "out.txt").read_text() == "allowed\n"
+    assert not results[2]["is_error"] and "KIT-WORD" in results[2]["output"], results[2]["output"]
+    assert "not used by arnes" not in done.out + done.err  # nothing of this plugin is left out
+    doctor = run_arnes("doctor", "-w", str(ws))
+    assert "plugin_kit_tools" in doctor.out
+
+
+def test_a_plugin_part_that_does_not_parse_is_one_line_and_the_rest_loads(tmp_path: Path) -> None:
+    cache = Path(os.environ["HOME"]) / ".claude" / "plugins" / "cache" / "market"
+    kit = _plugin(cache / "kit" / "1.0.0", "kit")
+    (kit / ".mcp.json").write_text("{not json")
+    _install({"kit@market": (kit, True)})
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    doctor = run_arnes("doctor", "-w", str(ws))
+    [line] = [line for line in doctor.out.splitlines() if "plugin kit@market:" in line]
+    assert ".mcp.json: not valid JSON" in line and line.endswith("its MCP servers do not start")
+    assert "Traceback" not in doctor.err
+    assert "/kit:check (user)" in doctor.out  # its commands still load
+
+
+def test_a_plugin_installed_inside_the_workspace_runs_no_hook_there(tmp_path: Path) -> None:
+    """The user's own install record pointing into the repository: its files are the repository's,
+    and would run as the user's (on the host, with "sandbox": false)."""
+    ws = tmp_path / "ws"
+    kit = _plugin(ws / "vendor" / "kit", "kit")
+    (kit / "hooks").mkdir()
+    marker = ws / "hook-ran"  # the workspace: writable from the sandbox too
+    hooks = {"PreToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": f"touch {marker}"}]}]}
+    (kit / "hooks" / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+    _install({"kit@market": (kit, True)})
+    script = tmp_path / "s.json"
+    turns = [{"tool_calls": [{"name": "Bash", "input": {"command": "true"}}]}, {"text": "done"}]
+    script.write_text(json.dumps({"turns": turns}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws),
+                     "--permission-mode", "bypassPermissions", "go")  # fmt: skip
+    assert done.code == 0, done.err
+    assert not marker.exists()
+    assert "is installed inside this workspace" in done.out + done.err

@@ -9,13 +9,20 @@ names, inside the plugin). They are the user's own, read as their `~/.claude/` f
 namespaced by the plugin's name as Claude Code does: `/NAME:command`, agent `NAME:agent`, skill
 `NAME:skill`.
 
-Read here: user-scope installs the user's settings enable. Not yet: a plugin's hooks and MCP
-servers (one line says which plugin has them, so nothing is silently missing), and project- or
-local-scope installs (a repository's settings enabling a plugin would be a grant).
+A plugin's hooks (`hooks/hooks.json`, or the manifest's `hooks`) and MCP servers (`.mcp.json` at
+its root, or the manifest's `mcpServers`) are the user's too: they run as the user's own hooks
+and servers do (config.py), sandboxed unless the user's own settings say otherwise, with the
+plugin's folder readable there and `${CLAUDE_PLUGIN_ROOT}` put in as that folder. A server is
+named `plugin_NAME_SERVER`, so its tools are `mcp__plugin_NAME_SERVER__TOOL`, as in Claude Code.
+
+Read here: user-scope installs the user's settings enable. Not yet: a plugin's LSP servers and
+output styles (one line says which plugin has them, so nothing is silently missing), and
+project- or local-scope installs (a repository's settings enabling a plugin would be a grant).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +34,7 @@ from arnes.permissions.protected import claude_user_dir
 
 INSTALLED = Path("plugins") / "installed_plugins.json"
 MANIFEST = Path(".claude-plugin") / "plugin.json"
+ROOT_VARIABLE = "${CLAUDE_PLUGIN_ROOT}"
 
 
 @dataclass(frozen=True)
@@ -55,11 +63,63 @@ class Plugin:
     def unread(self) -> list[str]:
         """The parts arnes does not run yet, for one line."""
         parts = []
-        if (self.root / "hooks" / "hooks.json").is_file() or self.manifest.get("hooks"):
-            parts.append("hooks")
-        if (self.root / ".mcp.json").is_file() or self.manifest.get("mcpServers"):
-            parts.append("MCP servers")
+        if (self.root / ".lsp.json").is_file() or self.manifest.get("lspServers"):
+            parts.append("LSP servers")
+        if (self.root / "output-styles").is_dir() or self.manifest.get("outputStyles"):
+            parts.append("output styles")
         return parts
+
+    def hooks_or_servers(self) -> bool:
+        """Whether the plugin has hooks or MCP servers, by their usual places (nothing parsed)."""
+        return any((self.root / rel).is_file() for rel in ("hooks/hooks.json", ".mcp.json")) or any(
+            self.manifest.get(key) for key in ("hooks", "mcpServers")
+        )
+
+    def hooks(self) -> tuple[str, Any] | None:
+        """(where, the hooks block by event) of `hooks/hooks.json` or the manifest's `hooks` (a
+        file inside the plugin, or the block itself), with the plugin's folder put in; None: none.
+        ConfigError for a file that does not parse."""
+        found = self._part("hooks", Path("hooks") / "hooks.json")
+        if found is None:
+            return None
+        where, raw = found
+        block = raw.get("hooks") if isinstance(raw, dict) and isinstance(raw.get("hooks"), dict) else raw
+        return where, block
+
+    def servers(self) -> tuple[str, Any] | None:
+        """(where, {server: settings}) of `.mcp.json` at the plugin's root or the manifest's
+        `mcpServers`, with the plugin's folder put in; None: none. ConfigError for a bad file."""
+        found = self._part("mcpServers", Path(".mcp.json"))
+        if found is None:
+            return None
+        where, raw = found
+        listed = raw.get("mcpServers") if isinstance(raw, dict) and isinstance(raw.get("mcpServers"), dict) else raw
+        return where, listed
+
+    def server_name(self, server: str) -> str:
+        """The name a plugin's server goes by: `plugin_NAME_SERVER`, in the letters a name may hold."""
+        return re.sub(r"_{2,}", "_", re.sub(r"[^A-Za-z0-9_-]", "-", f"plugin_{self.name}_{server}"))
+
+    def _part(self, key: str, default: Path) -> tuple[str, Any] | None:
+        named = self.manifest.get(key)
+        if isinstance(named, dict):
+            return f"{self.root / MANIFEST} ({key})", _rooted(named, str(self.root))
+        rel = Path(named) if isinstance(named, str) else default
+        path = (self.root / rel).resolve()
+        if not is_inside(resolve_real(self.root), path) or not path.is_file():
+            return None
+        return str(path), _rooted(read_json(path), str(self.root))
+
+
+def _rooted(value: Any, root: str) -> Any:
+    """`value` with `${CLAUDE_PLUGIN_ROOT}` put in as the plugin's folder, in every string."""
+    if isinstance(value, str):
+        return value.replace(ROOT_VARIABLE, root)
+    if isinstance(value, list):
+        return [_rooted(v, root) for v in value]
+    if isinstance(value, dict):
+        return {k: _rooted(v, root) for k, v in value.items()}
+    return value
 
 
 def enabled_plugins(env: dict[str, str] | None = None) -> tuple[list[Plugin], list[str]]:
@@ -97,8 +157,8 @@ def enabled_plugins(env: dict[str, str] | None = None) -> tuple[list[Plugin], li
         plugins.append(plugin)
         if plugin.unread():
             warnings.append(
-                f"plugin {key}: its {' and '.join(plugin.unread())} are not run by arnes (its commands, agents "
-                "and skills are read); configure them in your settings to use them"
+                f"plugin {key}: its {' and '.join(plugin.unread())} are not used by arnes (its commands, agents, "
+                "skills, hooks and MCP servers are)"
             )
     return plugins, warnings
 
