@@ -22,6 +22,7 @@ from arnes.closing import close
 from arnes.config import EffectiveConfig, ModelSettings, RoleName
 from arnes.config_flags import apply_claude_flags, chosen_session_id, offered_tools, system_prompts
 from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, ConfigError
+from arnes.extensions.hooks_config import FailMode
 from arnes.host.files import HostFiles, open_log
 from arnes.llm.base import PROFILES, Provider, ProviderSettings
 from arnes.llm.factory import make_provider
@@ -44,10 +45,13 @@ from arnes.workspace_trust import say, trusted_config, warn_withheld_keys
 
 if TYPE_CHECKING:
     from arnes.extensions.agents import Catalog
+    from arnes.extensions.hooks import HookRunner
     from arnes.extensions.output_styles import OutputStyle
     from arnes.rewind.checkpoints import Checkpoints
 
 CONTINUE = "Continue with the task where you left off."
+HooksAround = Callable[["HookRunner | None", FailMode], "HookRunner"]  # a caller's hooks around the settings'
+
 DEFAULT_TIMEOUT = 600.0  # seconds before the first byte: a CPU reading a 5k-token prompt needs minutes
 DEFAULT_READ_TIMEOUT = 300.0  # seconds between chunks: a reasoning model may think quietly for a while
 
@@ -175,6 +179,7 @@ def build_session(
     self_check: bool = True,
     models: tuple[Provider, dict[Role, Provider]] | None = None,
     trace: Path | None = None,
+    extra_hooks: HooksAround | None = None,
 ) -> Session:
     """The session of a run, built whole: its parts (sandbox, hooks, MCP servers, checkpoints, the
     verifier) are made first and given to it, never set on it afterwards.
@@ -182,7 +187,8 @@ def build_session(
     A run nobody watches gets a turn limit even when none was set. `verify`: a verify command, or
     "auto" for the detected one (`--verify`); `self_check` False where the caller runs the tests
     itself; `models`: the main provider and roles to share (a team's nodes play one model);
-    `trace`: the trace's path, when not the session's own under .arnes/traces/."""
+    `trace`: the trace's path, when not the session's own under .arnes/traces/; `extra_hooks`:
+    a caller's hooks around the settings' (the Agent SDK's callbacks, headless/sdk_hooks.py)."""
     stream = cfg.stream and not args.no_stream
     window, window_source = resolve_window(cfg, _settings(ModelSettings(), cfg, stream, None))
     main, main_name, main_model = _provider(ModelSettings(), cfg, stream, window)
@@ -232,11 +238,13 @@ def build_session(
         tuple(cfg.read_paths), on_write=checkpoints.before_write if checkpoints is not None else None,
     )  # fmt: skip
     ws, sandbox = shared.engine.workspace, shared.sandbox
-    hooks = None
+    hooks: HookRunner | None = None
     if any(entry.runs for entry in cfg.hooks):
         from arnes.extensions.hooks import Hooks
 
         hooks = Hooks(cfg.hooks, ws, sandbox, shared.spec, cfg.hooks_fail)
+    if extra_hooks is not None:
+        hooks = extra_hooks(hooks, cfg.hooks_fail)
     say_plugin_gaps(cfg)
     mcp = None
     if cfg.mcp_servers:  # started behind the banner (agent/loop.py): start-up does not wait for them
@@ -358,7 +366,13 @@ class Prepared:
     trace_path: Path | None
 
 
-def prepare(args: argparse.Namespace, *, workspace: Path | None = None, approver: Approver | None = None) -> Prepared:
+def prepare(
+    args: argparse.Namespace,
+    *,
+    workspace: Path | None = None,
+    approver: Approver | None = None,
+    extra_hooks: HooksAround | None = None,
+) -> Prepared:
     from arnes.agent.resume import find_trace, read_history
 
     ws = workspace_of(args, workspace)
@@ -371,7 +385,7 @@ def prepare(args: argparse.Namespace, *, workspace: Path | None = None, approver
         session_id = trace_path.stem
     session = build_session(
         args, ws, cfg, session_id, approver=approver, verify=args.verify, verify_rounds=args.verify_rounds,
-        trace=trace_path,
+        trace=trace_path, extra_hooks=extra_hooks,
     )  # fmt: skip
     if args.resume is not None and trace_path is not None:
         history = read_history(session.host, trace_path)

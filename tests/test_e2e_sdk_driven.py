@@ -150,3 +150,41 @@ def test_the_clients_mode_model_and_context_requests_are_answered(shop: Path, tm
     [context] = usage
     assert context["model"] == "fake-model" and 0 < context["totalTokens"] < context["maxTokens"]
     assert sum(c["tokens"] for c in context["categories"][:2]) == context["totalTokens"]
+
+
+def test_the_sdks_hook_callbacks_are_called_as_claude_code_calls_them(shop: Path, tmp_path: Path) -> None:
+    """`hooks` in ClaudeAgentOptions: arnes sends a `hook_callback` control request per matching
+    callback and reads its answer as a command hook's JSON: a PreToolUse deny refuses the Edit
+    (acceptEdits would have allowed it), a PostToolUse callback sees the Read's result, and a
+    callback that raises is a failure that does not block."""
+    seen: list[tuple[str, str, str | None]] = []
+
+    async def guard(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append((data["hook_event_name"], data["tool_name"], tool_use_id))
+        reason = "pricing.py is frozen (SDK hook)"
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": reason}}  # fmt: skip
+
+    async def after(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append((data["hook_event_name"], data["tool_name"], tool_use_id))
+        return {}
+
+    async def broken(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        raise RuntimeError("the callback broke")
+
+    hooks = {
+        "PreToolUse": [sdk.HookMatcher(matcher="Edit", hooks=[guard]), sdk.HookMatcher(matcher="Read", hooks=[broken])],
+        "PostToolUse": [sdk.HookMatcher(matcher="Read", hooks=[after])],
+    }
+    messages = collect(
+        "Raise the discount.", options(tmp_path, shop, RAISE, permission_mode="acceptEdits", hooks=hooks)
+    )
+    said = [m for m in messages if type(m).__name__ in ("AssistantMessage", "UserMessage")]
+    read, edit = said[0].content[0], said[2].content[0]
+    assert said[1].content[0].is_error is False  # the broken PreToolUse callback did not block the Read
+    warnings = [m.data for m in messages[1:] if type(m).__name__ == "SystemMessage"]
+    assert any("SDK callback hook_1` failed: it raised: the callback broke" in json.dumps(w) for w in warnings)
+    assert seen == [("PostToolUse", "Read", read.id), ("PreToolUse", "Edit", edit.id)]
+    refused = said[3].content[0]
+    assert refused.is_error and "pricing.py is frozen (SDK hook)" in refused.content
+    assert "DISCOUNT_RATE = 0.10" in (shop / "pricing.py").read_text()

@@ -92,7 +92,7 @@ def test_r6_01_every_reader_of_outside_json_refuses_deep_nesting_in_its_own_way(
     """The readers besides settings: each turns the nesting into what it does with bad JSON."""
     from arnes.agent.resume import parse_history
     from arnes.errors import ConfigError
-    from arnes.extensions.hooks import HookOutcome, _apply_stdout
+    from arnes.extensions.hooks import HookOutcome, apply_output
     from arnes.host.testcmd import detect
     from arnes.jsonfile import read_json
     from arnes.llm.script import ScriptProvider
@@ -109,7 +109,7 @@ def test_r6_01_every_reader_of_outside_json_refuses_deep_nesting_in_its_own_way(
     with pytest.raises(ConfigError, match=NESTED):
         TrustStore(deep).records()
     with pytest.raises(ValueError, match=NESTED):
-        _apply_stdout("PreToolUse", DEEP_JSON, HookOutcome())
+        apply_output("PreToolUse", DEEP_JSON, HookOutcome())
     with pytest.raises(ConfigError, match="not valid JSON"):
         ScriptProvider.from_file(str(deep))
     assert parse_history(DEEP_JSON + "\n") == []  # a trace line that cannot be read is skipped

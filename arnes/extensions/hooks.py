@@ -135,34 +135,41 @@ class Hooks:
         code = done.exit_code
         if code == 2:
             outcome.block(err.strip() or f"blocked by the {event} hook `{command}` (exit 2, no reason given)")
-            outcome.runs.append(HookRun(event, command, code, "block", _ms(started), shown[:TRACE_CAP]))
+            outcome.runs.append(HookRun(event, command, code, "block", ms_since(started), shown[:TRACE_CAP]))
             return
         if code != 0:
             why = f"exited with {code}" + (f": {err.strip().splitlines()[-1]}" if err.strip() else "")
             self._failed(entry, outcome, why, code, shown, started)
             return
         try:
-            decision = _apply_stdout(event, out, outcome)
+            decision = apply_output(event, out, outcome)
         except ValueError as exc:
             self._failed(entry, outcome, str(exc), code, shown, started)
             return
-        outcome.runs.append(HookRun(event, command, code, decision, _ms(started), shown[:TRACE_CAP]))
+        outcome.runs.append(HookRun(event, command, code, decision, ms_since(started), shown[:TRACE_CAP]))
 
     def _failed(
         self, entry: HookEntry, outcome: HookOutcome, why: str, code: int | None, shown: str, started: float
     ) -> None:
-        line = f"{entry.event} hook `{entry.hook.command}` failed: {why}"
-        if entry.event == "PreToolUse" and self.fail == "closed":
-            outcome.block(f'{line}; the call is blocked (hooks_fail is "closed")')
-        elif entry.event == "PreToolUse":
-            line += '; the call goes on (hooks_fail is "open")'
-        outcome.failures.append(line)
-        run = HookRun(entry.event, entry.hook.command, code, "failed", _ms(started), shown[:TRACE_CAP], why)
-        outcome.runs.append(run)
+        record_failure(outcome, entry.event, entry.hook.command, self.fail, why, code, shown, started)
 
 
-def _apply_stdout(event: str, out: str, outcome: HookOutcome) -> str:
-    """Read an exit-0 hook's stdout (JSON or plain text) into the outcome; the decision it made."""
+def record_failure(
+    outcome: HookOutcome, event: str, label: str, fail: FailMode, why: str, code: int | None, shown: str, started: float
+) -> None:
+    """A hook that failed: one line for the user; a PreToolUse call blocked only when `fail` is closed."""
+    line = f"{event} hook `{label}` failed: {why}"
+    if event == "PreToolUse" and fail == "closed":
+        outcome.block(f'{line}; the call is blocked (hooks_fail is "closed")')
+    elif event == "PreToolUse":
+        line += '; the call goes on (hooks_fail is "open")'
+    outcome.failures.append(line)
+    outcome.runs.append(HookRun(event, label, code, "failed", ms_since(started), shown[:TRACE_CAP], why))
+
+
+def apply_output(event: str, out: str, outcome: HookOutcome) -> str:
+    """Read an exit-0 hook's stdout (JSON or plain text) into the outcome; the decision it made.
+    ValueError, saying why, for output that starts like JSON and is not an object of it."""
     text = out.strip()
     if not text.startswith("{"):
         if text and event in STDOUT_IS_CONTEXT:
@@ -203,5 +210,5 @@ def _apply_stdout(event: str, out: str, outcome: HookOutcome) -> str:
     return decided
 
 
-def _ms(started: float) -> int:
+def ms_since(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)

@@ -72,8 +72,9 @@ class Channel:
         with self._lock:
             return self._pending == 0
 
-    def request(self, request: Json) -> Json:
-        """Ask the SDK (a `control_request`) and wait for its `control_response`."""
+    def request(self, request: Json, timeout: float | None = None) -> Json:
+        """Ask the SDK (a `control_request`) and wait for its `control_response`; TimeoutError
+        after `timeout` seconds without one (None: as long as it takes)."""
         with self._lock:
             if self._closed:
                 raise ChannelClosed
@@ -81,7 +82,12 @@ class Channel:
             box: queue.Queue[Json | None] = queue.Queue(maxsize=1)
             self._waiting[request_id] = box
         self.out.line({"type": "control_request", "request_id": request_id, "request": request})
-        reply = box.get()
+        try:
+            reply = box.get(timeout=timeout)
+        except queue.Empty:
+            with self._lock:
+                self._waiting.pop(request_id, None)
+            raise TimeoutError(f"no answer in {timeout:g} s") from None
         if reply is None:
             raise ChannelClosed
         return reply

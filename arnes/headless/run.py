@@ -31,6 +31,7 @@ from arnes.headless.control import context_usage, set_model, set_permission_mode
 from arnes.headless.control_rewind import rewind_files
 from arnes.headless.facts import commands, initialize_response
 from arnes.headless.output import Headless
+from arnes.headless.sdk_hooks import SdkHooks
 from arnes.runner import CONTINUE, Prepared, exit_code, prepare, subscribe
 from arnes.ui.stdout import Stdout
 
@@ -43,9 +44,10 @@ def run_stream(args: argparse.Namespace, task: str) -> int:
     out = Stdout()
     channel = Channel(sys.stdin, out)
     stdio = getattr(args, "permission_prompt_tool", None) == "stdio"
-    ready = prepare(args, approver=SdkApprover(channel) if stdio else None)
+    hooks = SdkHooks(channel)
+    ready = prepare(args, approver=SdkApprover(channel) if stdio else None, extra_hooks=hooks.around)
     channel.session_id = ready.session.id
-    return Driven(args, ready, channel, out).run()
+    return Driven(args, ready, channel, out, hooks).run()
 
 
 @dataclass
@@ -56,6 +58,7 @@ class Driven:
     ready: Prepared
     channel: Channel
     out: Stdout
+    hooks: SdkHooks
     catalog: Catalog = field(default_factory=Catalog)
     _running: bool = False
     _interrupted: bool = False
@@ -140,11 +143,10 @@ class Driven:
         session = self.ready.session
         subtype = request.get("subtype")
         if subtype == "initialize":
-            if request.get("hooks"):
-                raise Unanswered(
-                    "arnes does not call the SDK's hook callbacks (hooks in ClaudeAgentOptions); "
-                    "give hooks as commands in .claude/settings.json or arnes's settings"
-                )
+            notes = self.hooks.register(request.get("hooks"))
+            if notes:  # said on the main thread, with the next turn
+                with self._lock:
+                    self._notes += notes
             if request.get("agents"):  # said on the main thread, with the next turn
                 with self._lock:
                     self._notes.append("agent definitions sent by the SDK are not used (use .claude/agents/)")
