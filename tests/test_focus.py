@@ -22,11 +22,10 @@ from arnes.adapt.pieces.focus import Focus
 from arnes.adapt.shared import TurnState
 from arnes.agent.resume import parse_history
 from arnes.agent.steering import Accept, Redraw, Reply
-from arnes.agent.trace import read_trace
 from arnes.tools.base import ToolContext
 from arnes.tools.files import Write
-from tests.conftest import run_arnes
-from tests.fakes.llm_server import FakeLLMServer
+from tests.test_fresh_draws import attempt
+from tests.test_fresh_draws import run as run_calc
 
 CODE = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n\n\ndef div(a, b):\n    return a // b\n"
 TESTS = """\
@@ -237,47 +236,11 @@ def test_a_reply_that_changed_nothing_after_a_red_run_is_asked_again_greedily_ab
 
 # ------------------------------------------------------------------------------ end to end
 
-TWO = """\
-import unittest
-
-from calc import add, mul
-
-
-class CalcTest(unittest.TestCase):
-    def test_add(self):
-        self.assertEqual(add(2, 3), 5)
-
-    def test_mul(self):
-        self.assertEqual(mul(2, 3), 6)
-
-
-if __name__ == "__main__":
-    unittest.main()
-"""
-TASK = "Implement add and mul in calc.py. The tests are in calc_test.py; don't change them."
-
-
-def attempt(add: str, mul: str) -> dict[str, Any]:
-    """A reply in the whole format: calc.py with these two bodies."""
-    code = f"def add(a, b):\n    return {add}\n\n\ndef mul(a, b):\n    return {mul}\n"
-    return {"text": f"calc.py\n```python\n{code}```"}
-
 
 def run(tmp_path: Path, turns: list[dict[str, Any]], *flags: str) -> tuple[Path, list[dict[str, Any]], list[Any]]:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "calc.py").write_text("def add(a, b):\n    pass\n\n\ndef mul(a, b):\n    pass\n")
-    (ws / "calc_test.py").write_text(TWO)
-    trace = tmp_path / "t.jsonl"
-    with FakeLLMServer(turns) as server:
-        done = run_arnes(
-            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b-instruct",
-            *flags, "-w", str(ws), "--permission-mode", "acceptEdits", "--trace", str(trace),
-            "--output-format", "json", TASK,
-        )  # fmt: skip
-        bodies = [body for path, body in server.requests if path.endswith("/chat/completions")]
-    assert done.code == 0, done.err
-    return ws, read_trace(trace), bodies
+    """The fresh draws' end-to-end setting: calc.py with add and mul, their unittest file, the task."""
+    ws, events, _, bodies = run_calc(tmp_path, turns, *flags)
+    return ws, events, bodies
 
 
 def redraws(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
