@@ -151,12 +151,14 @@ def run_demo(args: argparse.Namespace, rest: list[str]) -> int:
 
 def _loader_outside_workspace(args: argparse.Namespace) -> None:
     """Before arnes starts any program: the loader's search variables name no folder of the
-    workspace and no relative one (host/paths.py `loader_outside`); said once when they did."""
-    from arnes.host.paths import loader_outside
+    workspace and no relative one (host/paths.py `loader_outside`), said once when they did; and
+    arnes's own host programs are looked for away from the workspace (`note_host_path`)."""
+    from arnes.host.paths import loader_outside, note_host_path
 
     workspace = Path(args.workspace or ".").expanduser()
     if not workspace.is_dir():
         return  # the run stops at its own check of the folder, before starting anything
+    note_host_path(os.environ, workspace)  # arnes's own git and rg: never one from the workspace
     dropped = loader_outside(os.environ, workspace)
     if dropped:
         print(

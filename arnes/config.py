@@ -297,10 +297,12 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         check_names(settings.mcpServers, str(path))
         _add_servers(cfg, settings.mcpServers, path, layer, trusted)
         _add_hooks(cfg, settings.hooks, path, layer, trusted)
-        if layer in PROJECT_LAYERS and settings.sandbox.mode == "off":
-            # Trusted or not: the project's own hooks and servers would run unconfined (DESIGN §10).
+        if layer in PROJECT_LAYERS and settings.sandbox.mode in ("off", "landlock"):
+            # Trusted or not: the project's own hooks and servers would run unconfined (DESIGN §10),
+            # or under Landlock, where the home folder is readable and the network open.
             cfg.warnings.append(
-                f"{path}: sandbox.mode 'off' ignored: only your user settings or --sandbox off may turn the sandbox off"
+                f"{path}: sandbox.mode {settings.sandbox.mode!r} ignored: only your user settings or --sandbox may "
+                "turn the sandbox off or choose a weaker one"
             )
             settings.sandbox.mode = None
         if layer in PROJECT_LAYERS and not trusted:

@@ -177,6 +177,24 @@ class TestBubblewrap:
             server.close()
             path.unlink()
 
+    def test_run_as_root_what_only_root_may_read_in_etc_stays_hidden(self, tmp_path: Path) -> None:
+        """Red team round 9, 14: bubblewrap keeps uid 0, and root reads /etc/shadow."""
+        if os.geteuid() != 0 or not os.path.exists("/etc/shadow"):
+            pytest.skip("only root reads /etc/shadow; arnes is not root here")
+        assert "root:" in Path("/etc/shadow").read_text()
+        out = run(session(tmp_path, "bubblewrap"), "cat /etc/shadow; cat /etc/hostname >/dev/null && echo READABLE")
+        assert "root:" not in out and "Permission denied" in out and "READABLE" in out  # the rest of /etc reads
+
+    @pytest.mark.parametrize("network", [False, True])
+    def test_no_vsock_socket_even_with_the_network(self, tmp_path: Path, network: bool) -> None:
+        """vsock reaches the hypervisor and no network namespace holds it (red team round 9, 15)."""
+        probe = (
+            "python3 -c \"import socket\ntry:\n socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM); print('MADE')\n"
+            "except OSError as e: print('REFUSED', e.errno)\""
+        )
+        out = run(session(tmp_path, "bubblewrap", network=network), probe)
+        assert "REFUSED 1" in out and "MADE" not in out  # EPERM, from the filter
+
     def test_network_is_off_unless_asked_for(self, tmp_path: Path, listener: int) -> None:
         assert "hello" not in run(session(tmp_path, "bubblewrap"), CONNECT.format(port=listener))
         assert "hello" in run(session(tmp_path, "bubblewrap", network=True), CONNECT.format(port=listener))
@@ -331,3 +349,17 @@ def test_a_stale_errno_does_not_make_landlock_look_missing() -> None:
     landlock.landlock_abi_version.cache_clear()
     ctypes.set_errno(2)
     assert LandlockSandbox.unavailable.__wrapped__() is None  # type: ignore[attr-defined]
+
+
+def test_root_only_config_is_what_only_root_may_read_and_only_for_root(tmp_path: Path) -> None:
+    from arnes.sandbox.bubblewrap import root_only_config
+
+    (tmp_path / "ssl" / "private").mkdir(parents=True)
+    (tmp_path / "ssl" / "private").chmod(0o700)
+    (tmp_path / "ssl" / "certs.pem").write_text("public\n")
+    (tmp_path / "shadow").write_text("root:x\n")
+    (tmp_path / "shadow").chmod(0o640)
+    (tmp_path / "hostname").write_text("box\n")
+    (tmp_path / "link").symlink_to(tmp_path / "shadow")
+    assert sorted(root_only_config(tmp_path, euid=0)) == [tmp_path / "shadow", tmp_path / "ssl" / "private"]
+    assert root_only_config(tmp_path, euid=1000) == []

@@ -129,16 +129,19 @@ def test_the_engine_denies_git_outside_and_the_users_config_folder(tmp_path: Pat
     assert outside.kind == "allow"  # bypass: an ordinary outside write is not built-in protected
 
 
-def test_a_project_never_turns_the_sandbox_off_trusted_or_not(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["off", "landlock"])
+def test_a_project_never_turns_the_sandbox_off_or_weaker_trusted_or_not(tmp_path: Path, mode: str) -> None:
+    """Landlock leaves the home folder readable and the network open: a trusted project's hooks
+    would read ~/.ssh and send it (red team round 9, 16)."""
     ws = tmp_path / "ws"
     (ws / ".arnes").mkdir(parents=True)
-    (ws / ".arnes" / "settings.json").write_text(json.dumps({"sandbox": {"mode": "off"}}))
+    (ws / ".arnes" / "settings.json").write_text(json.dumps({"sandbox": {"mode": mode}}))
     env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg")}
     for trusted in (False, True):
         cfg = load_config(ws, env, trusted=trusted)
         assert cfg.sandbox == "auto" and "sandbox.mode" not in str(cfg.ignored)  # not a grant trust could give
-        assert any("sandbox.mode 'off' ignored: only your user settings" in w for w in cfg.warnings)
+        assert any(f"sandbox.mode {mode!r} ignored: only your user settings" in w for w in cfg.warnings)
     user = tmp_path / "cfg" / "arnes" / "settings.json"
     user.parent.mkdir(parents=True)
-    user.write_text(json.dumps({"sandbox": {"mode": "off"}}))
-    assert load_config(ws, env, trusted=True).sandbox == "off"  # the user's own choice stands
+    user.write_text(json.dumps({"sandbox": {"mode": mode}}))
+    assert load_config(ws, env, trusted=True).sandbox == mode  # the user's own choice stands

@@ -25,13 +25,12 @@ A few state-writing subcommands (`git add`, `git commit`, ...) run on the host t
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from arnes.host.paths import is_inside, resolve_real, search_path
+from arnes.host.paths import host_program, is_inside, resolve_real, search_path
 
 SAFE_CONFIG = (
     "core.fsmonitor=false",
@@ -125,7 +124,7 @@ def repository(workspace: Path) -> Repository | str:
         return ".git is a link; arnes runs git only on the workspace's own .git folder"
     if not stat.S_ISDIR(mode):
         return ".git is a file pointing elsewhere (a worktree or submodule); arnes runs git only on a .git folder"
-    git = shutil.which("git")
+    git = host_program("git")
     if git is None:
         return "git is not installed"
     if is_inside(ws, resolve_real(Path(git))):
@@ -263,7 +262,7 @@ def user_config_file(path: Path, timeout: float = 10.0) -> list[tuple[bytes, byt
     named), each `(section[.subsection].name, value)`, the value None for a bare `name` (true).
     None when git is missing or does not read the file. Reading config runs nothing; git starts
     at / with the user's GIT_* variables dropped, so no repository's config is found or read."""
-    git = shutil.which("git")
+    git = host_program("git")
     if git is None:
         return None
     env = _without_git_variables()

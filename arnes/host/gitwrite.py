@@ -68,13 +68,14 @@ _ANY_KEY = frozenset(
     "user author committer color pull fetch extensions index pack feature advice i18n gui rerere gc maintenance "
     "init column alias gpg filter branch".split()
 )
-# Keys of the other sections, by section; `*.` where the key sits under a subsection.
+# Keys of the other sections, by section; `*.` where the key sits under a subsection. Not
+# `core.sparseCheckout`: with it, `checkout -q -b` applies the repository's sparse patterns,
+# deleting and checking out working-tree files (a deny rule's, `.arnes/`) on the host.
 _KEYS: dict[str, frozenset[str]] = {
     "core": frozenset(
         """repositoryformatversion filemode bare logallrefupdates ignorecase precomposeunicode symlinks autocrlf
         safecrlf eol quotepath abbrev compression loosecompression checkstat trustctime untrackedcache splitindex
-        commitgraph multipackindex sharedrepository whitespace longpaths preloadindex fscache sparsecheckout
-        sparsecheckoutcone""".split()
+        commitgraph multipackindex sharedrepository whitespace longpaths preloadindex fscache""".split()
     ),
     "remote": frozenset(
         """*.url *.fetch *.pushurl *.tagopt *.mirror *.prune *.prunetags *.skipdefaultupdate *.skipfetchall

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from collections.abc import MutableMapping
 from pathlib import Path
@@ -108,3 +109,22 @@ def loader_outside(environ: MutableMapping[str, str], workspace: Path) -> list[s
             else:
                 del environ[name]
     return dropped
+
+
+# Where arnes looks for the programs it runs itself on the host (git, ripgrep): PATH without the
+# workspace's folders, set once at start-up (`note_host_path`). An activated `.venv/bin` in the
+# workspace is on PATH, and a sandboxed command may write a `git` there; found on PATH, arnes's
+# own git would run it on the host, outside every sandbox, at the next session's first command.
+HOST_PATH = "ARNES_HOST_PATH"
+
+
+def note_host_path(environ: MutableMapping[str, str], workspace: Path) -> None:
+    """Record in `environ` the search path for arnes's own host programs: PATH away from `workspace`."""
+    environ[HOST_PATH] = search_path(environ.get("PATH", os.defpath), away_from=workspace)
+
+
+def host_program(name: str) -> str | None:
+    """The program arnes runs on the host itself (`git`, `rg`), found away from the workspace when
+    start-up recorded where that is, else on PATH without relative or empty entries."""
+    found = os.environ.get(HOST_PATH)
+    return shutil.which(name, path=found if found is not None else search_path(os.environ.get("PATH", os.defpath)))

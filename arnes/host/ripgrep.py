@@ -4,22 +4,22 @@ sandbox's hidden files, listings and handoffs use them without importing the sea
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from functools import cache
 from pathlib import Path
 
 from arnes.errors import ToolError
+from arnes.host.paths import host_program
 
 
 @cache
 def ripgrep() -> str:
-    """The `rg` next to this Python (the PyPI package's), else the one on PATH."""
+    """The `rg` next to this Python (the PyPI package's), else the one on PATH, away from the workspace."""
     beside = Path(sys.executable).parent / "rg"
     if beside.exists():
         return str(beside)
-    found = shutil.which("rg")
+    found = host_program("rg")
     if found:
         return found
     raise ToolError("ripgrep (rg) is not installed; reinstall arnes (`pip install .`), which brings it.")

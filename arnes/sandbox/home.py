@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from arnes.host.nofollow import read_regular
 from arnes.sandbox.gitconfig import global_files
 
 # A PATH entry under one of these binds the whole root (a shim needs its versions), plus companions.
@@ -74,10 +75,11 @@ def venv_prefix(venv: Path) -> list[Path]:
     `home = ~/projects/bin` nothing at all.
     """
     found = [venv]
-    try:
-        lines = (venv / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    try:  # through no link, and never a FIFO the repository put there (it would hold every command)
+        data = read_regular(Path(os.path.realpath(venv / "pyvenv.cfg")), limit=64 << 10)[0]
+    except (OSError, ValueError):
         return found
+    lines = data.decode("utf-8", errors="replace").splitlines()
     for line in lines:
         key, _, value = line.partition("=")
         if key.strip() == "home" and value.strip() and os.path.isabs(value.strip()):

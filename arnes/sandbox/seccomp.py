@@ -5,7 +5,10 @@ What it refuses, for every process in the sandbox:
   database) can sit in any folder a host process writes, and a read-only mount does not stop
   `connect()` on a socket file, so hiding folders cannot be complete. `socketpair()` stays (it
   reaches nothing; asyncio and libuv need it), as do sockets of other families (the network
-  namespace has no interface but loopback).
+  namespace has no interface but loopback), except:
+- `socket(AF_VSOCK, ...)`, always: vsock talks to the hypervisor and the other VMs of the host,
+  and no network namespace holds it back (`--unshare-net` leaves it open; a sandbox reached the
+  host's CID 2). The user's `network: true` means the network, not the machine underneath.
 - setting the setuid or setgid bit (chmod, fchmod, fchmodat, fchmodat2, and the mode of open,
   creat, mkdir and mknod): a command must not leave a setuid file in the workspace for the host.
 - io_uring (it can create sockets past the filter) and openat2 (its mode sits behind a pointer):
@@ -30,6 +33,7 @@ import struct
 from dataclasses import dataclass
 
 AF_UNIX = 1
+AF_VSOCK = 40
 SETID_BITS = 0o6000
 
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
@@ -108,8 +112,7 @@ def program(*, block_unix_sockets: bool, machine: str | None = None) -> bytes | 
     if arch.x32:
         p.op(_JGE, _X32_BIT, "kill", 0)
     checks: list[tuple[str, str]] = []
-    if block_unix_sockets:
-        p.op(_JEQ, arch.syscalls["socket"], "socket", 0)
+    p.op(_JEQ, arch.syscalls["socket"], "socket", 0)
     for name, index in _MODE_ARG.items():
         if name in arch.syscalls:
             p.op(_JEQ, arch.syscalls[name], f"mode{index}", 0)
@@ -121,10 +124,10 @@ def program(*, block_unix_sockets: bool, machine: str | None = None) -> bytes | 
         p.label(f"mode{index}")
         p.op(_LD_W_ABS, _arg_low(index))
         p.op(_JSET, SETID_BITS, "eperm", "allow")
-    if block_unix_sockets:
-        p.label("socket")
-        p.op(_LD_W_ABS, _arg_low(0))
-        p.op(_JEQ, AF_UNIX, "eperm", "allow")
+    p.label("socket")
+    p.op(_LD_W_ABS, _arg_low(0))
+    p.op(_JEQ, AF_VSOCK, "eperm", 0)
+    p.op(_JEQ, AF_UNIX, "eperm" if block_unix_sockets else "allow", "allow")
     p.label("allow")
     p.op(_RET, _ALLOW)
     p.label("eperm")

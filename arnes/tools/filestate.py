@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,8 +23,8 @@ class Snapshot:
 
 
 def snapshot(path: Path) -> Snapshot:
-    data = path.read_bytes()
-    st = path.stat()
+    """What a file held when it was read or written (OSError for what is no regular file now)."""
+    data, st = read_regular(Path(os.path.realpath(path)))
     return Snapshot(st.st_size, st.st_mtime_ns, hashlib.sha256(data).hexdigest())
 
 
@@ -119,9 +120,13 @@ class FileStateCache:
         if not path.exists():
             return None  # deleted since the read: recreating it is fine
         st = path.stat()
-        if st.st_size != snap.size or st.st_mtime_ns != snap.mtime_ns:
+        if not stat.S_ISREG(st.st_mode) or st.st_size != snap.size or st.st_mtime_ns != snap.mtime_ns:
+            return "modified"  # a FIFO put in its place is no longer the file that was read (and would hang a read)
+        try:
+            data = read_regular(Path(os.path.realpath(path)))[0]
+        except (OSError, ValueError):
             return "modified"
-        if hashlib.sha256(path.read_bytes()).hexdigest() != snap.sha256:
+        if hashlib.sha256(data).hexdigest() != snap.sha256:
             return "modified"
         return None
 
