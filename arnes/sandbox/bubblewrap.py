@@ -107,6 +107,7 @@ class Bubblewrap:
         self.spec = spec
         self._stand_ins = placeholders.ensure(placeholders.cache_folder())
         self._seccomp = seccomp.program(block_unix_sockets=not spec.sockets)
+        self._root_only = root_only_config()  # read once: /etc's modes do not change under a session
         home = os.path.expanduser("~")  # HOME, else the password database's entry
         self._home: Path | None = Path(os.path.realpath(home)) if os.path.isabs(home) else None
         if self._home == Path("/"):
@@ -211,7 +212,7 @@ class Bubblewrap:
         ws = str(self.spec.workspace)
         args = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--new-session", "--cap-drop", "ALL"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", *mqueue_args(), "--proc", "/proc", "--tmpfs", "/tmp"]
-        for secret in root_only_config():  # run as root: /etc/shadow and the like would be readable
+        for secret in self._root_only:  # run as root: /etc/shadow and the like would be readable
             stand_in = self._stand_ins.hidden_dir if secret.is_dir() else self._stand_ins.hidden_file
             args += ["--ro-bind", str(stand_in), str(secret)]
         for hidden_root in self._hidden_roots():  # /srv, /work, /mnt, /var/tmp...: other projects
