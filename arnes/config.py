@@ -429,7 +429,7 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
                 cfg.warnings.append(f"plugin {plugin.key}: {str(exc).splitlines()[0]}; its hooks do not apply")
             else:
                 cfg.warnings += warnings
-                _add_hooks(cfg, settings.hooks, Path(where), "user", trusted)
+                _add_hooks(cfg, settings.hooks, Path(where), "user", trusted, str(plugin.root))
                 used = used or bool(settings.hooks)
         if servers is not None:
             where, listed = servers
@@ -545,7 +545,9 @@ def _add_mcp_json(
         cfg.ignored[path] = waiting
 
 
-def _add_hooks(cfg: EffectiveConfig, hooks: HookSettings, path: Path, layer: str, trusted: bool) -> None:
+def _add_hooks(
+    cfg: EffectiveConfig, hooks: HookSettings, path: Path, layer: str, trusted: bool, plugin_root: str | None = None
+) -> None:
     """Record a layer's hooks; a project's run only in a trusted folder, and always sandboxed (DESIGN §10)."""
     user = layer in USER_LAYERS
     for event, matchers in hooks.items():
@@ -556,7 +558,8 @@ def _add_hooks(cfg: EffectiveConfig, hooks: HookSettings, path: Path, layer: str
                         f"{path}: hooks.{event}[{i}].hooks[{j}].sandbox ignored: only your user settings may "
                         "run a hook outside the sandbox"
                     )
-                cfg.hooks.append(HookEntry(event, entry.matcher, hook, str(path), user, user or trusted, trusted))
+                made = HookEntry(event, entry.matcher, hook, str(path), user, user or trusted, trusted, plugin_root)
+                cfg.hooks.append(made)
 
 
 def _restrictions_only(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:

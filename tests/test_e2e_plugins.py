@@ -131,8 +131,11 @@ def test_a_repository_cannot_answer_to_a_plugins_names(tmp_path: Path) -> None:
 
 
 GUARD = """\
-import json, sys
+import json, os, sys
 call = json.load(sys.stdin)
+if os.environ.get("CLAUDE_PLUGIN_ROOT") != os.path.dirname(os.path.dirname(os.path.abspath(__file__))):
+    print("CLAUDE_PLUGIN_ROOT is not this plugin's folder", file=sys.stderr)
+    sys.exit(2)
 if "forbidden" in call["tool_input"].get("command", ""):
     print("the kit plugin's guard refuses this", file=sys.stderr)
     sys.exit(2)

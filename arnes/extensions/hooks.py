@@ -121,6 +121,8 @@ class Hooks:
                 env = {**cmd.env, "CLAUDE_PROJECT_DIR": str(self.workspace), "ARNES_PROJECT_DIR": str(self.workspace)}
                 if entry.user:  # the user's program, in the workspace: it must not import the repository's files
                     env = user_program_env(env, self.workspace)
+                if entry.plugin_root is not None:
+                    env["CLAUDE_PLUGIN_ROOT"] = entry.plugin_root
                 done = run_foreground(cmd.argv, self.workspace, entry.hook.timeout, OUTPUT_CAP, env, cmd.pass_fds, data)
         except OSError as exc:
             self._failed(entry, outcome, f"could not start: {exc.strerror or exc}", None, "", started)

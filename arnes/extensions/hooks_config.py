@@ -91,6 +91,7 @@ class HookEntry:
     # "sandbox": false holds only in a folder the user trusted: elsewhere the repository would pick
     # what the hook runs (`python3 -m black` imports its black/, `npx` its node_modules/.bin).
     folder_trusted: bool = True
+    plugin_root: str | None = None  # a Claude Code plugin's hook: its folder, as CLAUDE_PLUGIN_ROOT
 
     @property
     def sandboxed(self) -> bool:

@@ -12,7 +12,7 @@ namespaced by the plugin's name as Claude Code does: `/NAME:command`, agent `NAM
 A plugin's hooks (`hooks/hooks.json`, or the manifest's `hooks`) and MCP servers (`.mcp.json` at
 its root, or the manifest's `mcpServers`) are the user's too: they run as the user's own hooks
 and servers do (config.py), sandboxed unless the user's own settings say otherwise, with the
-plugin's folder readable there and `${CLAUDE_PLUGIN_ROOT}` put in as that folder. A server is
+plugin's folder readable there, `${CLAUDE_PLUGIN_ROOT}` put in as that folder and set for its hooks. A server is
 named `plugin_NAME_SERVER`, so its tools are `mcp__plugin_NAME_SERVER__TOOL`, as in Claude Code.
 
 Read here: user-scope installs the user's settings enable. Not yet: a plugin's LSP servers and
