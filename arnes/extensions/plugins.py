@@ -35,6 +35,9 @@ from arnes.permissions.protected import claude_user_dir
 INSTALLED = Path("plugins") / "installed_plugins.json"
 MANIFEST = Path(".claude-plugin") / "plugin.json"
 ROOT_VARIABLE = "${CLAUDE_PLUGIN_ROOT}"
+# The parts a plugin runs: its manifest's key, and the file used when the manifest names none.
+HOOKS = ("hooks", Path("hooks") / "hooks.json")
+SERVERS = ("mcpServers", Path(".mcp.json"))
 
 
 @dataclass(frozen=True)
@@ -71,15 +74,13 @@ class Plugin:
 
     def hooks_or_servers(self) -> bool:
         """Whether the plugin has hooks or MCP servers, by their usual places (nothing parsed)."""
-        return any((self.root / rel).is_file() for rel in ("hooks/hooks.json", ".mcp.json")) or any(
-            self.manifest.get(key) for key in ("hooks", "mcpServers")
-        )
+        return any(self.manifest.get(key) or (self.root / default).is_file() for key, default in (HOOKS, SERVERS))
 
     def hooks(self) -> tuple[str, Any] | None:
         """(where, the hooks block by event) of `hooks/hooks.json` or the manifest's `hooks` (a
         file inside the plugin, or the block itself), with the plugin's folder put in; None: none.
         ConfigError for a file that does not parse."""
-        found = self._part("hooks", Path("hooks") / "hooks.json")
+        found = self._part(*HOOKS)
         if found is None:
             return None
         where, raw = found
@@ -89,7 +90,7 @@ class Plugin:
     def servers(self) -> tuple[str, Any] | None:
         """(where, {server: settings}) of `.mcp.json` at the plugin's root or the manifest's
         `mcpServers`, with the plugin's folder put in; None: none. ConfigError for a bad file."""
-        found = self._part("mcpServers", Path(".mcp.json"))
+        found = self._part(*SERVERS)
         if found is None:
             return None
         where, raw = found
