@@ -212,7 +212,8 @@ def build_session(
     profile = profile_for(main_model, cfg.steering, cast(EditFormat | None, cfg.edit_format))
     builtin = [tool.name for tool in default_tools()]
     offered = offered_tools(args, builtin, cfg)
-    hidden = profile.not_offered + tuple(name for name in builtin if offered is not None and name not in offered)
+    # `--tools` is the user's own list: it replaces the profile's, which only decides when nobody said.
+    hidden = profile.not_offered if offered is None else tuple(name for name in builtin if name not in offered)
     system_base, system_append = system_prompts(args)
     session_id = session_id or new_session_id()
     bus = EventBus()
