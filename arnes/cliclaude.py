@@ -3,7 +3,7 @@
 The grammar only (stdlib, so `arnes --help` stays light); what each means for a run is applied in
 config_flags.py. A flag arnes has its own option for is an alias of it; a flag with no meaning
 here is accepted and named in a warning when ignoring it loses nothing the caller relies on,
-and refused (exit 2, one line) when it would (a JSON schema, a fork of a session, plugins).
+and refused (exit 2, one line) when it would (a JSON schema, a fork of a session).
 """
 
 from __future__ import annotations
@@ -33,10 +33,9 @@ REFUSED: dict[str, tuple[str, str]] = {
     "fork_session": ("--fork-session", "arnes continues a session in place (--resume), it does not fork one"),
     "resume_session_at": ("--resume-session-at", "arnes resumes a whole session"),
     "resume_drops_turn": ("--resume-drops-turn", "arnes resumes a whole session"),
-    "plugin_dir": ("--plugin-dir", "plugins are not loaded (use skills, commands and hooks in .claude/ or .arnes/)"),
 }
 _FLAGS = {"include_partial_messages", "include_hook_events", "session_mirror", "fork_session"}
-_LISTS = {"add_dir", "plugin_dir"}
+_LISTS = {"add_dir"}
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -65,6 +64,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mcp-config", action="append", default=[], metavar="JSON_OR_FILE",
         help='MCP servers for this run: {"mcpServers": {...}} as JSON or a file',
+    )  # fmt: skip
+    p.add_argument(
+        "--plugin-dir", dest="plugin_dir", action="append", default=[], metavar="DIR",
+        help="a Claude Code plugin folder for this run: its commands, agents, skills, hooks and MCP servers",
     )  # fmt: skip
     p.add_argument("--strict-mcp-config", action="store_true", help="only the servers of --mcp-config")
     p.add_argument("--settings", metavar="JSON_OR_FILE", help="Claude Code settings for this run (permissions)")

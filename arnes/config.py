@@ -392,24 +392,28 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
 
 
 def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | None, trusted: bool) -> None:
-    """The hooks and MCP servers of the user's enabled Claude Code plugins (extensions/plugins.py):
-    the user's own, as their settings' are, under their settings' servers of the same name. A part
-    that cannot be read is one warning; the plugin's other parts, and the other plugins, still load.
-    Its folder is readable in the sandbox, where its hooks and servers run. A plugin installed
-    inside this workspace runs nothing here: the repository's files would be what runs as yours."""
+    """The hooks and MCP servers of the Claude Code plugins on (extensions/plugins.py). The user's:
+    as their settings' are, under their settings' servers of the same name. The project's (turned
+    on by its settings, or a `--plugin-dir` inside the workspace): its grants, which wait for trust
+    and stay in the sandbox. A part that cannot be read is one warning; the plugin's other parts,
+    and the other plugins, still load. Its folder is readable in the sandbox, where its hooks and
+    servers run. An installed plugin kept inside this workspace runs nothing here: the repository's
+    files would be what runs as yours, unnamed by the trust fingerprint."""
     from arnes.config_claude import claude_settings
     from arnes.extensions.plugins import enabled_plugins
     from arnes.host.paths import is_inside, resolve_real
     from arnes.mcp.settings import parse_servers
 
-    for plugin in enabled_plugins(env)[0]:
-        if is_inside(resolve_real(workspace), resolve_real(plugin.root)):
+    for plugin in enabled_plugins(env, workspace)[0]:
+        inside = is_inside(resolve_real(workspace), resolve_real(plugin.root))
+        if inside and plugin.enabled_by != "--plugin-dir":
             if plugin.hooks_or_servers():
                 cfg.warnings.append(
                     f"plugin {plugin.key} is installed inside this workspace ({plugin.root}): its hooks and MCP "
                     "servers do not run here"
                 )
             continue
+        layer = "project" if inside or plugin.enabled_by == "project" else "user"
         used = False
         hooks = servers = None
         try:
@@ -423,13 +427,13 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
         if hooks is not None:
             where, block = hooks
             try:
-                raw, warnings = claude_settings({"hooks": block}, where, user=True)
+                raw, warnings = claude_settings({"hooks": block}, where, user=layer == "user")
                 settings = Settings.model_validate(raw)
             except (ConfigError, ValidationError) as exc:
                 cfg.warnings.append(f"plugin {plugin.key}: {str(exc).splitlines()[0]}; its hooks do not apply")
             else:
                 cfg.warnings += warnings
-                _add_hooks(cfg, settings.hooks, Path(where), "user", trusted, str(plugin.root))
+                _add_hooks(cfg, settings.hooks, Path(where), layer, trusted, str(plugin.root))
                 used = used or bool(settings.hooks)
         if servers is not None:
             where, listed = servers
@@ -439,9 +443,9 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
                 cfg.warnings.append(f"plugin {plugin.key}: {exc}; its MCP servers do not start")
                 parsed = {}
             named = {plugin.server_name(n): server for n, server in parsed.items()}
-            _add_servers(cfg, {n: s for n, s in named.items() if n not in cfg.mcp_servers}, where, "user", trusted)
+            _add_servers(cfg, {n: s for n, s in named.items() if n not in cfg.mcp_servers}, where, layer, trusted)
             used = used or bool(named)
-        if used and plugin.root not in cfg.read_paths:
+        if used and (layer == "user" or trusted) and plugin.root not in cfg.read_paths:
             cfg.read_paths.append(plugin.root)
 
 

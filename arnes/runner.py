@@ -246,7 +246,7 @@ def build_session(
         hooks = Hooks(cfg.hooks, ws, sandbox, shared.spec, cfg.hooks_fail)
     if extra_hooks is not None:
         hooks = extra_hooks(hooks, cfg.hooks_fail)
-    say_plugin_gaps(cfg)
+    say_plugin_gaps(cfg, workspace)
     mcp = None
     if cfg.mcp_servers:  # started behind the banner (agent/loop.py): start-up does not wait for them
         from arnes.mcp.start import make_hub
@@ -347,13 +347,13 @@ def output_style(host: HostFiles, cfg: EffectiveConfig) -> OutputStyle | None:
     return style
 
 
-def say_plugin_gaps(cfg: EffectiveConfig) -> None:
+def say_plugin_gaps(cfg: EffectiveConfig, workspace: Path) -> None:
     """What the user's Claude Code plugins hold that arnes does not run (extensions/plugins.py),
     or an enabled one it cannot find: one line on stderr, once a session."""
     from arnes.extensions.locations import one_warning
     from arnes.extensions.plugins import enabled_plugins
 
-    if (warning := one_warning("plugins", enabled_plugins()[1])) is not None:
+    if (warning := one_warning("plugins", enabled_plugins(None, workspace)[1])) is not None:
         cfg.said.append(say(warning))
 
 

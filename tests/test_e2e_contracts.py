@@ -173,7 +173,7 @@ def test_the_whole_format_writes_the_reply_s_files_never_the_tests_and_the_tests
 
 
 @pytest.mark.parametrize(
-    ("flags", "offered"), [((), ["Bash"]), (("--tools", "Grep,Read,Bash"), ["Read", "Grep", "Bash"])]
+    ("flags", "offered"), [((), ["Bash"]), (("--tools", "Grep,Read,Write,Edit,Bash"), ["Read", "Grep", "Bash"])]
 )
 def test_the_users_tools_list_replaces_the_profiles(tmp_path: Path, flags: tuple[str, ...], offered: list[str]) -> None:
     """The small profile hides Read, Glob and Grep in `whole` when nobody said; `--tools` is the user's word."""

@@ -3,7 +3,8 @@ and skills of every user-scope plugin the user's settings enable load under the 
 (`/kit:check`, agent `kit:critic`, skill `kit:style`), as Claude Code names them; a disabled plugin
 loads nothing; its hooks and MCP servers run as the user's own do, sandboxed, with the plugin's
 folder readable there; what arnes does not use of a plugin (LSP servers, output styles) is said,
-not dropped."""
+not dropped. A plugin the project turns on, or a `--plugin-dir` inside the workspace, is the
+project's grant: its hooks wait for trust."""
 
 from __future__ import annotations
 
@@ -213,3 +214,89 @@ def test_a_plugin_installed_inside_the_workspace_runs_no_hook_there(tmp_path: Pa
     assert done.code == 0, done.err
     assert not marker.exists()
     assert "is installed inside this workspace" in done.out + done.err
+
+
+def _marking_plugin(root: Path, marker: Path) -> Path:
+    """A plugin whose PreToolUse hook touches `marker` (in the workspace: writable from the sandbox)."""
+    kit = _plugin(root, "kit")
+    (kit / "hooks").mkdir()
+    hooks = {"PreToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": f"touch {marker}"}]}]}
+    (kit / "hooks" / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+    return kit
+
+
+def _one_bash_call(tmp_path: Path, ws: Path, *flags: str) -> str:
+    script = tmp_path / "s.json"
+    turns = [{"tool_calls": [{"name": "Bash", "input": {"command": "true"}}]}, {"text": "done"}]
+    script.write_text(json.dumps({"turns": turns}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws),
+                     "--permission-mode", "bypassPermissions", *flags, "go")  # fmt: skip
+    assert done.code == 0, done.err
+    return done.out + done.err
+
+
+def test_a_plugin_the_project_enables_is_the_projects_grant(tmp_path: Path) -> None:
+    """Claude Code's project scope: `/plugin install --scope project` records the install with the
+    project's path, and the project's `.claude/settings.json` enables it. Its commands load as the
+    project's do; its hooks are the project's: they wait for trust."""
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    marker = ws / "hook-ran"
+    kit = _marking_plugin(
+        Path(os.environ["HOME"]) / ".claude" / "plugins" / "cache" / "market" / "kit" / "1.0.0", marker
+    )
+    claude = Path(os.environ["HOME"]) / ".claude" / "plugins"
+    record = {"scope": "project", "projectPath": str(ws), "installPath": str(kit), "version": "1.0.0"}
+    (claude / "installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": {"kit@market": [record]}}))
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"kit@market": True}}))
+    doctor = run_arnes("doctor", "-w", str(ws))
+    assert "/kit:check (user)" in doctor.out and "kit@market (" in doctor.out and ", project)" in doctor.out
+    _one_bash_call(tmp_path, ws)
+    assert not marker.exists()  # untrusted: the project's hooks are grants it has not been given
+    _one_bash_call(tmp_path, ws, "--trust")
+    assert marker.exists()
+    elsewhere = tmp_path / "other"  # recorded for another project: not installed here
+    (elsewhere / ".claude").mkdir(parents=True)
+    shutil.copy(ws / ".claude" / "settings.json", elsewhere / ".claude" / "settings.json")
+    said = run_arnes("doctor", "-w", str(elsewhere)).out
+    assert "kit:check" not in said and "plugin kit@market is enabled in" in said and "not installed" in said
+
+
+def test_a_project_does_not_turn_off_the_users_plugin(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    marker = ws / "hook-ran"
+    kit = _marking_plugin(
+        Path(os.environ["HOME"]) / ".claude" / "plugins" / "cache" / "market" / "kit" / "1.0.0", marker
+    )
+    _install({"kit@market": (kit, True)})
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"kit@market": False}}))
+    said = _one_bash_call(tmp_path, ws)
+    assert marker.exists()  # the user's guard hooks still run
+    assert "plugins not used, or used in part" in said
+    doctor = run_arnes("doctor", "-w", str(ws)).out
+    assert "kit@market is turned off in" in doctor and "your settings enable it: it stays on" in doctor
+
+
+def test_plugin_dir_loads_a_plugin_for_the_run(tmp_path: Path) -> None:
+    """`--plugin-dir DIR`, as Claude Code's: the plugin in DIR for this run, no install. Outside the
+    workspace it is the user's own; inside it, its hooks are the project's (they wait for trust)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    marker = ws / "hook-ran"
+    outside = _marking_plugin(tmp_path / "dev" / "kit", marker)
+    doctor = run_arnes("--plugin-dir", str(outside), "doctor", "-w", str(ws)).out
+    assert "/kit:check (user)" in doctor and "kit@--plugin-dir (" in doctor
+    assert "kit:" not in run_arnes("doctor", "-w", str(ws)).out  # for that run only
+    _one_bash_call(tmp_path, ws, "--plugin-dir", str(outside))
+    assert marker.exists()
+    marker.unlink()
+    inside = _marking_plugin(ws / "kit", marker)
+    _one_bash_call(tmp_path, ws, "--plugin-dir", str(inside))
+    assert not marker.exists()
+    _one_bash_call(tmp_path, ws, "--plugin-dir", str(inside), "--trust")
+    assert marker.exists()
+    said = _one_bash_call(tmp_path, ws, "--plugin-dir", str(tmp_path / "nowhere"))
+    assert f"--plugin-dir {tmp_path / 'nowhere'}: not a folder; nothing loaded from it" in said
+    doctor = run_arnes("--plugin-dir", str(tmp_path / "nowhere"), "doctor", "-w", str(ws)).out
+    assert f"--plugin-dir {tmp_path / 'nowhere'}: not a folder; nothing loaded from it" in doctor

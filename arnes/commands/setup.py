@@ -59,7 +59,7 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
         console.print(visible(f"  warning: {warning}"), style="yellow", markup=False)
     for line, ok in skill_lines(ws, cfg.rules):
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
-    for line, ok in plugin_lines():
+    for line, ok in plugin_lines(ws):
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     for line, ok in style_lines(ws, cfg):
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
@@ -81,15 +81,16 @@ def skill_lines(ws: Path, rules: list[SourcedRule]) -> list[tuple[str, bool]]:
     return [(one_line(f"skills: {found}"), True), *said]
 
 
-def plugin_lines() -> list[tuple[str, bool]]:
+def plugin_lines(ws: Path) -> list[tuple[str, bool]]:
     """Your Claude Code plugins that arnes reads (extensions/plugins.py), and what it does not."""
     from arnes.extensions.plugins import enabled_plugins
     from arnes.safe import one_line
 
-    plugins, warnings = enabled_plugins()
+    plugins, warnings = enabled_plugins(None, ws)
     if not plugins and not warnings:
         return []
-    names = ", ".join(f"{p.key} ({p.root})" for p in plugins) or "none"
+    names = ", ".join(f"{p.key} ({p.root}{'' if p.enabled_by == 'user' else ', ' + p.enabled_by})" for p in plugins)
+    names = names or "none"
     return [(one_line(f"plugins: {names}"), True), *((one_line(w), False) for w in warnings)]
 
 

@@ -15,29 +15,42 @@ and servers do (config.py), sandboxed unless the user's own settings say otherwi
 plugin's folder readable there, `${CLAUDE_PLUGIN_ROOT}` put in as that folder and set for its hooks. A server is
 named `plugin_NAME_SERVER`, so its tools are `mcp__plugin_NAME_SERVER__TOOL`, as in Claude Code.
 
-Read here: user-scope installs the user's settings enable. Not yet: a plugin's LSP servers and
-output styles (one line says which plugin has them, so nothing is silently missing), and
-project- or local-scope installs (a repository's settings enabling a plugin would be a grant).
+Which plugins are on: those the user's settings enable; those the project's `.claude/settings.json`
+or `.claude/settings.local.json` enable (a project- or local-scope install, or one of the user's,
+as Claude Code merges them); and `--plugin-dir DIR` for one run (start-up puts the folders in
+`ARNES_PLUGIN_DIRS`, so every part of arnes that reads plugins sees the same list). A plugin the
+project turns on is the project's: its prompts load as the project's do, its hooks and servers
+are the project's grants (they wait for `arnes trust` and never leave the sandbox); so are those
+of a `--plugin-dir` inside the workspace (config.py). A project's `false` does not turn off a plugin the user enabled (a
+repository does not switch off the user's guard hooks); one line says so.
+
+Not yet: a plugin's LSP servers and output styles (one line says which plugin has them, so
+nothing is silently missing).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from arnes.errors import ConfigError
 from arnes.host.paths import is_inside, resolve_real
 from arnes.jsonfile import read_json
 from arnes.permissions.protected import claude_user_dir
 
+EnabledBy = Literal["user", "project", "--plugin-dir"]
 INSTALLED = Path("plugins") / "installed_plugins.json"
 MANIFEST = Path(".claude-plugin") / "plugin.json"
 ROOT_VARIABLE = "${CLAUDE_PLUGIN_ROOT}"
 # The parts a plugin runs: its manifest's key, and the file used when the manifest names none.
 HOOKS = ("hooks", Path("hooks") / "hooks.json")
 SERVERS = ("mcpServers", Path(".mcp.json"))
+# `--plugin-dir` folders of this run, joined by os.pathsep (cli.py sets it at start-up).
+DIRS_VARIABLE = "ARNES_PLUGIN_DIRS"
+PROJECT_SETTINGS = (Path(".claude") / "settings.json", Path(".claude") / "settings.local.json")
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,7 @@ class Plugin:
     key: str  # NAME@MARKETPLACE, as the settings enable it
     root: Path
     manifest: dict[str, Any]
+    enabled_by: EnabledBy = "user"  # the user's settings, the project's, or the run's --plugin-dir
 
     @property
     def namespace(self) -> str:
@@ -123,53 +137,104 @@ def _rooted(value: Any, root: str) -> Any:
     return value
 
 
-def enabled_plugins(env: dict[str, str] | None = None) -> tuple[list[Plugin], list[str]]:
-    """The plugins the user installed (user scope) and enabled, by key; and one line for each that
-    cannot be read. Nothing installed, or no settings: no plugins, no lines."""
-    base = claude_user_dir(env)
+def enabled_plugins(env: dict[str, str] | None = None, workspace: Path | None = None) -> tuple[list[Plugin], list[str]]:
+    """The plugins on for a session in `workspace` (None: the user's alone), each once, the user's
+    first; and one line for each that cannot be read. Nothing installed, no settings: none, no lines."""
+    environ = dict(os.environ) if env is None else env
+    base = claude_user_dir(environ)
     installed_file, settings_file = base / INSTALLED, base / "settings.json"
-    if not installed_file.is_file() or not settings_file.is_file():
-        return [], []
     warnings: list[str] = []
-    try:
-        installed, settings = read_json(installed_file), read_json(settings_file)
-    except ConfigError as exc:
-        return [], [f"plugins not loaded: {exc}"]
-    enabled = settings.get("enabledPlugins") if isinstance(settings, dict) else None
-    records = installed.get("plugins") if isinstance(installed, dict) else None
-    if not isinstance(enabled, dict) or not isinstance(records, dict):
-        return [], []
-    plugins: list[Plugin] = []
-    for key, on in enabled.items():
-        if on is not True:
-            continue
-        root = _user_install(records.get(key))
-        if root is None:
-            warnings.append(f"plugin {key} is enabled in {settings_file} but not installed for you ({installed_file})")
-            continue
+    records: dict[str, Any] = {}
+    if installed_file.is_file():
         try:
-            manifest = read_json(root / MANIFEST) if (root / MANIFEST).is_file() else {}
+            found = read_json(installed_file)
         except ConfigError as exc:
-            warnings.append(f"plugin {key} not loaded: {exc}")
+            warnings.append(f"plugins not loaded: {exc}")
+        else:
+            listed = found.get("plugins") if isinstance(found, dict) else None
+            records = listed if isinstance(listed, dict) else {}
+    real_ws = resolve_real(workspace) if workspace is not None else None
+    plugins: list[Plugin] = []
+    user_on = _switched(settings_file, warnings)
+    for key, on in user_on.items():
+        if on is True and records:
+            root = _install(records.get(key), real_ws)
+            if root is None:
+                warnings.append(f"plugin {key} is enabled in {settings_file} but not installed ({installed_file})")
+                continue
+            _add(plugins, warnings, key, root, "user")
+    if real_ws is not None:
+        for rel in PROJECT_SETTINGS:
+            where = real_ws / rel
+            for key, on in _switched(where, warnings).items():
+                if on is False and user_on.get(key) is True:
+                    warnings.append(f"plugin {key} is turned off in {where} but your settings enable it: it stays on")
+                if on is not True or user_on.get(key) is True or any(p.key == key for p in plugins):
+                    continue
+                root = _install(records.get(key), real_ws)
+                if root is None:
+                    warnings.append(f"plugin {key} is enabled in {where} but not installed ({installed_file})")
+                    continue
+                _add(plugins, warnings, key, root, "project")
+    for folder in filter(None, environ.get(DIRS_VARIABLE, "").split(os.pathsep)):
+        root = Path(folder)
+        if not root.is_dir():
+            warnings.append(f"--plugin-dir {folder}: not a folder; nothing loaded from it")
             continue
-        name = manifest.get("name") if isinstance(manifest, dict) else None
-        name = name if isinstance(name, str) and name else str(key).partition("@")[0]
-        plugin = Plugin(name, str(key), root, manifest if isinstance(manifest, dict) else {})
-        plugins.append(plugin)
-        if plugin.unread():
-            warnings.append(
-                f"plugin {key}: its {' and '.join(plugin.unread())} are not used by arnes (its commands, agents, "
-                "skills, hooks and MCP servers are)"
-            )
+        _add(plugins, warnings, "", root.resolve(), "--plugin-dir")
     return plugins, warnings
 
 
-def _user_install(entries: Any) -> Path | None:
-    """The folder of the user-scope install among a key's records (the v2 format's list, or v1's one)."""
+def _switched(path: Path, warnings: list[str]) -> dict[str, Any]:
+    """A settings file's `enabledPlugins` ({key: on}); {} when absent. A file that does not parse is
+    one line here (the settings loader names it for its other keys too)."""
+    if not path.is_file():
+        return {}
+    try:
+        settings = read_json(path)
+    except ConfigError as exc:
+        warnings.append(f"plugins of {path} not loaded: {exc}")
+        return {}
+    switched = settings.get("enabledPlugins") if isinstance(settings, dict) else None
+    return switched if isinstance(switched, dict) else {}
+
+
+def _add(plugins: list[Plugin], warnings: list[str], key: str, root: Path, enabled_by: EnabledBy) -> None:
+    """The plugin in `root` (its manifest read), named by the manifest, else by its key or folder."""
+    try:
+        manifest = read_json(root / MANIFEST) if (root / MANIFEST).is_file() else {}
+    except ConfigError as exc:
+        warnings.append(f"plugin {key or root} not loaded: {exc}")
+        return
+    name = manifest.get("name") if isinstance(manifest, dict) else None
+    name = name if isinstance(name, str) and name else (key.partition("@")[0] if key else root.name)
+    manifest = manifest if isinstance(manifest, dict) else {}
+    plugin = Plugin(name, key or f"{name}@--plugin-dir", root, manifest, enabled_by)
+    if any(p.name == plugin.name for p in plugins):
+        warnings.append(f"plugin {plugin.key} ({root}) not loaded: another plugin on is named {name}")
+        return
+    plugins.append(plugin)
+    if plugin.unread():
+        warnings.append(
+            f"plugin {plugin.key}: its {' and '.join(plugin.unread())} are not used by arnes (its commands, agents, "
+            "skills, hooks and MCP servers are)"
+        )
+
+
+def _install(entries: Any, workspace: Path | None) -> Path | None:
+    """The folder of a key's install that serves here: the user-scope one, or a project- or
+    local-scope one recorded for this workspace (the v2 format's list, or v1's one record)."""
     for entry in entries if isinstance(entries, list) else [entries]:
-        if not isinstance(entry, dict) or entry.get("scope", "user") != "user":
+        if not isinstance(entry, dict):
             continue
+        scope, project = entry.get("scope", "user"), entry.get("projectPath")
+        mine = scope == "user" or (
+            scope in ("project", "local")
+            and workspace is not None
+            and isinstance(project, str)
+            and resolve_real(Path(project).expanduser()) == workspace
+        )
         path = entry.get("installPath")
-        if isinstance(path, str) and Path(path).expanduser().is_dir():
+        if mine and isinstance(path, str) and Path(path).expanduser().is_dir():
             return Path(path).expanduser()
     return None
