@@ -400,7 +400,7 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
     servers run. An installed plugin kept inside this workspace runs nothing here: the repository's
     files would be what runs as yours, unnamed by the trust fingerprint."""
     from arnes.config_claude import claude_settings
-    from arnes.extensions.plugins import enabled_plugins
+    from arnes.extensions.plugins import ROOT_ENV, enabled_plugins
     from arnes.host.paths import is_inside, resolve_real
     from arnes.mcp.settings import parse_servers
 
@@ -442,7 +442,12 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
             except ConfigError as exc:
                 cfg.warnings.append(f"plugin {plugin.key}: {exc}; its MCP servers do not start")
                 parsed = {}
-            named = {plugin.server_name(n): server for n, server in parsed.items()}
+            named = {  # a stdio server finds its own files by CLAUDE_PLUGIN_ROOT, as its hooks do
+                plugin.server_name(n): server.model_copy(update={"env": {ROOT_ENV: str(plugin.root), **server.env}})
+                if server.transport == "stdio"
+                else server
+                for n, server in parsed.items()
+            }
             _add_servers(cfg, {n: s for n, s in named.items() if n not in cfg.mcp_servers}, where, layer, trusted)
             used = used or bool(named)
         if used and (layer == "user" or trusted) and plugin.root not in cfg.read_paths:

@@ -176,7 +176,7 @@ def test_a_plugins_hooks_and_mcp_servers_run_as_the_users_own(tmp_path: Path) ->
     assert len(results) == 3
     assert results[0]["is_error"] and "the kit plugin's guard refuses this" in results[0]["output"]
     assert not results[1]["is_error"] and (ws / "out.txt").read_text() == "allowed\n"
-    assert not results[2]["is_error"] and "KIT-WORD" in results[2]["output"], results[2]["output"]
+    assert not results[2]["is_error"] and f"KIT-WORD root={kit}" in results[2]["output"], results[2]["output"]
     assert "not used by arnes" not in done.out + done.err  # nothing of this plugin is left out
     doctor = run_arnes("doctor", "-w", str(ws))
     assert "plugin_kit_tools" in doctor.out

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from arnes.extensions.hooks_config import FailMode, HookEntry, matches
+from arnes.extensions.plugins import ROOT_ENV
 from arnes.nesting import json_loads
 from arnes.sandbox.base import NoSandbox, Sandbox, SandboxSpec
 from arnes.sandbox.env import user_program_env
@@ -122,7 +123,7 @@ class Hooks:
                 if entry.user:  # the user's program, in the workspace: it must not import the repository's files
                     env = user_program_env(env, self.workspace)
                 if entry.plugin_root is not None:
-                    env["CLAUDE_PLUGIN_ROOT"] = entry.plugin_root
+                    env[ROOT_ENV] = entry.plugin_root
                 done = run_foreground(cmd.argv, self.workspace, entry.hook.timeout, OUTPUT_CAP, env, cmd.pass_fds, data)
         except OSError as exc:
             self._failed(entry, outcome, f"could not start: {exc.strerror or exc}", None, "", started)

@@ -12,8 +12,9 @@ namespaced by the plugin's name as Claude Code does: `/NAME:command`, agent `NAM
 A plugin's hooks (`hooks/hooks.json`, or the manifest's `hooks`) and MCP servers (`.mcp.json` at
 its root, or the manifest's `mcpServers`) are the user's too: they run as the user's own hooks
 and servers do (config.py), sandboxed unless the user's own settings say otherwise, with the
-plugin's folder readable there, `${CLAUDE_PLUGIN_ROOT}` put in as that folder and set for its hooks. A server is
-named `plugin_NAME_SERVER`, so its tools are `mcp__plugin_NAME_SERVER__TOOL`, as in Claude Code.
+plugin's folder readable there, `${CLAUDE_PLUGIN_ROOT}` put in as that folder and set for its
+hooks and stdio servers. A server is named `plugin_NAME_SERVER`, so its tools are
+`mcp__plugin_NAME_SERVER__TOOL`, as in Claude Code.
 
 Which plugins are on: those the user's settings enable; those the project's `.claude/settings.json`
 or `.claude/settings.local.json` enable (a project- or local-scope install, or one of the user's,
@@ -44,7 +45,8 @@ from arnes.permissions.protected import claude_user_dir
 EnabledBy = Literal["user", "project", "--plugin-dir"]
 INSTALLED = Path("plugins") / "installed_plugins.json"
 MANIFEST = Path(".claude-plugin") / "plugin.json"
-ROOT_VARIABLE = "${CLAUDE_PLUGIN_ROOT}"
+ROOT_ENV = "CLAUDE_PLUGIN_ROOT"  # set for a plugin's hooks and stdio MCP servers, as Claude Code does
+ROOT_VARIABLE = "${" + ROOT_ENV + "}"
 # The parts a plugin runs: its manifest's key, and the file used when the manifest names none.
 HOOKS = ("hooks", Path("hooks") / "hooks.json")
 SERVERS = ("mcpServers", Path(".mcp.json"))

@@ -52,9 +52,10 @@ def where() -> str:
     return f"cwd={os.getcwd()} value={value} project={project}"
 
 
-@server.tool(description="The words the server was started with after its mode.")
+@server.tool(description="The words the server was started with after its mode, and CLAUDE_PLUGIN_ROOT when set.")
 def args() -> str:
-    return " ".join(sys.argv[2:])
+    root = os.environ.get("CLAUDE_PLUGIN_ROOT")
+    return " ".join(sys.argv[2:]) + (f" root={root}" if root is not None else "")
 
 
 INSTANCE = os.urandom(8).hex()  # a pid would not do: in the sandbox's own pid namespace it is always the same
