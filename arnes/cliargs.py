@@ -62,7 +62,9 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
         help="model-adaptation pieces: off, small or tests, less or plus pieces (default per model profile)",
     )
     p.add_argument(
-        "--edit-format", choices=["tools", "whole", "search-replace"], help="how the model hands over file changes"
+        "--edit-format",
+        choices=["tools", "whole", "search-replace", "auto"],
+        help="how the model hands over file changes (auto: whole when the task names files, else tool calls)",
     )
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="wait for a reply's first byte (default 600)")
     p.add_argument(

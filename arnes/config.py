@@ -58,8 +58,10 @@ class ModelSettings(Strict):
         description="Which model-adaptation pieces run: off, small or tests, less or plus pieces "
         "(small,-nudge, small,+fresh-draws); default: the model's profile, off for frontier models.",
     )
-    edit_format: Literal["tools", "whole", "search-replace"] | None = Field(
-        None, description="How the model hands over file changes (default: the model's profile)."
+    edit_format: Literal["tools", "whole", "search-replace", "auto"] | None = Field(
+        None,
+        description="How the model hands over file changes (default: the model's profile); auto: whole "
+        "when the task names files, else tool calls.",
     )
 
     @field_validator("steering")

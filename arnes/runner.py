@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, cast
 
 from arnes.agent.budget import Budget
 from arnes.agent.events import EventBus, Notice, Retry, Subscriber
+from arnes.agent.listing import visible_files
 from arnes.agent.loop import Agent, RunResult
+from arnes.agent.named import names_a_file
 from arnes.agent.run_context import Limits, Role
 from arnes.agent.sessions import refusal, remember
 from arnes.agent.trace import JsonlTrace
@@ -28,7 +30,7 @@ from arnes.llm.base import PROFILES, Provider, ProviderSettings
 from arnes.llm.factory import make_provider
 from arnes.llm.models import defaults_for
 from arnes.llm.pricing import Price, price_for
-from arnes.llm.profiles import EditFormat, Profile, profile_for
+from arnes.llm.profiles import FormatChoice, Profile, profile_for
 from arnes.llm.recovering import RecoveringProvider
 from arnes.llm.retry import RetryingProvider
 from arnes.llm.window import probe_window
@@ -107,7 +109,7 @@ def _settings(
     base_url = chosen.base_url or (cfg.base_url if name == cfg.provider else None)
     repo_url = cfg.repo_chose_url(role) if chosen.base_url else base_url is not None and cfg.repo_chose_url()
     defaults = defaults_for(model)
-    steers = profile_for(model, cfg.steering, cast(EditFormat | None, cfg.edit_format)).steering != "off"
+    steers = profile_for(model, cfg.steering, cast(FormatChoice | None, cfg.edit_format)).steering != "off"
     temperature = next((t for t in (chosen.temperature, cfg.temperature) if t is not None), defaults.temperature)
     return ProviderSettings(
         provider=name,
@@ -180,6 +182,7 @@ def build_session(
     models: tuple[Provider, dict[Role, Provider]] | None = None,
     trace: Path | None = None,
     extra_hooks: HooksAround | None = None,
+    task: str | None = None,
 ) -> Session:
     """The session of a run, built whole: its parts (sandbox, hooks, MCP servers, checkpoints, the
     verifier) are made first and given to it, never set on it afterwards.
@@ -188,7 +191,8 @@ def build_session(
     "auto" for the detected one (`--verify`); `self_check` False where the caller runs the tests
     itself; `models`: the main provider and roles to share (a team's nodes play one model);
     `trace`: the trace's path, when not the session's own under .arnes/traces/; `extra_hooks`:
-    a caller's hooks around the settings' (the Agent SDK's callbacks, headless/sdk_hooks.py)."""
+    a caller's hooks around the settings' (the Agent SDK's callbacks, headless/sdk_hooks.py);
+    `task`: the run's first request, when known (the `auto` edit format is chosen by it)."""
     stream = cfg.stream and not args.no_stream
     window, window_source = resolve_window(cfg, _settings(ModelSettings(), cfg, stream, None))
     main, main_name, main_model = _provider(ModelSettings(), cfg, stream, window)
@@ -209,11 +213,9 @@ def build_session(
             )
         if price is not None:
             prices[model] = price
-    profile = profile_for(main_model, cfg.steering, cast(EditFormat | None, cfg.edit_format))
+    profile = profile_for(main_model, cfg.steering, cast(FormatChoice | None, cfg.edit_format))
     builtin = [tool.name for tool in default_tools()]
     offered = offered_tools(args, builtin, cfg)
-    # `--tools` is the user's own list: it replaces the profile's, which only decides when nobody said.
-    hidden = profile.not_offered if offered is None else tuple(name for name in builtin if name not in offered)
     system_base, system_append = system_prompts(args)
     session_id = session_id or new_session_id()
     bus = EventBus()
@@ -239,6 +241,10 @@ def build_session(
         tuple(cfg.read_paths), on_write=checkpoints.before_write if checkpoints is not None else None,
     )  # fmt: skip
     ws, sandbox = shared.engine.workspace, shared.sandbox
+    if profile.edit_format == "auto":
+        profile = profile.for_task(task is None or names_a_file(task, visible_files(ws, shared.engine)))
+    # `--tools` is the user's own list: it replaces the profile's, which only decides when nobody said.
+    hidden = profile.not_offered if offered is None else tuple(name for name in builtin if name not in offered)
     hooks: HookRunner | None = None
     if any(entry.runs for entry in cfg.hooks):
         from arnes.extensions.hooks import Hooks
@@ -373,6 +379,7 @@ def prepare(
     workspace: Path | None = None,
     approver: Approver | None = None,
     extra_hooks: HooksAround | None = None,
+    task: str | None = None,
 ) -> Prepared:
     from arnes.agent.resume import find_trace, read_history
 
@@ -386,7 +393,7 @@ def prepare(
         session_id = trace_path.stem
     session = build_session(
         args, ws, cfg, session_id, approver=approver, verify=args.verify, verify_rounds=args.verify_rounds,
-        trace=trace_path, extra_hooks=extra_hooks,
+        trace=trace_path, extra_hooks=extra_hooks, task=task,
     )  # fmt: skip
     if args.resume is not None and trace_path is not None:
         history = read_history(session.host, trace_path)
@@ -394,7 +401,7 @@ def prepare(
 
 
 def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = None) -> int:
-    ready = prepare(args, workspace=workspace)
+    ready = prepare(args, workspace=workspace, task=task)
     if task.startswith("/"):  # a custom command (DESIGN §13): its prompt, tools and model for this run
         from arnes.extensions.command_turn import one_shot
 

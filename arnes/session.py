@@ -391,7 +391,7 @@ class Session:
             SessionStart(
                 self.id, str(self.workspace), self.provider.name, self.provider.model, self.mode, self.sandbox.name,
                 self.sandbox.describe(), self.context_window, self.context_source,
-                self.output_style.name if self.output_style is not None else "",
+                self.output_style.name if self.output_style is not None else "", self.edit_format,
             )
         )  # fmt: skip
         if self.mcp is not None:  # after the banner: the servers connect while the user reads it

@@ -190,6 +190,30 @@ def test_the_users_tools_list_replaces_the_profiles(tmp_path: Path, flags: tuple
 
 
 @pytest.mark.parametrize(
+    ("task", "offered"),
+    [
+        ("Fix the rounding in util.py", ["Bash"]),  # names a file of the workspace: whole, as the profile
+        ("Create notes.md with a title", ["Bash"]),  # names a file to create
+        ("Invoices show the wrong total; find where and fix it", ["Read", "Glob", "Grep", "Write", "Edit", "Bash"]),
+    ],
+)
+def test_the_auto_edit_format_is_whole_when_the_task_names_files(tmp_path: Path, task: str, offered: list[str]) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "util.py").write_text(MODULE)
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        done = run_arnes(
+            "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b-instruct",
+            "--steering", "tests", "--edit-format", "auto", "-w", str(ws), "--trace", str(tmp_path / "t.jsonl"), task,
+        )  # fmt: skip
+        sent = [t["function"]["name"] for t in server.requests[0][1]["tools"]]
+    assert done.code == 0, done.err
+    assert [name for name in sent if name not in ("BashOutput", "KillShell")] == offered
+    [start] = [e for e in read_trace(tmp_path / "t.jsonl") if e["event"] == "session_start"]
+    assert start["edit_format"] == ("whole" if offered == ["Bash"] else "tools")
+
+
+@pytest.mark.parametrize(
     ("flags", "shown"),
     [
         (["--provider", "openai", "--model", "gpt-5"], "profile: frontier (steering off: none; edit format tools)"),

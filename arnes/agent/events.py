@@ -31,6 +31,7 @@ class SessionStart(Event):
     context_window: int = 0
     context_source: str = ""  # flag | settings | server | profile: where the window came from
     output_style: str = ""  # the settings' outputStyle in use; "" for arnes's default
+    edit_format: str = "tools"  # how the model hands over file changes (its profile's, or the user's)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,20 @@ def mentioned(task: str, names: list[str]) -> list[str]:
     return found
 
 
+# A path the task may name before it exists ("create notes.md", "add src/cli.py"): a name and a
+# suffix files have (not "3.11", "e.g." or "order.total").
+_SUFFIXES = (
+    "py|pyi|js|mjs|cjs|ts|tsx|jsx|json|md|rst|txt|toml|yaml|yml|cfg|ini|env|rs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|"
+    "php|swift|sh|bash|html|css|scss|sql|xml|csv|lock|mk|dockerfile|gradle|vue|svelte|lua|ex|exs|zig|nim"
+)
+_NEW_PATH = re.compile(rf"(?<![\w./-])[\w-]+(?:/[\w.-]+)*\.(?:{_SUFFIXES})(?![\w/-]|\.\w)", re.IGNORECASE)
+
+
+def names_a_file(task: str, names: list[str]) -> bool:
+    """Whether `task` names a file: one of the workspace's (`names`), or a path it may create."""
+    return bool(mentioned(task, names)) or _NEW_PATH.search(task) is not None
+
+
 def _names(task: str, word: str) -> bool:
     """`word` stands in the task as a name of its own: not inside a longer name or path."""
     return re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", task) is not None

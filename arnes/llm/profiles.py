@@ -18,6 +18,11 @@ from typing import Literal
 
 EditFormat = Literal["tools", "whole", "search-replace"]
 EDIT_FORMATS: tuple[EditFormat, ...] = ("tools", "whole", "search-replace")
+# `auto`: chosen per session by its task (`Profile.for_task`): `whole` when the task names files,
+# native tool calls when the model must find them first. aider's `whole` works on the files the
+# user put in the chat; with none named, a small model needs Read, Glob and Grep as calls.
+FormatChoice = Literal["tools", "whole", "search-replace", "auto"]
+FORMAT_CHOICES: tuple[FormatChoice, ...] = (*EDIT_FORMATS, "auto")
 
 # Every piece, in the order they decide (arnes/adapt/build.py makes them); a set lists some of them.
 PIECES: tuple[str, ...] = (
@@ -47,7 +52,7 @@ STEERING: dict[str, tuple[str, ...]] = {
 class Profile:
     name: str
     steering: str
-    edit_format: EditFormat
+    edit_format: FormatChoice
     hidden_tools: tuple[str, ...] = ()  # not offered: tools a small model reached for instead of working
     # Not offered either when files change through the reply (an edit format): the files the task
     # names are shown, the reply changes them and the self-check runs the tests, as aider's
@@ -63,6 +68,12 @@ class Profile:
     def not_offered(self) -> tuple[str, ...]:
         """The tools this profile's sessions do not have, with its edit format."""
         return self.hidden_tools + (self.reply_hidden if self.edit_format != "tools" else ())
+
+    def for_task(self, names_files: bool) -> Profile:
+        """This profile with `auto` made a format: `whole` for a task that names files, else tools."""
+        if self.edit_format != "auto":
+            return self
+        return replace(self, edit_format="whole" if names_files else "tools")
 
     @property
     def draws_per_turn(self) -> int:
@@ -99,7 +110,7 @@ PROFILES: tuple[tuple[str, Profile], ...] = (
 )
 
 
-def profile_for(model: str, steering: str | None = None, edit_format: EditFormat | None = None) -> Profile:
+def profile_for(model: str, steering: str | None = None, edit_format: FormatChoice | None = None) -> Profile:
     """The profile of a model name, with the user's overrides applied."""
     name = model.lower().rsplit("/", 1)[-1]
     found = next((p for pattern, p in PROFILES if fnmatchcase(name, pattern)), OFF)
