@@ -2,8 +2,8 @@
 and skills of every user-scope plugin the user's settings enable load under the plugin's name
 (`/kit:check`, agent `kit:critic`, skill `kit:style`), as Claude Code names them; a disabled plugin
 loads nothing; its hooks and MCP servers run as the user's own do, sandboxed, with the plugin's
-folder readable there; what arnes does not use of a plugin (LSP servers, output styles) is said,
-not dropped. A plugin the project turns on, or a `--plugin-dir` inside the workspace, is the
+folder readable there; its output styles can be chosen; what arnes does not use of a plugin (LSP
+servers) is said, not dropped. A plugin the project turns on, or a `--plugin-dir` inside the workspace, is the
 project's grant: its hooks wait for trust."""
 
 from __future__ import annotations
@@ -300,3 +300,24 @@ def test_plugin_dir_loads_a_plugin_for_the_run(tmp_path: Path) -> None:
     assert f"--plugin-dir {tmp_path / 'nowhere'}: not a folder; nothing loaded from it" in said
     doctor = run_arnes("--plugin-dir", str(tmp_path / "nowhere"), "doctor", "-w", str(ws)).out
     assert f"--plugin-dir {tmp_path / 'nowhere'}: not a folder; nothing loaded from it" in doctor
+
+
+def test_a_plugins_output_style_can_be_chosen(tmp_path: Path) -> None:
+    cache = Path(os.environ["HOME"]) / ".claude" / "plugins" / "cache" / "market"
+    kit = _plugin(cache / "kit" / "1.0.0", "kit")
+    (kit / "output-styles").mkdir()
+    (kit / "output-styles" / "terse.md").write_text(
+        "---\nname: Terse\ndescription: Few words\n---\nAnswer in KIT-TERSE.\n"
+    )
+    _install({"kit@market": (kit, True)})
+    settings = Path(os.environ["HOME"]) / ".claude" / "settings.json"
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), "outputStyle": "Terse"}))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace), "hi")
+    assert done.code == 0, done.err
+    [start] = [e for e in read_trace(trace) if e["event"] == "session_start"]
+    assert start["output_style"] == "Terse"
+    assert "output styles are not used" not in done.out + done.err

@@ -87,7 +87,7 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
                 found.append(Found(name, load_user(path), "user"))
             except ConfigError as exc:
                 refused.append(Refusal(path, str(exc)))
-    plugins = enabled_plugins(env, files.root)[0] if kind in ("commands", "agents", "skills") else []
+    plugins = enabled_plugins(env, files.root)[0]
     for plugin in plugins:
         for folder in plugin.folders(kind):
             for name, path in _user_entries(kind, folder):

@@ -1,13 +1,13 @@
-"""Claude Code plugins the user installed: their commands, agents and skills.
+"""Claude Code plugins: their commands, agents, skills, output styles, hooks and MCP servers.
 
 Claude Code records what `/plugin install` put where in `~/.claude/plugins/installed_plugins.json`
 (`{"version": 2, "plugins": {"NAME@MARKETPLACE": [{"scope": "user", "installPath": ...}]}}`), and
 which of them are on in the user's `~/.claude/settings.json` (`"enabledPlugins":
 {"NAME@MARKETPLACE": true}`). A plugin is a folder with `.claude-plugin/plugin.json` and the
-same kinds of files as `~/.claude/`: `commands/`, `agents/`, `skills/` (or the paths its manifest
-names, inside the plugin). They are the user's own, read as their `~/.claude/` files are, and
-namespaced by the plugin's name as Claude Code does: `/NAME:command`, agent `NAME:agent`, skill
-`NAME:skill`.
+same kinds of files as `~/.claude/`: `commands/`, `agents/`, `skills/`, `output-styles/` (or the
+paths its manifest names, inside the plugin). They are read as the user's `~/.claude/` files
+are, and namespaced by the plugin's name as Claude Code does: `/NAME:command`, agent
+`NAME:agent`, skill `NAME:skill` (a style is chosen by the name its front matter gives).
 
 A plugin's hooks (`hooks/hooks.json`, or the manifest's `hooks`) and MCP servers (`.mcp.json` at
 its root, or the manifest's `mcpServers`) are the user's too: they run as the user's own hooks
@@ -25,8 +25,8 @@ are the project's grants (they wait for `arnes trust` and never leave the sandbo
 of a `--plugin-dir` inside the workspace (config.py). A project's `false` does not turn off a plugin the user enabled (a
 repository does not switch off the user's guard hooks); one line says so.
 
-Not yet: a plugin's LSP servers and output styles (one line says which plugin has them, so
-nothing is silently missing).
+Not yet: a plugin's LSP servers (one line says which plugin has them, so nothing is silently
+missing).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from arnes.jsonfile import read_json
 from arnes.permissions.protected import claude_user_dir
 
 EnabledBy = Literal["user", "project", "--plugin-dir"]
+MANIFEST_KEYS = {"output-styles": "outputStyles"}  # the manifest's key for a kind of file, when not its folder's name
 INSTALLED = Path("plugins") / "installed_plugins.json"
 MANIFEST = Path(".claude-plugin") / "plugin.json"
 ROOT_ENV = "CLAUDE_PLUGIN_ROOT"  # set for a plugin's hooks and stdio MCP servers, as Claude Code does
@@ -70,7 +71,7 @@ class Plugin:
     def folders(self, kind: str) -> list[Path]:
         """Where this plugin keeps files of `kind`: the default folder, then the manifest's paths
         (a string or a list, relative to the plugin), each only if it stays inside the plugin."""
-        named = self.manifest.get(kind)
+        named = self.manifest.get(MANIFEST_KEYS.get(kind, kind))
         extra = [named] if isinstance(named, str) else named if isinstance(named, list) else []
         out: list[Path] = []
         for rel in [kind, *(p for p in extra if isinstance(p, str))]:
@@ -84,8 +85,6 @@ class Plugin:
         parts = []
         if (self.root / ".lsp.json").is_file() or self.manifest.get("lspServers"):
             parts.append("LSP servers")
-        if (self.root / "output-styles").is_dir() or self.manifest.get("outputStyles"):
-            parts.append("output styles")
         return parts
 
     def hooks_or_servers(self) -> bool:
@@ -219,7 +218,7 @@ def _add(plugins: list[Plugin], warnings: list[str], key: str, root: Path, enabl
     if plugin.unread():
         warnings.append(
             f"plugin {plugin.key}: its {' and '.join(plugin.unread())} are not used by arnes (its commands, agents, "
-            "skills, hooks and MCP servers are)"
+            "skills, output styles, hooks and MCP servers are)"
         )
 
 
