@@ -3,7 +3,7 @@
 The grammar only (stdlib, so `arnes --help` stays light); what each means for a run is applied in
 config_flags.py. A flag arnes has its own option for is an alias of it; a flag with no meaning
 here is accepted and named in a warning when ignoring it loses nothing the caller relies on,
-and refused (exit 2, one line) when it would (a JSON schema, a fork of a session).
+and refused (exit 2, one line) when it would (a JSON schema).
 """
 
 from __future__ import annotations
@@ -30,11 +30,10 @@ IGNORED: dict[str, tuple[str, str]] = {
 # Accepted and refused: the run would not be what the caller asked for.
 REFUSED: dict[str, tuple[str, str]] = {
     "json_schema": ("--json-schema", "structured output is not supported"),
-    "fork_session": ("--fork-session", "arnes continues a session in place (--resume), it does not fork one"),
     "resume_session_at": ("--resume-session-at", "arnes resumes a whole session"),
     "resume_drops_turn": ("--resume-drops-turn", "arnes resumes a whole session"),
 }
-_FLAGS = {"include_partial_messages", "include_hook_events", "session_mirror", "fork_session"}
+_FLAGS = {"include_partial_messages", "include_hook_events", "session_mirror"}
 _LISTS = {"add_dir"}
 
 
@@ -72,6 +71,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict-mcp-config", action="store_true", help="only the servers of --mcp-config")
     p.add_argument("--settings", metavar="JSON_OR_FILE", help="Claude Code settings for this run (permissions)")
     p.add_argument("--session-id", metavar="UUID", help="the new session's id (a UUID)")
+    p.add_argument(
+        "--fork-session", action="store_true",
+        help="with --resume/--continue: go on in a new session that starts with a copy of that one's conversation",
+    )  # fmt: skip
     p.add_argument(
         "--replay-user-messages", action="store_true",
         help="stream-json: each user message comes back on stdout with its uuid (what rewind_files takes)",

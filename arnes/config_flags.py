@@ -161,8 +161,10 @@ def chosen_session_id(args: argparse.Namespace, traces: Path) -> str | None:
         chosen = str(uuid.UUID(value))
     except ValueError:
         raise ConfigError(f"--session-id {value!r} is not a UUID") from None
-    if args.resume is not None:
-        raise ConfigError("--session-id names a new session; it cannot go with --resume or --continue")
+    if args.resume is not None and not getattr(args, "fork_session", False):
+        raise ConfigError(
+            "--session-id names a new session; it goes with --resume or --continue only with --fork-session"
+        )
     if (traces / f"{chosen}.jsonl").exists():
         raise ConfigError(f"--session-id {chosen} is already in use here")
     return chosen

@@ -309,6 +309,19 @@ def trace_file(args: argparse.Namespace, workspace: Path, session_id: str) -> Pa
     return Path(args.trace) if getattr(args, "trace", None) else workspace / ".arnes" / "traces" / f"{session_id}.jsonl"
 
 
+def copy_trace(files: HostFiles, source: Path, into: Path) -> None:
+    """A fork's trace starts as a copy of the trace it forks, so resuming the fork resumes all of it."""
+    text = files.read_text(str(source.relative_to(files.root)))
+    if text is None:
+        raise ConfigError(f"cannot fork {source}: it is gone")
+    handle = open_log(into, files.root)
+    if handle is None:
+        into.parent.mkdir(parents=True, exist_ok=True)
+        handle = into.open("a", encoding="utf-8")
+    with handle:
+        handle.write(text)
+
+
 def make_checkpoints(workspace: Path, session_id: str, cfg: EffectiveConfig) -> Checkpoints | None:
     """Rewind's checkpoints (DESIGN §17), unless the user's settings turn them off or nothing can
     change (plan mode)."""
@@ -388,15 +401,22 @@ def prepare(
     history = None
     session_id = chosen_session_id(args, ws / ".arnes" / "traces")
     trace_path = Path(args.trace) if args.trace else None
+    history_from = None
+    if getattr(args, "fork_session", False) and args.resume is None:
+        raise ConfigError("--fork-session goes with --resume ID or --continue: it names the session to fork")
     if args.resume is not None:
-        trace_path = find_trace(HostFiles(ws), args.resume or None, lambda trace: refusal(ws, trace))
-        session_id = trace_path.stem
+        history_from = find_trace(HostFiles(ws), args.resume or None, lambda trace: refusal(ws, trace))
+        if getattr(args, "fork_session", False):
+            session_id = session_id or new_session_id()
+            copy_trace(HostFiles(ws), history_from, trace_path or trace_file(args, ws, session_id))
+        else:
+            trace_path, session_id = history_from, history_from.stem
     session = build_session(
         args, ws, cfg, session_id, approver=approver, verify=args.verify, verify_rounds=args.verify_rounds,
         trace=trace_path, extra_hooks=extra_hooks, task=task,
     )  # fmt: skip
-    if args.resume is not None and trace_path is not None:
-        history = read_history(session.host, trace_path)
+    if history_from is not None:
+        history = read_history(session.host, history_from)
     return Prepared(session, cfg, history, trace_path)
 
 

@@ -151,6 +151,36 @@ def test_session_id_names_the_session_and_resume_finds_it(shop: Path, tmp_path: 
             chosen_session_id(global_parser().parse_args(["--session-id", value]), traces)
 
 
+def test_fork_session_goes_on_in_a_new_session_with_the_old_conversation(shop: Path, tmp_path: Path) -> None:
+    """Claude Code's `--resume ID --fork-session` (the SDKs' `fork_session`): a new session id, its
+    trace starting with the forked conversation; the forked session's trace is left as it was."""
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+    base = ("-p", "--provider", "script", "--script", str(script), "-w", str(shop), "--output-format", "stream-json")
+    first = run_arnes(*base, "remember KIWI-7")
+    original = init_line(first)["session_id"]
+    traces = shop / ".arnes" / "traces"
+    before = (traces / f"{original}.jsonl").read_text()
+    named = str(uuid.uuid4())
+    fork = run_arnes(*base, "--resume", original, "--fork-session", "--session-id", named, "and then?")
+    assert fork.code == 0, fork.err
+    assert init_line(fork)["session_id"] == named
+    assert (traces / f"{original}.jsonl").read_text() == before
+    said = [
+        block.get("text", "")
+        for e in read_trace(traces / f"{named}.jsonl")
+        if e["event"] == "message" and e["role"] == "user"
+        for block in e["content"]
+    ]
+    assert "remember KIWI-7" in said and "and then?" in said
+    again = run_arnes(*base, "--resume", named, "more")  # the fork resumes whole
+    assert again.code == 0 and init_line(again)["session_id"] == named, again.err
+    latest = run_arnes(*base, "-c", "--fork-session", "once more")  # the newest session, forked
+    assert latest.code == 0 and init_line(latest)["session_id"] not in (original, named), latest.err
+    alone = run_arnes(*base, "--fork-session", "x")
+    assert alone.code == 2 and "--fork-session goes with --resume ID or --continue" in alone.err
+
+
 def test_flags_the_sdks_pass_are_accepted_and_named_when_unused(shop: Path, tmp_path: Path) -> None:
     run = scripted(tmp_path, shop, [{"text": "ok"}], "--verbose", "--setting-sources=user,project",
                    "--max-thinking-tokens", "1000", "--include-partial-messages", "--permission-prompt-tool", "stdio",
