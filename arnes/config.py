@@ -396,26 +396,34 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
 def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | None, trusted: bool) -> None:
     """The hooks and MCP servers of the Claude Code plugins on (extensions/plugins.py). The user's:
     as their settings' are, under their settings' servers of the same name. The project's (turned
-    on by its settings, or a `--plugin-dir` inside the workspace): its grants, which wait for trust
-    and stay in the sandbox. A part that cannot be read is one warning; the plugin's other parts,
-    and the other plugins, still load. Its folder is readable in the sandbox, where its hooks and
-    servers run. An installed plugin kept inside this workspace runs nothing here: the repository's
-    files would be what runs as yours, unnamed by the trust fingerprint."""
+    on by its settings): its grants, which wait for trust and stay in the sandbox. A part that
+    cannot be read is one warning; the plugin's other parts, and the other plugins, still load.
+    Its folder is readable in the sandbox, where its hooks and servers run. A plugin kept inside
+    this workspace, and a `--plugin-dir` anywhere (often the repository's own folder, inside the
+    workspace or beside it), run nothing: their files would run as yours, unnamed by the trust
+    fingerprint and changed by a pull."""
     from arnes.config_claude import claude_settings
     from arnes.extensions.plugins import ROOT_ENV, enabled_plugins
     from arnes.host.paths import is_inside, resolve_real
     from arnes.mcp.settings import parse_servers
 
     for plugin in enabled_plugins(env, workspace)[0]:
-        inside = is_inside(resolve_real(workspace), resolve_real(plugin.root))
-        if inside and plugin.enabled_by != "--plugin-dir":
+        if plugin.enabled_by == "--plugin-dir":
+            if plugin.hooks_or_servers():
+                cfg.warnings.append(
+                    f"plugin {plugin.key} ({plugin.root}): its hooks and MCP servers do not run from --plugin-dir "
+                    "(a folder named for one run may be the repository's, which trust does not cover); install "
+                    "the plugin with Claude Code to run them"
+                )
+            continue
+        if is_inside(resolve_real(workspace), resolve_real(plugin.root)):
             if plugin.hooks_or_servers():
                 cfg.warnings.append(
                     f"plugin {plugin.key} is installed inside this workspace ({plugin.root}): its hooks and MCP "
                     "servers do not run here"
                 )
             continue
-        layer = "project" if inside or plugin.enabled_by == "project" else "user"
+        layer = "project" if plugin.enabled_by == "project" else "user"
         used = False
         hooks = servers = None
         try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arnes.agent.trace import read_trace
+from arnes.extensions.plugins import MANIFEST
 from tests.conftest import run_arnes
 
 
@@ -278,28 +279,48 @@ def test_a_project_does_not_turn_off_the_users_plugin(tmp_path: Path) -> None:
     assert "kit@market is turned off in" in doctor and "your settings enable it: it stays on" in doctor
 
 
-def test_plugin_dir_loads_a_plugin_for_the_run(tmp_path: Path) -> None:
-    """`--plugin-dir DIR`, as Claude Code's: the plugin in DIR for this run, no install. Outside the
-    workspace it is the user's own; inside it, its hooks are the project's (they wait for trust)."""
+def test_plugin_dir_loads_a_plugins_prompts_for_the_run_and_runs_nothing(tmp_path: Path) -> None:
+    """`--plugin-dir DIR`, as Claude Code's: the plugin in DIR for this run, no install. Its prompts
+    are the project's (the folder is often the repository's own, inside the workspace or beside
+    it); its hooks and MCP servers do not run: trust does not cover them and a pull changes them."""
     ws = tmp_path / "ws"
     ws.mkdir()
     marker = ws / "hook-ran"
-    outside = _marking_plugin(tmp_path / "dev" / "kit", marker)
-    doctor = run_arnes("--plugin-dir", str(outside), "doctor", "-w", str(ws)).out
-    assert "/kit:check (user)" in doctor and "kit@--plugin-dir (" in doctor
+    for where in (tmp_path / "dev" / "kit", ws / "kit"):
+        plugin = _marking_plugin(where, marker)
+        doctor = run_arnes("--plugin-dir", str(plugin), "doctor", "-w", str(ws)).out
+        assert "/kit:check (project)" in doctor and "kit@--plugin-dir (" in doctor
+        assert "its hooks and MCP servers do not run from --plugin-dir" in doctor
+        said = _one_bash_call(tmp_path, ws, "--plugin-dir", str(plugin), "--trust")
+        assert not marker.exists(), said
     assert "kit:" not in run_arnes("doctor", "-w", str(ws)).out  # for that run only
-    _one_bash_call(tmp_path, ws, "--plugin-dir", str(outside))
-    assert marker.exists()
-    marker.unlink()
-    inside = _marking_plugin(ws / "kit", marker)
-    _one_bash_call(tmp_path, ws, "--plugin-dir", str(inside))
-    assert not marker.exists()
-    _one_bash_call(tmp_path, ws, "--plugin-dir", str(inside), "--trust")
-    assert marker.exists()
     said = _one_bash_call(tmp_path, ws, "--plugin-dir", str(tmp_path / "nowhere"))
     assert f"--plugin-dir {tmp_path / 'nowhere'}: not a folder; nothing loaded from it" in said
-    doctor = run_arnes("--plugin-dir", str(tmp_path / "nowhere"), "doctor", "-w", str(ws)).out
-    assert f"--plugin-dir {tmp_path / 'nowhere'}: not a folder; nothing loaded from it" in doctor
+
+
+def test_a_plugins_files_are_read_through_no_link_out_of_it(tmp_path: Path) -> None:
+    """A command or agent file that is a link to ~/.ssh/id_rsa or /proc/self/environ would be read
+    as the user's own words, and shown to the model; a manifest path with a NUL byte is one line."""
+    secret = Path(os.environ["HOME"]) / ".ssh" / "id_rsa"
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text("SECRET-KEY-MATERIAL\n")
+    plugin = _plugin(tmp_path / "dev" / "kit", "kit")
+    (plugin / "commands" / "key.md").symlink_to(secret)
+    (plugin / "agents" / "env.md").symlink_to("/proc/self/environ")
+    manifest = json.loads((plugin / MANIFEST).read_text())
+    (plugin / MANIFEST).write_text(json.dumps({**manifest, "agents": "a\u0000b", "hooks": "h\u0000"}))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    doctor = run_arnes("--plugin-dir", str(plugin), "doctor", "-w", str(ws))
+    assert "Traceback" not in doctor.err and doctor.code in (0, 1), doctor.err
+    assert "/kit:check (project)" in doctor.out and "/kit:key" not in doctor.out.replace("key.md", "")
+    assert "key.md: not read" in doctor.out and "a link out of the workspace" in doctor.out
+    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                     "--plugin-dir", str(plugin), "/kit:key")  # fmt: skip
+    assert done.code != 0 and "kit:key" in done.err  # no such command: the link was not read
+    assert "SECRET-KEY-MATERIAL" not in done.out + done.err + (trace.read_text() if trace.exists() else "")
 
 
 def test_a_plugins_output_style_can_be_chosen(tmp_path: Path) -> None:

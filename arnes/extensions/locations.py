@@ -89,10 +89,14 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
                 refused.append(Refusal(path, str(exc)))
     plugins = enabled_plugins(env, files.root)[0]
     for plugin in plugins:
+        # A --plugin-dir folder is whatever the user pointed at (often the repository's): its
+        # prompts are the project's, whose grants (a `model`) wait for trust.
+        origin = "project" if plugin.enabled_by == "--plugin-dir" else "user"
         for folder in plugin.folders(kind):
             for name, path in _user_entries(kind, folder):
                 try:
-                    found.append(Found(plugin.namespace + name, load_user(path), "user", plugin.namespace))
+                    document = _plugin_file(plugin.root, path)
+                    found.append(Found(plugin.namespace + name, document, origin, plugin.namespace))
                 except ConfigError as exc:
                     refused.append(Refusal(path, str(exc)))
     project, project_refused = project_files(kind, files)
@@ -164,6 +168,19 @@ def subfolders(folder: Path) -> list[str]:
         return sorted(e.name for e in folder.iterdir() if e.is_dir() and not e.is_symlink())
     except OSError:
         return []
+
+
+def _plugin_file(root: Path, path: Path) -> Document:
+    """A plugin's prompt file, read through no link that leads out of the plugin's folder (a
+    command linked to ~/.ssh/id_rsa or /proc/self/environ would be read as the user's words)."""
+    files = HostFiles(root)  # made real: the folders a manifest names are given real too
+    try:
+        data = files.read(str(path.relative_to(files.root)), MAX_BYTES + 1)
+    except (Refused, ValueError) as exc:
+        raise ConfigError(f"{path}: not read: {exc}") from None
+    if data is None:
+        raise ConfigError(f"{path}: not read: it is gone")
+    return decode(data, path)
 
 
 def _user_entries(kind: Kind, folder: Path) -> list[tuple[str, Path]]:

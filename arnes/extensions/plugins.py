@@ -20,9 +20,10 @@ Which plugins are on: those the user's settings enable; those the project's `.cl
 or `.claude/settings.local.json` enable (a project- or local-scope install, or one of the user's,
 as Claude Code merges them); and `--plugin-dir DIR` for one run (start-up puts the folders in
 `ARNES_PLUGIN_DIRS`, so every part of arnes that reads plugins sees the same list). A plugin the
-project turns on is the project's: its prompts load as the project's do, its hooks and servers
-are the project's grants (they wait for `arnes trust` and never leave the sandbox); so are those
-of a `--plugin-dir` inside the workspace (config.py). A project's `false` does not turn off a plugin the user enabled (a
+project turns on is the project's: its hooks and servers are the project's grants (they wait
+for `arnes trust` and never leave the sandbox). A `--plugin-dir` folder gives prompts only, as
+the project's (config.py, locations.py). Every plugin file is read through no link out of its
+folder. A project's `false` does not turn off a plugin the user enabled (a
 repository does not switch off the user's guard hooks); one line says so.
 
 Not yet: a plugin's LSP servers (one line says which plugin has them, so nothing is silently
@@ -74,7 +75,7 @@ class Plugin:
         named = self.manifest.get(MANIFEST_KEYS.get(kind, kind))
         extra = [named] if isinstance(named, str) else named if isinstance(named, list) else []
         out: list[Path] = []
-        for rel in [kind, *(p for p in extra if isinstance(p, str))]:
+        for rel in [kind, *(p for p in extra if isinstance(p, str) and "\0" not in p)]:
             path = (self.root / rel).resolve()
             if is_inside(resolve_real(self.root), path) and path.is_dir() and path not in out:
                 out.append(path)
@@ -120,6 +121,8 @@ class Plugin:
         named = self.manifest.get(key)
         if isinstance(named, dict):
             return f"{self.root / MANIFEST} ({key})", _rooted(named, str(self.root))
+        if isinstance(named, str) and "\0" in named:
+            raise ConfigError(f"{self.root / MANIFEST}: {key} names no file arnes can open (a NUL byte)")
         rel = Path(named) if isinstance(named, str) else default
         path = (self.root / rel).resolve()
         if not is_inside(resolve_real(self.root), path) or not path.is_file():
