@@ -39,7 +39,6 @@ def _main(argv: Sequence[str] | None) -> int:
     from arnes.errors import ArnesError
 
     _loader_outside_workspace(args)
-    _plugin_dirs(args)
 
     try:
         if command is not None:
@@ -148,16 +147,6 @@ def run_demo(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.demo import run_demo as demo
 
     return demo(args, rest)
-
-
-def _plugin_dirs(args: argparse.Namespace) -> None:
-    """`--plugin-dir`: the folders go in ARNES_PLUGIN_DIRS, where every reader of plugins (settings,
-    commands, agents, skills, doctor) and arnes's own child processes find the same list."""
-    dirs = [os.path.abspath(os.path.expanduser(d)) for d in getattr(args, "plugin_dir", None) or []]
-    if dirs:
-        from arnes.extensions.plugins import DIRS_VARIABLE
-
-        os.environ[DIRS_VARIABLE] = os.pathsep.join(dirs)
 
 
 def _loader_outside_workspace(args: argparse.Namespace) -> None:

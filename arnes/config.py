@@ -445,6 +445,8 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
                 cfg.warnings += warnings
                 _add_hooks(cfg, settings.hooks, Path(where), layer, trusted, str(plugin.root))
                 used = used or bool(settings.hooks)
+                if layer == "project" and not trusted and settings.hooks:  # named in the trust prompt
+                    cfg.ignored.setdefault(Path(where), {})["hooks"] = block
         if servers is not None:
             where, listed = servers
             try:
@@ -458,7 +460,16 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
                 else server
                 for n, server in parsed.items()
             }
-            _add_servers(cfg, {n: s for n, s in named.items() if n not in cfg.mcp_servers}, where, layer, trusted)
+            taken = {n for n in named if n in cfg.mcp_servers and (layer != "user" or cfg.mcp_servers[n].user)}
+            for n in sorted((set(named) - taken) & set(cfg.mcp_servers)):  # plugin_* names are your plugins'
+                cfg.warnings.append(
+                    f"{cfg.mcp_servers[n].source}: MCP server {n} takes the name of your plugin {plugin.key}'s "
+                    "server; the plugin's is used"
+                )
+            _add_servers(cfg, {n: s for n, s in named.items() if n not in taken}, where, layer, trusted)
+            if layer == "project" and not trusted and named:
+                waiting = cfg.ignored.setdefault(Path(where), {})
+                waiting.update({f"mcpServers.{n}": s.model_dump(exclude_defaults=True) for n, s in named.items()})
             used = used or bool(named)
         if used and (layer == "user" or trusted) and plugin.root not in cfg.read_paths:
             cfg.read_paths.append(plugin.root)

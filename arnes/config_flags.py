@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import uuid
 from pathlib import Path
 from typing import Any, cast
@@ -18,6 +19,7 @@ from arnes.cliclaude import IGNORED, REFUSED, split_rules
 from arnes.config import EffectiveConfig, ModeName, add_flag_servers
 from arnes.config_claude import claude_settings, translate_rule
 from arnes.errors import ConfigError
+from arnes.extensions.plugins import DIRS_VARIABLE
 from arnes.jsonfile import read_json
 from arnes.mcp.approval import KEYS as APPROVAL_KEYS
 from arnes.mcp.settings import parse_servers
@@ -56,6 +58,15 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
             f"--permission-prompt-tool {tool}: only stdio with --input-format stream-json is answered; "
             "what would be asked is denied"
         )
+
+
+def note_plugin_dirs(args: argparse.Namespace) -> None:
+    """`--plugin-dir`, before or after a subcommand: the folders go in ARNES_PLUGIN_DIRS, where every
+    reader of plugins (settings, commands, agents, skills, doctor) and arnes's own child processes
+    find the same list."""
+    dirs = [os.path.abspath(os.path.expanduser(d)) for d in getattr(args, "plugin_dir", None) or []]
+    if dirs:
+        os.environ[DIRS_VARIABLE] = os.pathsep.join(dirs)
 
 
 def _mode(args: argparse.Namespace, cfg: EffectiveConfig) -> None:

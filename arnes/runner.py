@@ -22,7 +22,7 @@ from arnes.agent.transcript import open_transcript, transcript_file
 from arnes.cliargs import workspace_of
 from arnes.closing import close
 from arnes.config import EffectiveConfig, ModelSettings, RoleName
-from arnes.config_flags import apply_claude_flags, chosen_session_id, offered_tools, system_prompts
+from arnes.config_flags import apply_claude_flags, chosen_session_id, note_plugin_dirs, offered_tools, system_prompts
 from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, ConfigError
 from arnes.extensions.hooks_config import FailMode
 from arnes.host.files import HostFiles, open_log
@@ -62,6 +62,7 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
     """Settings files first, flags last; bad flags are reported like bad settings."""
     # At a terminal the user is asked about trust, except with -p (a print run never asks, as in Claude Code).
     terminal = ask and not getattr(args, "print", False) and sys.stdin.isatty() and sys.stderr.isatty()
+    note_plugin_dirs(args)  # before the settings: they read the plugins
     cfg = trusted_config(workspace, getattr(args, "trust", False), terminal)
     for kind in ("allow", "ask", "deny"):
         for raw in getattr(args, kind):
@@ -243,6 +244,9 @@ def build_session(
     ws, sandbox = shared.engine.workspace, shared.sandbox
     if profile.edit_format == "auto":
         profile = profile.for_task(task is None or names_a_file(task, visible_files(ws, shared.engine)))
+    writer = {"whole": "Write", "search-replace": "Edit"}.get(profile.edit_format)
+    if offered is not None and writer is not None and writer not in offered:
+        profile = replace(profile, edit_format="tools")  # `--tools` without it: the reply changes no file either
     # `--tools` is the user's own list: it replaces the profile's, which only decides when nobody said.
     hidden = profile.not_offered if offered is None else tuple(name for name in builtin if name not in offered)
     hooks: HookRunner | None = None

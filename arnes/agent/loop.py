@@ -505,7 +505,7 @@ class Agent:
             self.result.tool_calls += 1
             self.s.bus.emit(ToolCallEvent(call.id, call.name, call.input))
             sent = call  # as the model sent it: what the PreToolUse hooks see (a `Task`, in Claude Code's shape)
-            call = _claude_names(call)
+            call = aliased = _claude_names(call)
             decision = self.steer.before_call(call)
             if isinstance(decision, Refuse):
                 self._steered(decision.piece, "call", "refuse", _said(call), decision.text)
@@ -514,7 +514,8 @@ class Agent:
             if isinstance(decision, Rewrite):
                 self._steered(decision.piece, "call", "rewrite", _said(call), f"{decision.why}: {_said(decision.call)}")
                 call = ToolCall(call.id, decision.call.name, decision.call.input)
-            prepared = self._admit(call, sent if sent.name != call.name else None)
+            # Hooks see Claude Code's name of a call (`Task`), and a call a piece rewrote as it will run.
+            prepared = self._admit(call, sent if call is aliased and sent.name != call.name else None)
             if isinstance(prepared, ToolResultBlock):
                 pending.append(prepared)
                 continue

@@ -37,17 +37,24 @@ class Shown:
 
 
 def mentioned(task: str, names: list[str]) -> list[str]:
-    """The workspace files (relative paths) the task names, by path or by a name only one file has."""
+    """The workspace files (relative paths) the task names, by path or by a name only one file has.
+
+    The task's words are looked up in the names, not each name searched in the task: a repository
+    of 100,000 files would otherwise cost a regular expression per file at every start."""
     by_base: dict[str, list[str]] = {}
     for name in names:
         by_base.setdefault(name.rsplit("/", 1)[-1], []).append(name)
+    words = {token.rstrip(".") for token in _TOKEN.findall(task)}  # "util.py." ends a sentence
     found: list[str] = []
     for name in names:
         base = name.rsplit("/", 1)[-1]
-        words = [name] + ([base] if by_base[base] == [name] and base != name else [])
-        if any(_names(task, word) for word in words):
+        candidates = [name] + ([base] if by_base[base] == [name] and base != name else [])
+        if any(w in words if _TOKEN.fullmatch(w) else _names(task, w) for w in candidates):
             found.append(name)
     return found
+
+
+_TOKEN = re.compile(r"[\w./-]+")
 
 
 # A path the task may name before it exists ("create notes.md", "add src/cli.py"): a name and a

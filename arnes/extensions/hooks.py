@@ -99,13 +99,17 @@ class Hooks:
 
     def run(self, event: str, payload: dict[str, Any], match: str | None = None) -> HookOutcome:
         outcome = HookOutcome()
-        seen: set[str] = set()
+        seen: set[tuple[str, str | None, bool]] = set()
         for entry in self.entries:
             if not entry.runs or entry.event != event or not matches(entry.matcher, match):
                 continue
-            if entry.hook.command in seen:  # the same command from two files runs once, as in Claude Code
+            # The same command from two files runs once, as in Claude Code; but only where it would
+            # run the same way: a repository's copy of your plugin's guard command, run in its
+            # sandbox without CLAUDE_PLUGIN_ROOT, must not take the place of yours.
+            key = (entry.hook.command, entry.plugin_root, entry.user)
+            if key in seen:
                 continue
-            seen.add(entry.hook.command)
+            seen.add(key)
             if outcome.updated_input is not None:  # a later hook sees the input the call would run with
                 payload = {**payload, "tool_input": outcome.updated_input}
             with self._lock:

@@ -57,11 +57,16 @@ def blocks(text: str) -> list[FileBlock]:
     return out
 
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
 def merge_python(original: str, block: str) -> str | None:
     """The file with a partial block's definitions put in place of its own, when a Python block
     defines some of the file's top-level functions and classes but drops others: a model told to
     send the whole file often sends only the function it fixed. None when the block is no such
     part (it keeps every definition, defines none, or either side does not parse)."""
+    if _LONE_CR.search(original) or _LONE_CR.search(block):
+        return None  # ast counts a lone CR as a line end, the splice below would not: spans would be wrong
     try:
         old_tree, new_tree = ast.parse(original), ast.parse(block)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # a null byte, `1+1+…` 100000 long
@@ -69,8 +74,9 @@ def merge_python(original: str, block: str) -> str | None:
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     old_defs = {n.name: n for n in old_tree.body if isinstance(n, kinds)}
     new_defs = [n for n in new_tree.body if isinstance(n, kinds)]
-    if not new_defs or not old_defs or set(old_defs) <= {n.name for n in new_defs}:
-        return None
+    names = [n.name for n in new_defs]
+    if not new_defs or not old_defs or set(old_defs) <= set(names) or len(set(names)) < len(names):
+        return None  # a block that defines a name twice is no clean part either
     if not any(n.name in old_defs for n in new_defs):
         return None
     lines = original.split("\n")
@@ -80,7 +86,9 @@ def merge_python(original: str, block: str) -> str | None:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         return first - 1, node.end_lineno or node.lineno
 
-    replaced = sorted(((span(old_defs[n.name]), n) for n in new_defs if n.name in old_defs), reverse=True)
+    replaced = sorted(
+        ((span(old_defs[n.name]), n) for n in new_defs if n.name in old_defs), key=lambda pair: pair[0], reverse=True
+    )
     for (start, end), node in replaced:
         a, b = span(node)
         lines[start:end] = new_lines[a:b]
