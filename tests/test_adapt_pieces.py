@@ -54,8 +54,8 @@ def reply(text: str, **kw: Any) -> Reply:
         ("claude-sonnet-4-5", "off", "tools"),
         ("gpt-5", "off", "tools"),
         ("o3-mini", "off", "tools"),
-        ("qwen2.5-coder-1.5b-instruct", "small", "whole"),
-        ("ollama/llama3.2:3b", "small", "whole"),
+        ("qwen2.5-coder-1.5b-instruct", "small", "auto"),
+        ("ollama/llama3.2:3b", "small", "auto"),
         ("some-unknown-model", "off", "tools"),
     ],
 )

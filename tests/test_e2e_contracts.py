@@ -176,13 +176,14 @@ def test_the_whole_format_writes_the_reply_s_files_never_the_tests_and_the_tests
     ("flags", "offered"), [((), ["Bash"]), (("--tools", "Grep,Read,Write,Edit,Bash"), ["Read", "Grep", "Bash"])]
 )
 def test_the_users_tools_list_replaces_the_profiles(tmp_path: Path, flags: tuple[str, ...], offered: list[str]) -> None:
-    """The small profile hides Read, Glob and Grep in `whole` when nobody said; `--tools` is the user's word."""
+    """The small profile hides Read, Glob and Grep in `whole` (a task naming its file) when nobody said;
+    `--tools` is the user's word."""
     ws = tmp_path / "ws"
     ws.mkdir()
     with FakeLLMServer([{"text": "ok"}]) as server:
         done = run_arnes(
             "--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b-instruct",
-            "--steering", "tests", "-w", str(ws), *flags, "hi",
+            "--steering", "tests", "-w", str(ws), *flags, "Add a title to notes.md",
         )  # fmt: skip
         sent = [t["function"]["name"] for t in server.requests[0][1]["tools"]]
     assert done.code == 0, done.err

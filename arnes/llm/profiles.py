@@ -3,8 +3,9 @@
 A profile names the steering set (which pieces of arnes/adapt/ run; `off`: none) and the edit
 format. Frontier models get `off` and native tool calls: they know Claude Code's tools and
 every intervention would only get in their way. Small local coders get the `small` set and
-aider's `whole` format, which aider measured ahead of diffs and JSON edits for models of 14B
-and below. Sampling and output caps per model stay in llm/models.py, the same kind of table.
+`auto`: aider's `whole` format (aider measured it ahead of diffs and JSON edits for models of
+14B and below) when the task names its files, native tool calls when the model must find them.
+Sampling and output caps per model stay in llm/models.py, the same kind of table.
 The settings `model.steering` / `model.edit_format` and the flags `--steering` /
 `--edit-format` override a profile; a steering value may leave pieces out of its set or add
 others (`small,-nudge`, `small,+fresh-draws`), which is how each piece is measured against its set.
@@ -86,7 +87,7 @@ OFF = Profile("frontier", "off", "tools")
 SMALL = Profile(
     "small-local",
     "small",
-    "whole",
+    "auto",  # measured beside `whole` on the built-in nine and twelve held-out tasks: bench/README.md
     ("Skill", "ReadDoc", "Delegate"),
     reply_hidden=("Read", "Glob", "Grep", "BashOutput", "KillShell"),
     draws=6,
