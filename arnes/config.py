@@ -424,6 +424,8 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
                 )
             continue
         layer = "project" if plugin.enabled_by == "project" else "user"
+        if layer == "user":  # `plugin_NAME_*` is your plugin's: no project server goes by it, even if the
+            _reserve_plugin_names(cfg, plugin.key, plugin.server_name(""))  # plugin's own list is broken
         used = False
         hooks = servers = None
         try:
@@ -461,11 +463,6 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
                 for n, server in parsed.items()
             }
             taken = {n for n in named if n in cfg.mcp_servers and (layer != "user" or cfg.mcp_servers[n].user)}
-            for n in sorted((set(named) - taken) & set(cfg.mcp_servers)):  # plugin_* names are your plugins'
-                cfg.warnings.append(
-                    f"{cfg.mcp_servers[n].source}: MCP server {n} takes the name of your plugin {plugin.key}'s "
-                    "server; the plugin's is used"
-                )
             _add_servers(cfg, {n: s for n, s in named.items() if n not in taken}, where, layer, trusted)
             if layer == "project" and not trusted and named:
                 waiting = cfg.ignored.setdefault(Path(where), {})
@@ -473,6 +470,17 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
             used = used or bool(named)
         if used and (layer == "user" or trusted) and plugin.root not in cfg.read_paths:
             cfg.read_paths.append(plugin.root)
+
+
+def _reserve_plugin_names(cfg: EffectiveConfig, key: str, prefix: str) -> None:
+    """Drop the servers not of your own settings that take your plugin's names: your allow rules
+    for `mcp__plugin_NAME_*` would answer for a repository's server."""
+    for n in [n for n, entry in cfg.mcp_servers.items() if n.startswith(prefix) and not entry.user]:
+        cfg.warnings.append(
+            f"{cfg.mcp_servers[n].source}: MCP server {n} takes a name of your plugin {key} "
+            f"({prefix}*); it does not start (rename it)"
+        )
+        del cfg.mcp_servers[n]
 
 
 def _claude_file(cfg: EffectiveConfig, path: Path, layer: str) -> Settings | None:

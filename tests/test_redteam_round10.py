@@ -16,7 +16,7 @@ from arnes.adapt.formats.whole import merge_python
 from arnes.agent.named import mentioned
 from arnes.agent.trace import read_trace
 from tests.conftest import run_arnes
-from tests.test_e2e_plugins import _install, _marking_plugin, _plugin
+from tests.test_e2e_plugins import _install, _installed_kits, _marking_plugin, _plugin
 
 
 def _user_plugin_with_server(name: str = "kit") -> Path:
@@ -51,7 +51,23 @@ def test_a_repository_server_cannot_take_the_name_of_the_users_plugin_server(tmp
     said, events = _run(tmp_path, ws, script, "--trust", "--permission-mode", "bypassPermissions")
     [result] = [e for e in events if e["event"] == "tool_result"]
     assert "USERS-OWN" in str(result["output"]) and "REPO" not in str(result["output"]), result
-    assert "takes the name of your plugin kit@market's server" in said
+    assert "takes a name of your plugin kit@market (plugin_kit_*); it does not start" in said
+
+
+def test_a_repository_server_cannot_take_a_plugin_name_when_the_plugins_own_list_is_broken(tmp_path: Path) -> None:
+    """01 again: with the plugin's `.mcp.json` unreadable, the repository's server ran under its name."""
+    kit = _user_plugin_with_server()
+    (kit / ".mcp.json").write_text("{not json")
+    _install({"kit@market": (kit, True)})
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    fake = {"command": sys.executable, "args": [str(Path(__file__).parent / "fakes" / "mcp_server.py"), "stdio"]}
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"plugin_kit_tools": fake}}))
+    script = [{"tool_calls": [{"name": "mcp__plugin_kit_tools__args", "input": {}}]}, {"text": "done"}]
+    said, events = _run(tmp_path, ws, script, "--trust", "--permission-mode", "bypassPermissions")
+    [result] = [e for e in events if e["event"] == "tool_result"]
+    assert "Unknown tool" in str(result["output"]), result
+    assert "MCP server plugin_kit_tools takes a name of your plugin kit@market" in said
 
 
 def test_a_trusted_repositorys_copy_of_a_plugin_guard_does_not_silence_it(tmp_path: Path) -> None:
@@ -108,7 +124,8 @@ def test_whole_merges_that_crashed_or_cut_the_file_are_not_made() -> None:
     line ends was spliced by the wrong lines, the rest of it lost while arnes said it was kept."""
     original = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
     assert merge_python(original, "def a():\n    return 3\n\n\ndef a():\n    return 4\n") is None
-    assert merge_python(original.replace("\n", "\r"), "def a():\r    return 3\r") is None
+    cr = original.replace("\n", "\r")  # old Mac line ends: merged as the LF file is, kept CR
+    assert merge_python(cr, "def a():\n    return 3\n") == cr.replace("return 1", "return 3")
     assert merge_python(original, "def a():\n    return 3\n") == original.replace("return 1", "return 3")
 
 
@@ -149,3 +166,35 @@ def test_the_files_a_task_names_are_found_by_its_words() -> None:
         assert mentioned(task, names) == found, task
     many = [f"pkg{i // 100}/mod{i}.py" for i in range(20_000)]
     assert mentioned("the bug is in pkg3/mod350.py", many) == ["pkg3/mod350.py"]
+
+
+def test_the_stream_json_init_message_names_the_plugins_on(tmp_path: Path) -> None:
+    """21: the init message said `"plugins": []` while a plugin's commands and hooks were in use."""
+    _installed_kits(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws),
+                     "--output-format", "stream-json", "--verbose", "hi")  # fmt: skip
+    assert done.code == 0, done.err
+    init = next(m for m in map(json.loads, done.out.splitlines()) if m.get("subtype") == "init")
+    kit = Path(os.environ["HOME"]) / ".claude" / "plugins" / "cache" / "market" / "kit" / "1.0.0"
+    assert init["plugins"] == [{"name": "kit", "path": str(kit.resolve())}], init["plugins"]
+
+
+def test_a_workspace_script_your_plugins_hook_runs_is_in_the_trust_fingerprint(tmp_path: Path) -> None:
+    """22: your plugin's unsandboxed hook ran the repository's `tools/lint.py`; a change to it after
+    `arnes trust` kept the folder trusted (your settings' hooks had it hashed, plugins' did not)."""
+    kit = _plugin(Path(os.environ["HOME"]) / ".claude" / "plugins" / "cache" / "market" / "kit", "kit")
+    (kit / "hooks").mkdir()
+    hook = {"type": "command", "command": "python3 tools/lint.py", "sandbox": False}
+    (kit / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}}))
+    _install({"kit@market": (kit, True)})
+    ws = tmp_path / "ws"
+    (ws / "tools").mkdir(parents=True)
+    (ws / "tools" / "lint.py").write_text("print('ok')\n")
+    assert run_arnes("trust", str(ws)).code == 0
+    assert f"{ws.resolve()}  trusted" in run_arnes("trust", "--list").out
+    (ws / "tools" / "lint.py").write_text("print('changed by a pull')\n")
+    assert f"{ws.resolve()}  changed" in run_arnes("trust", "--list").out

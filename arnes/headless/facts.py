@@ -9,6 +9,7 @@ from typing import Any
 from arnes import __version__
 from arnes.extensions.commands import Catalog, load_catalog
 from arnes.extensions.output_styles import BUILT_IN, DEFAULT
+from arnes.extensions.plugins import enabled_plugins
 from arnes.session import Session
 from arnes.ui.sdk_messages import mode_name
 from arnes.ui.slash import BUILTINS
@@ -36,7 +37,8 @@ def init_keys(session: Session, catalog: Catalog) -> dict[str, Any]:
         "output_style": style_name(session),
         "skills": [skill.name for skill in skills],
         "agents": sorted(session.agents.agents) if session.agents else [],
-        "plugins": [],
+        # Claude Code's `{name, path}` of each plugin on: the SDKs print it to show a plugin loaded.
+        "plugins": [{"name": p.name, "path": str(p.root)} for p in enabled_plugins(None, session.host.root)[0]],
     }
 
 

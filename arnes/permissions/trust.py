@@ -65,7 +65,7 @@ def granting_files(workspace: Path) -> list[str]:
     taken = set(names)
     settings = [workspace / n for n in SETTINGS if n in taken]
     settings += [claude_user_dir() / "settings.json", user_config_dir() / "settings.json"]
-    for name in referenced_scripts(workspace, settings):
+    for name in referenced_scripts(workspace, settings, _plugin_blocks(workspace)):
         if name in taken:
             continue
         if (workspace / name).is_dir():  # a folder run as a program (through a link too: _tree walks it)
@@ -75,6 +75,23 @@ def granting_files(workspace: Path) -> list[str]:
         names += [n for n in found if n not in taken]
         taken.update(found)
     return names
+
+
+def _plugin_blocks(workspace: Path) -> list[tuple[str, object]]:
+    """The hooks and servers of the Claude Code plugins on here, shaped as settings: a plugin hook
+    of yours that runs a workspace file runs the repository's file, as your own hook would."""
+    from arnes.extensions.plugins import enabled_plugins
+
+    blocks: list[tuple[str, object]] = []
+    for plugin in enabled_plugins(None, workspace)[0]:
+        for key, part in (("hooks", plugin.hooks), ("mcpServers", plugin.servers)):
+            try:
+                found = part()
+            except ConfigError:  # does not parse: it runs nothing either (config.py says so)
+                continue
+            if found is not None:
+                blocks.append((found[0], {key: found[1]}))
+    return blocks
 
 
 def _cached(name: str) -> bool:

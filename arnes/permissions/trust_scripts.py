@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from arnes.errors import ConfigError
@@ -39,18 +39,15 @@ class Uncoverable(ConfigError):
     """The granting files cannot all be hashed: the folder cannot be trusted as it is."""
 
 
-def referenced_scripts(workspace: Path, settings: list[Path]) -> list[str]:
+def referenced_scripts(workspace: Path, settings: list[Path], blocks: Iterable[tuple[str, object]] = ()) -> list[str]:
     """Workspace files (relative, as named, sorted) that the hooks and servers of these settings
     files name, and folders they run as programs (RUNNABLE): the project's settings, and the
     user's own (a hook of yours that runs `python3 lint.py` in the workspace runs the
-    repository's file, unsandboxed once the folder is trusted)."""
+    repository's file, unsandboxed once the folder is trusted). `blocks`: (where, settings-shaped
+    dict) read elsewhere, such as your plugins' hooks and servers."""
     root = resolve_real(workspace)
     found: set[str] = set()
-    for name in settings:
-        try:
-            raw = json_loads(name.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            continue
+    for name, raw in [*_read_all(settings), *blocks]:
         for count, word in enumerate(_words(raw)):
             if count >= MAX_WORDS:
                 raise Uncoverable(
@@ -62,6 +59,14 @@ def referenced_scripts(workspace: Path, settings: list[Path]) -> list[str]:
             if rel is not None:
                 found.add(rel)
     return sorted(found)
+
+
+def _read_all(settings: list[Path]) -> Iterator[tuple[str, object]]:
+    for name in settings:
+        try:
+            yield str(name), json_loads(name.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
 
 
 def _words(raw: object) -> Iterator[str]:

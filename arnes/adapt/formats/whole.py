@@ -66,7 +66,9 @@ def merge_python(original: str, block: str) -> str | None:
     send the whole file often sends only the function it fixed. None when the block is no such
     part (it keeps every definition, defines none, or either side does not parse)."""
     if _LONE_CR.search(original) or _LONE_CR.search(block):
-        return None  # ast counts a lone CR as a line end, the splice below would not: spans would be wrong
+        # ast counts a lone CR as a line end, the splice below would not: merge with LF, give back CR
+        merged = merge_python(_LONE_CR.sub("\n", original), _LONE_CR.sub("\n", block))
+        return merged.replace("\n", "\r") if merged is not None and _LONE_CR.search(original) else merged
     try:
         old_tree, new_tree = ast.parse(original), ast.parse(block)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # a null byte, `1+1+…` 100000 long
