@@ -3,7 +3,7 @@
 The grammar only (stdlib, so `arnes --help` stays light); what each means for a run is applied in
 config_flags.py. A flag arnes has its own option for is an alias of it; a flag with no meaning
 here is accepted and named in a warning when ignoring it loses nothing the caller relies on,
-and refused (exit 2, one line) when it would (a JSON schema).
+and refused (exit 2, one line) when it would (resuming part of a session).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ IGNORED: dict[str, tuple[str, str]] = {
 }
 # Accepted and refused: the run would not be what the caller asked for.
 REFUSED: dict[str, tuple[str, str]] = {
-    "json_schema": ("--json-schema", "structured output is not supported"),
     "resume_session_at": ("--resume-session-at", "arnes resumes a whole session"),
     "resume_drops_turn": ("--resume-drops-turn", "arnes resumes a whole session"),
 }
@@ -69,6 +68,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
         help="a Claude Code plugin folder for this run: its commands, agents, skills, hooks and MCP servers",
     )  # fmt: skip
     p.add_argument("--strict-mcp-config", action="store_true", help="only the servers of --mcp-config")
+    p.add_argument(
+        "--json-schema", metavar="JSON_OR_FILE",
+        help="the answer as JSON this schema holds (the model calls StructuredOutput), as `structured_output`",
+    )  # fmt: skip
     p.add_argument("--settings", metavar="JSON_OR_FILE", help="Claude Code settings for this run (permissions)")
     p.add_argument("--session-id", metavar="UUID", help="the new session's id (a UUID)")
     p.add_argument(

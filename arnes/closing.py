@@ -65,6 +65,7 @@ def closing(
             tracked=not shell.unwatched,
         ),
         denials=list(result.denials),
+        structured_output=result.structured_output,
         error=result.error,
         trace=str(trace),
         diffs=[diff for _, diff in session_diffs(session.ctx)] if diffs and changed else None,

@@ -14,7 +14,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -201,6 +201,7 @@ class EffectiveConfig:
     warnings: list[str] = field(default_factory=list)
     said: list[str] = field(default_factory=list)  # warnings already printed on stderr (for JSON readers too)
     never_ask: bool = False  # Claude Code's dontAsk mode: what would be asked is denied
+    json_schema: dict[str, Any] | None = None  # --json-schema: the answer's schema (tools/structured.py)
     output_style: str | None = None  # Claude Code's outputStyle, by name (extensions/output_styles.py)
     output_style_from: str = ""  # the settings file that chose it
     trusted: bool = False  # whether the project's grants applied (DESIGN §10)

@@ -36,6 +36,10 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
     for dest, (flag, why) in IGNORED.items():
         if getattr(args, dest, None):
             cfg.warnings.append(f"{flag} ignored: {why}")
+    if getattr(args, "json_schema", None):
+        from arnes.tools.structured import parse_schema
+
+        cfg.json_schema = parse_schema(args.json_schema)
     if getattr(args, "settings", None):
         _settings(args.settings, cfg)
     _mode(args, cfg)

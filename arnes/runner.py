@@ -40,6 +40,7 @@ from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.safe import terminal_console
 from arnes.sandbox.base import Sandbox
 from arnes.session import NON_INTERACTIVE_TURNS, Session, default_tools, new_session_id, open_shared
+from arnes.tools.structured import StructuredAnswer
 from arnes.ui.render import TerminalRenderer
 from arnes.ui.stdout import PipedConsole, Stdout
 from arnes.workflow.verify import Verifier
@@ -301,6 +302,7 @@ def build_session(
         checkpoints=checkpoints,
         agents=agent_catalog(HostFiles(ws, shared.engine), cfg),
         output_style=output_style(HostFiles(ws, shared.engine), cfg),
+        structured=StructuredAnswer(cfg.json_schema) if cfg.json_schema is not None else None,
         mcp=mcp,
         hooks=hooks,
         trace_path=trace or trace_file(args, ws, session_id),

@@ -50,6 +50,8 @@ from arnes.tools.filestate import ChangeLog
 from arnes.tools.processes import BackgroundJobs
 from arnes.tools.search import Glob, Grep
 from arnes.tools.skill import Skill
+from arnes.tools.structured import NAME as STRUCTURED
+from arnes.tools.structured import StructuredAnswer, StructuredOutput
 from arnes.tools.treewatch import TreeWatch
 from arnes.workflow.verify import Verifier
 
@@ -198,6 +200,7 @@ class Session:
     system_base: str = ""
     system_append: str = ""
     output_style: OutputStyle | None = None  # Claude Code's outputStyle: the top-level session's only
+    structured: StructuredAnswer | None = None  # --json-schema: the run's answer, by StructuredOutput
     engine: RuleEngine = field(init=False)
     sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)
@@ -257,6 +260,8 @@ class Session:
         small = self.context_window <= SMALL_WINDOW
         if (self.depth >= self.max_depth or small) and "Delegate" in self.tools.names():
             self.tools = ToolRegistry(t for t in self.tools if t.name != "Delegate")
+        if self.structured is not None and self.depth == 0 and STRUCTURED not in self.tools.names():
+            self.tools = ToolRegistry([*self.tools, StructuredOutput(self.structured)])
         if set(self.hidden_tools) & set(self.tools.names()):
             self.tools = ToolRegistry(t for t in self.tools if t.name not in self.hidden_tools)
         # In an edit format the reply is how files change: the model is not offered two ways. The
@@ -325,7 +330,7 @@ class Session:
         """
         assert self.shared is not None and self.policy is not None
         read_only = read_only or mode == "plan"
-        tools = [t for t in self.tools if not (read_only and t.name in WRITE_TOOLS)]
+        tools = [t for t in self.tools if not (read_only and t.name in WRITE_TOOLS) and t.name != STRUCTURED]
         if tool_names is not None:
             tools = [t for t in tools if t.name in tool_names]
         names = {t.name for t in tools}
@@ -482,6 +487,7 @@ class Session:
             self.system_base or own,
             self.steering.system_note(),
             style.section() if style is not None else "",
+            self.structured.note() if self.structured is not None and self.depth == 0 else "",
             self.system_append,
         ]
         return "\n\n".join(part for part in parts if part)
@@ -533,7 +539,7 @@ _MADE_ONCE = frozenset(
         "self_check", "steering_set", "draws", "edit_format", "hidden_tools", "steering", "test_command",
         "test_timeout", "model_switch", "mcp", "hooks", "trace_path", "transcript_path", "checkpoints",
         "skill_catalog", "active_skills", "agents", "instructions", "never_ask", "system_base", "system_append",
-        "output_style", "engine", "sandbox", "ctx", "host",
+        "structured", "output_style", "engine", "sandbox", "ctx", "host",
     }
 )  # fmt: skip
 

@@ -116,9 +116,10 @@ def test_json_output_is_claude_codes_result_object_with_arnes_keys_beside(shop: 
 
 
 def test_a_run_that_cannot_start_answers_with_a_result_the_sdk_parses(shop: Path) -> None:
-    run = run_arnes("-w", str(shop), "--output-format", "stream-json", "--json-schema", "{}", "x")
+    run = run_arnes("-w", str(shop), "--output-format", "stream-json", "--resume-session-at", "abc", "x")
     assert (
-        run.code == 2 and run.err.strip() == "arnes: --json-schema is not supported: structured output is not supported"
+        run.code == 2
+        and run.err.strip() == "arnes: --resume-session-at is not supported: arnes resumes a whole session"
     )
     [line] = run.out.splitlines()
     result = json.loads(line)

@@ -202,11 +202,12 @@ class RunClosed(Event):
     diffs: list[str] | None = None  # unified diffs of the files changed, when the output shows them
     no_model: str | None = None  # no model answered at all: how to configure one
     user_message: str | None = None  # the uuid the SDK sent the turn's message with (stream-json input)
+    structured_output: Any = None  # --json-schema's answer (Claude Code's key, among its own)
 
     def payload(self) -> dict[str, Any]:
         """`--output-format json`'s own keys, in their order (Claude Code's come before them)."""
         data = super().payload()
-        del data["diffs"], data["no_model"], data["user_message"]
+        del data["diffs"], data["no_model"], data["user_message"], data["structured_output"]
         data["cost"] = round(self.cost, 6)
         data["shell_changes"] = dataclasses.asdict(self.shell_changes)
         if self.user_message is not None:  # Claude Code's: only for a message sent with its uuid

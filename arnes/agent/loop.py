@@ -53,6 +53,8 @@ from arnes.permissions.types import Target, ToolRequest
 from arnes.rewind.checkpoints import first_line
 from arnes.tools.base import Tool, ToolArgs, ToolError, dropped_note
 from arnes.tools.delegate import as_delegate
+from arnes.tools.structured import MAX_REMINDERS, REMINDER
+from arnes.tools.structured import NAME as STRUCTURED
 
 MAX_WORKERS = 8
 MAX_CUT = 3  # replies cut at the output cap in a row before the run stops (stop_reason max_tokens)
@@ -80,6 +82,7 @@ class RunResult:
     verified: bool | None = None  # None: no verify command; else how the last round ended
     verify_rounds: int = 0
     unreachable: bool = False  # the error was that no model answered at all
+    structured_output: Any = None  # --json-schema: the answer the model gave through StructuredOutput
 
 
 class Agent:
@@ -175,6 +178,9 @@ class Agent:
         self._task = task
         self._last_error = None
         self.hooks.stop_blocks, self.hooks.halt = 0, None
+        r.structured_output = None
+        if s.structured is not None:  # each message's answer is its own
+            s.structured.value, s.structured.given, s.structured.reminders = None, False, 0
         blocked, context = self.hooks.prompt(task)
         if blocked is not None:  # not sent: the model never sees it
             r.stop_reason, r.error = "error", f"a UserPromptSubmit hook blocked the prompt: {blocked}"
@@ -227,6 +233,8 @@ class Agent:
             r.error = str(exc)
             r.unreachable = exc.unreachable
         r.verify_rounds = rounds
+        if s.structured is not None and s.structured.given:
+            r.structured_output = s.structured.value
         return r
 
     def finish(self) -> None:
@@ -348,7 +356,23 @@ class Agent:
             return True
         r.text = text
         r.stop_reason = "end_turn"
-        return False
+        return self._structured_missing()
+
+    def _structured_missing(self) -> bool:
+        """With `--json-schema`, a reply without the answer's call is reminded of it a few times,
+        then the run fails as Claude Code's does (True: the turn goes on)."""
+        answer, r = self.s.structured, self.result
+        if answer is None or answer.given or self.s.depth > 0:
+            return False
+        if answer.reminders >= MAX_REMINDERS:
+            r.stop_reason, r.limit = "error", "structured_output"
+            r.error = f"the model ended {MAX_REMINDERS + 1} times without calling {STRUCTURED}: no structured output"
+            return False
+        answer.reminders += 1
+        self.s.bus.emit(Notice("info", f"the answer must come through {STRUCTURED}: reminded the model "
+                                       f"({answer.reminders}/{MAX_REMINDERS})"))  # fmt: skip
+        self._append(Message.user(REMINDER))
+        return True
 
     def _redraw(self, decision: Redraw, text: str) -> None:
         """The conversation back to where the turn's first attempt was made (what the model had

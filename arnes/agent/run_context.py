@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from arnes.permissions.types import Mode, ToolRequest
     from arnes.rewind.checkpoints import Checkpoints
     from arnes.tools.base import ToolContext, ToolRegistry
+    from arnes.tools.structured import StructuredAnswer
 
 Role = Literal["main", "subagent", "compaction", "draw"]  # draw: the main model sampled (adapt/draws.py)
 
@@ -102,6 +103,8 @@ class RunContext(HookSite, Protocol):
     def verifier(self) -> Verification | None: ...
     @property
     def checkpoints(self) -> Checkpoints | None: ...
+    @property
+    def structured(self) -> StructuredAnswer | None: ...  # --json-schema: the answer StructuredOutput kept
 
     def provider_for(self, role: Role) -> Provider: ...
     def summarise(self, transcript: str) -> str: ...

@@ -101,6 +101,7 @@ class Headless:
             limit=closed.limit,
             error=closed.error,
             verified=closed.verified,
+            structured_output=closed.structured_output,
         )
         extra = {key: value for key, value in closed.payload().items() if key not in message}
         if self.stream is not None:

@@ -131,6 +131,8 @@ def denial(raw: Mapping[str, Any]) -> dict[str, Any]:
 def result_subtype(stop_reason: str, limit: str | None) -> str:
     if stop_reason == "budget" and limit == "cost":
         return "error_max_budget_usd"
+    if limit == "structured_output":
+        return "error_max_structured_output_retries"
     return RESULT_SUBTYPES.get(stop_reason, "error_during_execution")
 
 
@@ -150,6 +152,7 @@ def result(
     limit: str | None = None,
     error: str | None = None,
     verified: bool | None = None,
+    structured_output: Any = None,
 ) -> dict[str, Any]:
     """The last message of a run (and Claude Code's `--output-format json` object)."""
     subtype = result_subtype(stop_reason, limit)
@@ -170,6 +173,8 @@ def result(
         "permission_denials": [denial(d) for d in denials or []],
         "uuid": new_uuid(),
     }
+    if structured_output is not None:
+        data["structured_output"] = structured_output
     if subtype != "success":
         data["errors"] = [error or stop_reason]
     return data

@@ -1,0 +1,129 @@
+"""Claude Code's structured output (`--json-schema`, the SDKs' `output_format`): the run's answer
+as JSON that a schema holds, for a program that reads it.
+
+As in Claude Code, the model gives it by calling a tool, `StructuredOutput`, whose input schema
+is the caller's: the tool checks the input against the schema (jsonschema, every error said, so
+the model can send it again) and keeps the last valid one. The loop reminds a model that ends
+without it (agent/loop.py) a few times, then the run ends as `error_max_structured_output_retries`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import ConfigDict
+
+from arnes.errors import ConfigError
+from arnes.permissions.types import Target
+from arnes.tools.base import ToolArgs, ToolContext, ToolError
+
+NAME = "StructuredOutput"
+MAX_REMINDERS = 3  # replies that end without the call, each answered with a reminder, before the run fails
+REMINDER = (
+    f"You have not called {NAME} yet. This run's answer must be given by calling {NAME} once, "
+    "with input that matches its schema; call it now."
+)
+MAX_ERRORS = 10  # schema errors listed in one result
+
+
+@dataclass
+class StructuredAnswer:
+    """The caller's schema and, once the model gave it, the answer (this session's state)."""
+
+    schema: dict[str, Any]
+    value: Any = None
+    given: bool = False
+    reminders: int = field(default=0)
+
+    def note(self) -> str:
+        """The system prompt's line: how this run's answer is given."""
+        return (
+            f"This run's final answer is structured: when the task is done, call the {NAME} tool once with the "
+            "answer as its input (it must match the tool's schema). A reply without that call does not end the run."
+        )
+
+
+def parse_schema(text: str) -> dict[str, Any]:
+    """`--json-schema`'s value (JSON, or a file holding it) as a schema for a tool's input; one
+    line naming the flag and the fix for anything else."""
+    raw = text.strip()
+    if not raw.startswith("{") and Path(raw).expanduser().is_file():
+        try:
+            raw = Path(raw).expanduser().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"--json-schema {text}: cannot be read ({exc})") from exc
+    try:
+        schema = json.loads(raw)
+    except ValueError as exc:
+        raise ConfigError(f"--json-schema: not JSON ({exc}); give a JSON Schema object, or a file holding one") from exc
+    if not isinstance(schema, dict):
+        raise ConfigError("--json-schema: give a JSON Schema object ({...}), not " + type(schema).__name__)
+    from jsonschema import Draft202012Validator  # here: only a run with a schema pays for the import
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise ConfigError(f"--json-schema: not a valid JSON Schema: {exc.message}") from exc
+    if schema.get("type", "object") != "object":
+        raise ConfigError(
+            '--json-schema: the answer must be an object ("type": "object"): it is a tool\'s input; '
+            'wrap a list or a value in a property, e.g. {"type": "object", "properties": {"items": ...}}'
+        )
+    return schema
+
+
+class StructuredArgs(ToolArgs):
+    """Any input: the tool checks it against the caller's schema and says what is wrong."""
+
+    model_config = ConfigDict(extra="allow")
+    schema_: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {k: v for k, v in cls.schema_.items() if k not in ("$schema", "$id", "title")}
+
+
+class StructuredOutput:
+    """Reads and writes nothing; keeps the answer for the run's result."""
+
+    name = NAME
+    read_only = True
+    description = (
+        "Give this run's final answer as structured data, once the task is done. The input must match "
+        "the schema; an input that does not is refused with the reasons, and you call again."
+    )
+
+    def __init__(self, answer: StructuredAnswer):
+        self.answer = answer
+        self.args_model: type[ToolArgs] = type("StructuredOutputArgs", (StructuredArgs,), {"schema_": answer.schema})
+        from jsonschema import Draft202012Validator
+
+        self._validator = Draft202012Validator(answer.schema)
+
+    def targets(self, args: ToolArgs, ctx: ToolContext) -> list[Target]:
+        return []
+
+    def preview(self, args: ToolArgs, ctx: ToolContext) -> str | None:
+        return None
+
+    def command(self, args: ToolArgs) -> str | None:
+        return None
+
+    def run(self, args: ToolArgs, ctx: ToolContext) -> str:
+        value = args.model_dump()
+        errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        if errors:
+            lines = [f"- {'/'.join(map(str, e.absolute_path)) or '(the input)'}: {e.message}" for e in errors]
+            more = len(lines) - MAX_ERRORS
+            shown = lines[:MAX_ERRORS] + ([f"- ... and {more} more"] if more > 0 else [])
+            raise ToolError(
+                "The input does not match the schema, nothing was kept:\n" + "\n".join(shown) + f"\nCall {NAME} again."
+            )
+        again = self.answer.given
+        self.answer.value, self.answer.given = value, True
+        kept = "Kept as this run's answer, in place of the one before." if again else "Kept as this run's answer."
+        return kept + " Stop here: reply in one short sentence, with no more calls."
