@@ -390,6 +390,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             cfg.warnings.append(held.line(entry.source, name))
     cfg.warnings += rule_conflicts(cfg.rules, user_files)
     _deny_secrets_by_default(cfg, user_files, claude_json, claude_user_dir(env))
+    _ask_before_hook_scripts(cfg, workspace)
     _warn_boxed_anyway(cfg)
     return cfg
 
@@ -535,6 +536,27 @@ def _deny_secrets_by_default(cfg: EffectiveConfig, user: list[str], claude_json:
     moved = [f"Read({p})" for p in paths if not set("*?[]()") & set(str(p))]
     denies = dict.fromkeys([*SECRET_DENIES, *CLAUDE_SECRET_DENIES, *moved])
     cfg.rules += [SourcedRule("deny", rule, SECRET_SOURCE) for rule in denies if rule not in lifted]
+
+
+HOOK_SCRIPTS_SOURCE = "built in: what hooks and servers run"
+
+
+def _ask_before_hook_scripts(cfg: EffectiveConfig, workspace: Path) -> None:
+    """The workspace files that hooks and MCP servers run (the hook folders, and the scripts the
+    settings' commands name: permissions/trust.py) ask before a file tool writes them, in every
+    mode that asks, and the sandbox keeps them read-only (an ask rule's files are): the model
+    rewriting the guard hook that judges its next call would answer for itself."""
+    from arnes.permissions.protected import protected_part
+    from arnes.permissions.trust import HOOK_DIRS, granting_files
+    from arnes.permissions.trust_scripts import Uncoverable
+
+    try:
+        names = granting_files(workspace)
+    except (Uncoverable, OSError):
+        names = []
+    globs = [f"./{folder}/**" for folder in HOOK_DIRS if protected_part(folder) is None]
+    exact = [f"./{name}" for name in names if protected_part(name) is None and not set("*?[](){}") & set(name)]
+    cfg.rules += [SourcedRule("ask", f"Edit({spec})", HOOK_SCRIPTS_SOURCE) for spec in dict.fromkeys([*globs, *exact])]
 
 
 def add_flag_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], flag: str) -> None:

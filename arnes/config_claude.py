@@ -62,7 +62,8 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a settings file is a JSON object")
     warnings: list[str] = []
-    unused = [k for k in raw if k not in ("permissions", "hooks", "outputStyle", *APPROVAL_KEYS)]
+    # enabledPlugins is read by extensions/plugins.py, which says what it does with each
+    unused = [k for k in raw if k not in ("permissions", "hooks", "outputStyle", "enabledPlugins", *APPROVAL_KEYS)]
     perms = raw.get("permissions") or {}
     if not isinstance(perms, dict):
         raise ConfigError(f"{path}: permissions must be an object")

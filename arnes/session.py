@@ -451,6 +451,11 @@ class Session:
         off = self._mcp_off()
         return [spec for spec in specs if spec.name not in self._unoffered and spec.name not in off]
 
+    def offered_names(self) -> list[str]:
+        """The tools the model is offered now, by name (an edit format's Write and Edit are not)."""
+        off = self._mcp_off()
+        return [name for name in self.tools.names() if name not in self._unoffered and name not in off]
+
     def _add_mcp_tools(self, hub: McpHub, first: bool) -> None:
         """The first time, before the first request: wait for the servers, offer their tools, name
         failures. Later: the tools of a server started again, without waiting or saying anything."""

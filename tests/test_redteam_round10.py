@@ -144,10 +144,15 @@ def test_the_trust_prompt_names_a_plugin_the_project_turns_on(tmp_path: Path) ->
     ws = tmp_path / "ws"
     (ws / ".claude").mkdir(parents=True)
     kit = _marking_plugin(Path(os.environ["HOME"]) / ".claude" / "plugins" / "cache" / "market" / "kit", ws / "m")
-    _install({"kit@market": (kit, False)})
+    _install({"kit@market": (kit, True)})
+    _user_settings({})  # installed, not turned on or off by you
     (ws / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"kit@market": True}}))
     trusted = run_arnes("trust", str(ws))
     assert "grants nothing today" not in trusted.out and "hooks.json" in trusted.out, trusted.out
+
+
+def _user_settings(enabled: dict[str, bool]) -> None:
+    (Path(os.environ["HOME"]) / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": enabled}))
 
 
 def test_the_files_a_task_names_are_found_by_its_words() -> None:

@@ -15,6 +15,7 @@ from arnes.safe import visible
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.config import load_config
+    from arnes.config_flags import note_plugin_dirs
     from arnes.permissions.trust import TrustStore, key
     from arnes.permissions.trust_frontmatter import frontmatter_grants
     from arnes.ui.trust_prompt import grant_lines
@@ -29,6 +30,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     what.add_argument("--list", action="store_true", help="the folders you trusted (or declined)")
     what.add_argument("--revoke", action="store_true", help="forget the folder: untrusted again")
     opts = parse_subcommand(parser, rest, args)
+    note_plugin_dirs(args)  # `arnes trust --plugin-dir DIR`: the plugin's styles are in what is trusted
     console = Console(highlight=False, soft_wrap=True)
     store = TrustStore.default()
     if opts.list:

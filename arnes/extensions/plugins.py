@@ -173,6 +173,9 @@ def enabled_plugins(env: dict[str, str] | None = None, workspace: Path | None = 
             for key, on in _switched(where, warnings).items():
                 if on is False and user_on.get(key) is True:
                     warnings.append(f"plugin {key} is turned off in {where} but your settings enable it: it stays on")
+                if on is True and user_on.get(key) is False:  # your `false` is your word, as your `true` is
+                    warnings.append(f"plugin {key} is turned on in {where} but your settings turn it off: it stays off")
+                    continue
                 if on is not True or user_on.get(key) is True or any(p.key == key for p in plugins):
                     continue
                 root = _install(records.get(key), real_ws)

@@ -50,7 +50,7 @@ class Headless:
             output.stream = StreamJson(
                 out,
                 session.id,
-                lambda: [spec.name for spec in session.tools.specs()],
+                session.offered_names,
                 lambda: init_keys(session, commands(session)),
                 servers,
             )

@@ -59,7 +59,7 @@ def granting_files(workspace: Path) -> list[str]:
         names += sorted(f"{TEAMS}/{p.name}" for p in teams.glob("*.toml") if p.is_file())
     root = resolve_real(workspace)
     hooks: list[str] = []
-    for folder in (*HOOK_DIRS, *STYLE_DIRS):
+    for folder in (*HOOK_DIRS, *STYLE_DIRS, *_plugin_styles(workspace, root)):
         hooks += _tree(workspace, root, folder, set(), hooks)
     names += hooks
     taken = set(names)
@@ -75,6 +75,20 @@ def granting_files(workspace: Path) -> list[str]:
         names += [n for n in found if n not in taken]
         taken.update(found)
     return names
+
+
+def _plugin_styles(workspace: Path, root: Path) -> list[str]:
+    """The output-style folders of the plugins on here that lie inside the workspace (a
+    `--plugin-dir` of the repository's own): a style writes arnes's instructions, as the project's
+    own `.claude/output-styles` do, and is hashed the same way."""
+    from arnes.extensions.plugins import enabled_plugins
+
+    found: list[str] = []
+    for plugin in enabled_plugins(None, workspace)[0]:
+        for folder in plugin.folders("output-styles"):
+            if is_inside(root, folder):
+                found.append(str(folder.relative_to(root)))
+    return found
 
 
 def _plugin_blocks(workspace: Path) -> list[tuple[str, object]]:

@@ -20,12 +20,28 @@ def add(a, b):
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)\n", re.MULTILINE)
 _PATH = re.compile(r"^[\w./@+-]*[\w-]\.[A-Za-z0-9]{1,10}$|^[\w./@+-]*(?:Makefile|Dockerfile|LICENSE|README)$")
+_DOTFILE = re.compile(r"(?:[\w.@+-]+/)*\.[A-Za-z0-9][\w.-]*")  # .envrc, config/.env: no reply writes one
 
 
 @dataclass(frozen=True)
 class FileBlock:
     path: str | None  # None: the block names no file
     content: str
+    refused: str | None = None  # a name arnes will not write through a reply (`../x`, `~/x`, `/x`)
+
+
+def refused_path(line: str) -> str | None:
+    """A line that names a file outside the workspace as a path (`../x.txt`, `~/.bashrc`,
+    `/etc/x`): no block is written there, and the model hears so."""
+    text = line.strip().strip("*`'\"").rstrip(":").strip()
+    if not text or " " in text or path_of(line) is not None:
+        return None
+    if text.startswith(("~", "/")) or ".." in text.split("/") or _DOTFILE.fullmatch(text):
+        return text  # outside the workspace, or a dotfile (its shell, its tool's settings: asked for by a call)
+    if re.fullmatch(r"[\w.@+-]+(?:/[\w.@+-]+)+", text):
+        return text  # a path with no file suffix, which arnes does not take for a file's name
+    return None
+    return None
 
 
 def path_of(line: str) -> str | None:
@@ -52,7 +68,8 @@ def blocks(text: str) -> list[FileBlock]:
         info = opening.group("info").strip().split()
         named = next((p for word in info if (p := path_of(word)) is not None), None)
         before = text[: opening.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        out.append(FileBlock(named or path_of(before), body))
+        path = named or path_of(before)
+        out.append(FileBlock(path, body, refused_path(before) if path is None else None))
         at = end.end()
     return out
 

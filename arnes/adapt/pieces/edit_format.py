@@ -7,6 +7,7 @@ states it), not the recovery of a mistake: the model is told to answer this way,
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import ClassVar
 
 from arnes.adapt.formats import search_replace, whole
@@ -75,12 +76,13 @@ class _Format(Piece):
     def __init__(self, env: Env):
         self.env = env
         self.failed = 0
+        self.refused: list[str] = []  # the last reply's blocks under names outside the workspace
 
     def new_turn(self, task: str) -> None:
         self.failed = 0
 
     def on_acted(self, act: Act, results: list[ToolResultBlock | None], reply: Reply) -> ReplyDecision:
-        decision = _report(self.name, act, results)
+        decision = _report(self.name, act, results, self.refused)
         self.failed = self.failed + 1 if isinstance(decision, Nudge) else 0
         return ACCEPT if self.failed > MOST_NOT_APPLIED else decision
 
@@ -106,6 +108,7 @@ class WholeFiles(_Format):
         if not reply.can_write or reply.applied:
             return ACCEPT
         found = blocks(reply.text)
+        self.refused = [b.refused for b in found if b.refused is not None]
         if not found:
             return ACCEPT
         calls: dict[str, ToolCall] = {}
@@ -125,6 +128,8 @@ class WholeFiles(_Format):
                 same = True
                 continue
             calls[path] = ToolCall(path, "Write", {"file_path": path, "content": content})
+        if not calls and self.refused:
+            return Nudge(self.name, APPLIED_BAD.format(results=_refused_lines(self.refused)))
         if not calls:
             named = same or any(b.path for b in found)
             return ACCEPT if named or not _looks_like_code(found[0].content) else Nudge(self.name, NO_PATH)
@@ -157,11 +162,19 @@ class SearchReplace(_Format):
         return Act(self.name, tuple(calls), sent=_head(reply.text), say=f"making the changes of the reply: {files}")
 
 
-def _report(piece: str, act: Act, results: list[ToolResultBlock | None]) -> ReplyDecision:
+def _refused_lines(names: Sequence[str]) -> str:
+    why = (
+        "NOT applied: a reply writes only files inside the workspace, named by their path from its top "
+        "with a file suffix (src/app.py); not dotfiles, nor names outside it"
+    )
+    return "\n".join(f"- {name}: {why}" for name in names)
+
+
+def _report(piece: str, act: Act, results: list[ToolResultBlock | None], refused: Sequence[str] = ()) -> ReplyDecision:
     """All applied: the reply stands (the pieces after this one, the tests among them, go on).
-    Any not applied: the model hears which, and why."""
+    Any not applied, or a block under a name outside the workspace: the model hears which, and why."""
     bad = [r for r in results if r is None or r.is_error]
-    if not bad:
+    if not bad and not refused:
         return ACCEPT
     lines = []
     for call, result in zip(act.calls, results, strict=True):
@@ -169,6 +182,8 @@ def _report(piece: str, act: Act, results: list[ToolResultBlock | None]) -> Repl
         said = "applied" if result is not None and not result.is_error else "NOT applied"
         why = f": {result.content}" if result is not None and result.is_error else ""
         lines.append(f"- {path}: {said}{why}")
+    if refused:
+        lines.append(_refused_lines(refused))
     return Nudge(piece, APPLIED_BAD.format(results="\n".join(lines)))
 
 
