@@ -554,7 +554,7 @@ def _ask_before_hook_scripts(cfg: EffectiveConfig, workspace: Path) -> None:
         names = granting_files(workspace)
     except (Uncoverable, OSError):
         names = []
-    globs = [f"./{folder}/**" for folder in HOOK_DIRS if protected_part(folder) is None]
+    globs = [f"./{d}/**" for d in HOOK_DIRS if protected_part(d) is None and (workspace / d).is_dir()]
     exact = [f"./{name}" for name in names if protected_part(name) is None and not set("*?[](){}") & set(name)]
     cfg.rules += [SourcedRule("ask", f"Edit({spec})", HOOK_SCRIPTS_SOURCE) for spec in dict.fromkeys([*globs, *exact])]
 

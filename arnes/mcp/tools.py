@@ -7,8 +7,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import ConfigDict
 
-from arnes.permissions.types import Target
-from arnes.tools.base import ToolArgs, ToolContext, ToolError
+from arnes.tools.base import NoPaths, ToolArgs, ToolContext, ToolError
 
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]")  # what providers accept in a tool name
 
@@ -32,7 +31,7 @@ def tool_name(server: str, tool: str) -> str:
     return f"mcp__{server}__{UNSAFE.sub('_', tool)}"[:64]
 
 
-class McpTool:
+class McpTool(NoPaths[ToolArgs]):
     """Runs on the server; never read-only (what it does is the server's business), no paths."""
 
     read_only = False
@@ -42,15 +41,6 @@ class McpTool:
         self.description = f"(MCP server {server}) {description}".strip()
         self.server, self.tool, self._hub = server, tool, hub
         self.args_model: type[ToolArgs] = type(f"Args_{self.name}", (McpArgs,), {"schema_": _schema(schema)})
-
-    def targets(self, args: ToolArgs, ctx: ToolContext) -> list[Target]:
-        return []
-
-    def preview(self, args: ToolArgs, ctx: ToolContext) -> str | None:
-        return None
-
-    def command(self, args: ToolArgs) -> str | None:
-        return None
 
     def run(self, args: ToolArgs, ctx: ToolContext) -> str:
         try:

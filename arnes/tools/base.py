@@ -114,13 +114,8 @@ class Tool(Protocol[A_contra]):
         ...
 
 
-class BaseTool(Generic[A]):
-    """Defaults for tools: no preview; subclasses set the class attributes and `run`."""
-
-    name: ClassVar[str]
-    description: ClassVar[str]
-    args_model: ClassVar[type[ToolArgs]]
-    read_only: ClassVar[bool] = True
+class NoPaths(Generic[A]):
+    """A tool that names no path, shows no preview and runs no command (the gate's defaults)."""
 
     def targets(self, args: A, ctx: ToolContext) -> list[Target]:
         return []
@@ -130,6 +125,15 @@ class BaseTool(Generic[A]):
 
     def command(self, args: A) -> str | None:
         return None
+
+
+class BaseTool(NoPaths[A]):
+    """Defaults for tools: no preview; subclasses set the class attributes and `run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args_model: ClassVar[type[ToolArgs]]
+    read_only: ClassVar[bool] = True
 
 
 ESSENTIAL: dict[str, Any] = {"essential": True}  # json_schema_extra: keep this field's description when brief

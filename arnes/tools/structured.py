@@ -9,7 +9,6 @@ without it (agent/loop.py) a few times, then the run ends as `error_max_structur
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -17,8 +16,8 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict
 
 from arnes.errors import ConfigError
-from arnes.permissions.types import Target
-from arnes.tools.base import ToolArgs, ToolContext, ToolError
+from arnes.nesting import json_loads
+from arnes.tools.base import NoPaths, ToolArgs, ToolContext, ToolError
 
 NAME = "StructuredOutput"
 MAX_REMINDERS = 3  # replies that end without the call, each answered with a reminder, before the run fails
@@ -56,7 +55,7 @@ def parse_schema(text: str) -> dict[str, Any]:
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"--json-schema {text}: cannot be read ({exc})") from exc
     try:
-        schema = json.loads(raw)
+        schema = json_loads(raw)
     except ValueError as exc:
         raise ConfigError(f"--json-schema: not JSON ({exc}); give a JSON Schema object, or a file holding one") from exc
     if not isinstance(schema, dict):
@@ -87,7 +86,7 @@ class StructuredArgs(ToolArgs):
         return {k: v for k, v in cls.schema_.items() if k not in ("$schema", "$id", "title")}
 
 
-class StructuredOutput:
+class StructuredOutput(NoPaths[ToolArgs]):
     """Reads and writes nothing; keeps the answer for the run's result."""
 
     name = NAME
@@ -103,15 +102,6 @@ class StructuredOutput:
         from jsonschema import Draft202012Validator
 
         self._validator = Draft202012Validator(answer.schema)
-
-    def targets(self, args: ToolArgs, ctx: ToolContext) -> list[Target]:
-        return []
-
-    def preview(self, args: ToolArgs, ctx: ToolContext) -> str | None:
-        return None
-
-    def command(self, args: ToolArgs) -> str | None:
-        return None
 
     def run(self, args: ToolArgs, ctx: ToolContext) -> str:
         value = args.model_dump()
