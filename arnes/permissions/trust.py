@@ -15,7 +15,7 @@ import stat
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from arnes.errors import ConfigError
 from arnes.extensions.locations import PROJECT_DIRS
@@ -24,6 +24,9 @@ from arnes.nesting import json_loads
 from arnes.permissions.protected import claude_user_dir, user_config_dir
 from arnes.permissions.trust_frontmatter import frontmatter_grants
 from arnes.permissions.trust_scripts import Uncoverable, referenced_scripts
+
+if TYPE_CHECKING:
+    from arnes.extensions.plugins import Plugin
 
 SETTINGS = (
     ".claude/settings.json",
@@ -59,13 +62,16 @@ def granting_files(workspace: Path) -> list[str]:
         names += sorted(f"{TEAMS}/{p.name}" for p in teams.glob("*.toml") if p.is_file())
     root = resolve_real(workspace)
     hooks: list[str] = []
-    for folder in (*HOOK_DIRS, *STYLE_DIRS, *_plugin_styles(workspace, root)):
+    from arnes.extensions.plugins import enabled_plugins
+
+    plugins = enabled_plugins(None, workspace)[0]  # read once: their styles and their hooks and servers
+    for folder in (*HOOK_DIRS, *STYLE_DIRS, *_plugin_styles(plugins, root)):
         hooks += _tree(workspace, root, folder, set(), hooks)
     names += hooks
     taken = set(names)
     settings = [workspace / n for n in SETTINGS if n in taken]
     settings += [claude_user_dir() / "settings.json", user_config_dir() / "settings.json"]
-    for name in referenced_scripts(workspace, settings, _plugin_blocks(workspace)):
+    for name in referenced_scripts(workspace, settings, _plugin_blocks(plugins)):
         if name in taken:
             continue
         if (workspace / name).is_dir():  # a folder run as a program (through a link too: _tree walks it)
@@ -77,27 +83,23 @@ def granting_files(workspace: Path) -> list[str]:
     return names
 
 
-def _plugin_styles(workspace: Path, root: Path) -> list[str]:
+def _plugin_styles(plugins: list[Plugin], root: Path) -> list[str]:
     """The output-style folders of the plugins on here that lie inside the workspace (a
     `--plugin-dir` of the repository's own): a style writes arnes's instructions, as the project's
     own `.claude/output-styles` do, and is hashed the same way."""
-    from arnes.extensions.plugins import enabled_plugins
-
     found: list[str] = []
-    for plugin in enabled_plugins(None, workspace)[0]:
+    for plugin in plugins:
         for folder in plugin.folders("output-styles"):
             if is_inside(root, folder):
                 found.append(str(folder.relative_to(root)))
     return found
 
 
-def _plugin_blocks(workspace: Path) -> list[tuple[str, object]]:
+def _plugin_blocks(plugins: list[Plugin]) -> list[tuple[str, object]]:
     """The hooks and servers of the Claude Code plugins on here, shaped as settings: a plugin hook
     of yours that runs a workspace file runs the repository's file, as your own hook would."""
-    from arnes.extensions.plugins import enabled_plugins
-
     blocks: list[tuple[str, object]] = []
-    for plugin in enabled_plugins(None, workspace)[0]:
+    for plugin in plugins:
         for key, part in (("hooks", plugin.hooks), ("mcpServers", plugin.servers)):
             try:
                 found = part()
