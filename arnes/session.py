@@ -517,8 +517,9 @@ class Session:
                 self.bus.emit(Notice("warning", f"warning: {note}"))
         return text
 
-    def task_files(self, task: str) -> str:
-        """The content of the files `task` names and the session has not seen, marked as read.
+    def task_files(self, task: str, spare_kept: bool = False) -> str:
+        """The content of the files `task` names and the session has not seen, marked as read
+        (`spare_kept`: see `named_files`).
 
         None with a PreToolUse hook: a hook may keep files from Read (the user's own check of
         what the model may see), and this shows files without a Read call it could judge."""
@@ -526,7 +527,13 @@ class Session:
             return ""
         names = visible_files(self.host.root, self.host.rules)
         shown = named_files(
-            self.host, task, names, self.context_window, set(self.ctx.files.seen()), plain=self.edit_format != "tools"
+            self.host,
+            task,
+            names,
+            self.context_window,
+            set(self.ctx.files.seen()),
+            plain=self.edit_format != "tools",
+            spare_kept=spare_kept,
         )
         for real, data, st in shown.files:
             self.ctx.files.record_read(real, data, st)

@@ -143,3 +143,41 @@ def test_a_fence_inside_the_file_does_not_close_the_block() -> None:
 
     shown = fenced("README.md", "Run:\n```sh\nmake\n```\n")
     assert shown == "README.md\n````\nRun:\n```sh\nmake\n```\n````"
+
+
+STUB = "def two_fer(name='you'):\n    pass\n"
+TESTS = (
+    "import unittest\nfrom two_fer import two_fer\n\nclass T(unittest.TestCase):\n"
+    "    def test_x(self):\n        self.assertEqual(two_fer(), 'TESTS_BODY_MARKER')\n"
+)
+KEPT_TASK = (
+    "Use the instructions to change two_fer.py.\nThe tests are in two_fer_test.py; they are correct, don't change them."
+)
+
+
+def first_message_of(tmp_path: Path, *steering_and_format: str) -> str:
+    (tmp_path / "two_fer.py").write_text(STUB)
+    (tmp_path / "two_fer_test.py").write_text(TESTS)
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", *steering_and_format, "-w",
+                        str(tmp_path), "--output-format", "json", KEPT_TASK, env=KEYS)  # fmt: skip
+        first = first_user_message(server.requests[0][1])
+    assert run.code == 0, run.err
+    return first
+
+
+def test_spare_kept_names_a_file_the_task_says_to_keep_instead_of_showing_it(tmp_path: Path) -> None:
+    """In an edit format the reply may write every file shown whole: with spare-kept, the test file
+    the task says not to change is named, its content left out; the stub is shown."""
+    first = first_message_of(tmp_path, "--steering", "small,+spare-kept", "--edit-format", "whole")
+    assert f"{PLAIN_HEADER}\n\ntwo_fer.py\n```python\n{STUB}```" in first
+    assert "TESTS_BODY_MARKER" not in first
+    assert "Not shown, as the task says to leave it as it is: two_fer_test.py." in first
+
+
+def test_without_spare_kept_or_with_native_calls_the_kept_file_is_shown(tmp_path: Path) -> None:
+    """The small set shows both files; with tool calls nothing is written whole, so spare-kept
+    leaves the Read-shaped view as it was."""
+    assert "TESTS_BODY_MARKER" in first_message_of(tmp_path, "--steering", "small", "--edit-format", "whole")
+    tools = first_message_of(tmp_path, "--steering", "small,+spare-kept", "--edit-format", "tools")
+    assert "TESTS_BODY_MARKER" in tools and "Not shown" not in tools

@@ -36,7 +36,7 @@ def build_steering(steering: str, env: Env) -> Steering:
                 state.focus = Focusing()
                 pieces.append(Focus(env, state))
         elif name == "named-files":
-            pieces.append(NamedFiles(env))
+            pieces.append(NamedFiles(env, spare_kept="spare-kept" in names))
         elif name == "small-read":
             pieces.append(WholeSmallFile(env))
         elif name == "content-check":

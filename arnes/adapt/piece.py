@@ -22,7 +22,7 @@ class Env:
     edit_format: str = "tools"  # tools | whole | search-replace
     may_test: Callable[[], bool] = lambda: False  # the tests may run unasked (bubblewrap or trusted)
     detect: Callable[[Path], str | None] | None = None  # the project's test command
-    task_files: Callable[[str], str] | None = None  # the files a task names, shown with it
+    task_files: Callable[[str, bool], str] | None = None  # the files a task names, shown with it (spare_kept)
     test_timeout: float = 300.0  # seconds the self-check's run may take (verify.timeout)
     draws: int = 0  # fresh draws per user message after the repair try (the profile's; 0: none)
 

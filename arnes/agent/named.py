@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from arnes.agent.madecalls import left_alone
 from arnes.host.files import HostFiles, Refused
 from arnes.tools.files import split_lines
 from arnes.tools.readformat import numbered
@@ -77,14 +78,31 @@ def _names(task: str, word: str) -> bool:
 
 
 def named_files(
-    files: HostFiles, task: str, names: list[str], window: int, seen: set[Path], *, plain: bool = False
+    files: HostFiles,
+    task: str,
+    names: list[str],
+    window: int,
+    seen: set[Path],
+    *,
+    plain: bool = False,
+    spare_kept: bool = False,
 ) -> Shown:
     """The named files' numbered content (`plain`: each in a fenced block under its path, as the
-    edit formats write files), within a budget, none already seen."""
+    edit formats write files), within a budget, none already seen.
+
+    `spare_kept` (with `plain`): a file the task says to leave as it is ("the tests in x_test.py
+    are correct, don't change them") is named, not shown. In an edit format every file shown is
+    one the reply may write whole, and a small model shown a test file tends to send it back,
+    spending its output on a file it must not change."""
     budget = int(window * 4 * SHARE)
     parts: list[str] = []
     shown: list[tuple[Path, bytes, os.stat_result]] = []
+    kept = _kept(task) if plain and spare_kept else set()
+    spared: list[str] = []
     for rel in mentioned(task, names):
+        if rel in kept or rel.rsplit("/", 1)[-1] in kept:
+            spared.append(rel)
+            continue
         try:
             found = files.read_stat(rel, FILE_CAP + 1)
         except (Refused, OSError):
@@ -106,7 +124,17 @@ def named_files(
         parts.append(block)
         shown.append((real, data, st))
     header = PLAIN_HEADER if plain else HEADER
-    return Shown(f"{header}\n\n" + "\n\n".join(parts) if parts else "", shown)
+    text = f"{header}\n\n" + "\n\n".join(parts) if parts else ""
+    if spared:
+        it = "it as it is" if len(spared) == 1 else "them as they are"
+        note = f"Not shown, as the task says to leave {it}: {', '.join(spared)}."
+        text = f"{text}\n\n{note}" if text else note
+    return Shown(text, shown)
+
+
+def _kept(task: str) -> set[str]:
+    """The names the task says to leave alone, without a leading `./`."""
+    return {name.removeprefix("./") for name in left_alone(task)}
 
 
 def _numbered(rel: str, text: str) -> str:

@@ -152,13 +152,17 @@ class RenameLeftovers(Piece):
 
 
 class NamedFiles(Piece):
-    """The files a task names, shown with it as Read shows them (they count as read)."""
+    """The files a task names, shown with it as Read shows them (they count as read).
+
+    `spare_kept` (the `spare-kept` piece): in an edit format, files the task says to leave alone
+    are named, not shown (agent/named.py `named_files`)."""
 
     name: ClassVar[str] = "named-files"
     moments: ClassVar[frozenset[Moment]] = frozenset({"task"})
 
-    def __init__(self, env: Env):
+    def __init__(self, env: Env, spare_kept: bool = False):
         self.env = env
+        self.spare_kept = spare_kept
 
     def task_note(self, task: str) -> str:
-        return self.env.task_files(task) if self.env.task_files else ""
+        return self.env.task_files(task, self.spare_kept) if self.env.task_files else ""
