@@ -27,11 +27,6 @@ IGNORED: dict[str, tuple[str, str]] = {
     "task_budget": ("--task-budget", "use --max-tokens"),
     "session_mirror": ("--session-mirror", "the session is in arnes's trace, no transcript_mirror lines"),
 }
-# Accepted and refused: the run would not be what the caller asked for.
-REFUSED: dict[str, tuple[str, str]] = {
-    "resume_session_at": ("--resume-session-at", "arnes resumes a whole session"),
-    "resume_drops_turn": ("--resume-drops-turn", "arnes resumes a whole session"),
-}
 _FLAGS = {"include_partial_messages", "include_hook_events", "session_mirror"}
 _LISTS = {"add_dir"}
 
@@ -86,7 +81,15 @@ def add_options(p: argparse.ArgumentParser) -> None:
         "--permission-prompt-tool", metavar="NAME",
         help="stdio: asks go to the SDK's can_use_tool (with --input-format stream-json); else asks are denied",
     )  # fmt: skip
-    for dest, (flag, _) in {**IGNORED, **REFUSED}.items():  # out of --help: docs/headless.md lists them
+    p.add_argument(
+        "--resume-session-at", metavar="UUID",
+        help="with --resume/-c: the conversation up to and including this message (its stream-json uuid)",
+    )  # fmt: skip
+    p.add_argument(
+        "--resume-drops-turn", metavar="UUID",
+        help="with --resume-session-at: refuse unless what the cut drops is exactly the turn of this user message",
+    )  # fmt: skip
+    for dest, (flag, _) in IGNORED.items():  # out of --help: docs/headless.md lists them
         if dest in _FLAGS:
             p.add_argument(flag, dest=dest, action="store_true", help=argparse.SUPPRESS)
         elif dest in _LISTS:

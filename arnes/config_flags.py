@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any, cast
 
-from arnes.cliclaude import IGNORED, REFUSED, split_rules
+from arnes.cliclaude import IGNORED, split_rules
 from arnes.config import EffectiveConfig, ModeName, add_flag_servers
 from arnes.config_claude import claude_settings, translate_rule
 from arnes.errors import ConfigError
@@ -30,9 +30,6 @@ ALIASES = {"Task": "Delegate"}  # DESIGN §16: Claude Code's name for Delegate
 
 
 def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
-    for dest, (flag, why) in REFUSED.items():
-        if getattr(args, dest, None):
-            raise ConfigError(f"{flag} is not supported: {why}")
     for dest, (flag, why) in IGNORED.items():
         if getattr(args, dest, None):
             cfg.warnings.append(f"{flag} ignored: {why}")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from arnes.agent.budget import Budget
-from arnes.agent.events import EventBus, Notice, Retry, Subscriber
+from arnes.agent.events import EventBus, Notice, ResumedAt, Retry, Subscriber
 from arnes.agent.listing import visible_files
 from arnes.agent.loop import Agent, RunResult
 from arnes.agent.named import names_a_file
@@ -407,23 +407,40 @@ def prepare(
     history = None
     session_id = chosen_session_id(args, ws / ".arnes" / "traces")
     trace_path = Path(args.trace) if args.trace else None
-    history_from = None
+    history_from = written = None
     if getattr(args, "fork_session", False) and args.resume is None:
         raise ConfigError("--fork-session goes with --resume ID or --continue: it names the session to fork")
+    cut_at, drops = getattr(args, "resume_session_at", None), getattr(args, "resume_drops_turn", None)
+    if (cut_at is not None or drops is not None) and args.resume is None:
+        flag = "--resume-session-at" if cut_at is not None else "--resume-drops-turn"
+        raise ConfigError(f"{flag} goes with --resume ID or --continue: it cuts the session that resumes")
     if args.resume is not None:
         history_from = find_trace(HostFiles(ws), args.resume or None, lambda trace: refusal(ws, trace))
         if getattr(args, "fork_session", False):
             session_id = session_id or new_session_id()
-            copy_trace(HostFiles(ws), history_from, trace_path or trace_file(args, ws, session_id))
+            written = trace_path or trace_file(args, ws, session_id)
+            copy_trace(HostFiles(ws), history_from, written)
         else:
             trace_path, session_id = history_from, history_from.stem
+            written = trace_path
     session = build_session(
         args, ws, cfg, session_id, approver=approver, verify=args.verify, verify_rounds=args.verify_rounds,
         trace=trace_path, extra_hooks=extra_hooks, task=task,
     )  # fmt: skip
     if history_from is not None:
-        history = read_history(session.host, history_from)
+        history = read_history(session.host, history_from, cut_at, drops)
+        if cut_at is not None and written is not None:  # a later resume of this trace starts from the cut too
+            note_cut(written, ws, cut_at)
     return Prepared(session, cfg, history, trace_path)
+
+
+def note_cut(trace: Path, workspace: Path, at: str) -> None:
+    """`--resume-session-at`: the trace says where the conversation goes on from, before anything new."""
+    log = JsonlTrace(trace, open_log(trace, workspace))
+    try:
+        log(ResumedAt(at))
+    finally:
+        log.close()
 
 
 def run_task(args: argparse.Namespace, task: str, *, workspace: Path | None = None) -> int:

@@ -208,3 +208,38 @@ def test_eval_runs_get_the_aliases_but_not_a_session_id_or_stdin_protocol(tmp_pa
     argv = agent_argv(global_parser().parse_args(given), task, tmp_path, tmp_path / "t.jsonl")
     assert "--session-id" not in argv and "--input-format" not in argv and "--permission-mode" not in argv
     assert argv[argv.index("--allowed-tools") + 1] == "Read" and "--dangerously-skip-permissions" in argv
+
+
+def test_resume_session_at_cuts_and_the_cut_holds_for_a_later_resume(shop: Path, tmp_path: Path) -> None:
+    """`--resume ID --resume-session-at UUID`: the conversation up to that message; the trace says
+    so, so a plain `--resume` later starts from the cut too. `--resume-drops-turn` refuses a cut
+    that would drop more than the named turn, in the words the SDK tells callers to match."""
+    replies = [{"text": "ONE-REPLY"}, {"text": "TWO-REPLY"}, {"text": "THREE-REPLY"}, {"text": "FOUR-REPLY"}]
+    with FakeLLMServer(replies) as server:
+        base = ("-p", "--provider", "openai", "--base-url", server.url + "/v1", "-w", str(shop),
+                "--output-format", "stream-json")  # fmt: skip
+        first = run_arnes(*base, "remember KIWI", env=KEY)
+        lines = [json.loads(line) for line in first.out.splitlines()]
+        sid = lines[0]["session_id"]
+        kept = next(line["uuid"] for line in lines if line["type"] == "assistant")
+        second = run_arnes(*base, "--resume", sid, "now PEAR", env=KEY)
+        assert second.code == 0, second.err
+        trace = read_trace(shop / ".arnes" / "traces" / f"{sid}.jsonl")
+        pear = next(e["uuid"] for e in trace if e["event"] == "message" and "now PEAR" in json.dumps(e["content"]))
+        wrong = run_arnes(
+            *base, "--resume", sid, "--resume-session-at", kept, "--resume-drops-turn", kept, "x", env=KEY
+        )
+        assert wrong.code == 2 and "Resume rejected by --resume-drops-turn:" in wrong.err, wrong.err
+        missing = run_arnes(*base, "--resume", sid, "--resume-session-at", "no-such-message", "x", env=KEY)
+        assert missing.code == 2 and "has no message with that uuid" in missing.err, missing.err
+        alone = run_arnes(*base, "--resume-session-at", kept, "x", env=KEY)
+        assert alone.code == 2 and "--resume-session-at goes with --resume" in alone.err
+        cut = run_arnes(*base, "--resume", sid, "--resume-session-at", kept, "--resume-drops-turn", pear, "third",
+                        env=KEY)  # fmt: skip
+        assert cut.code == 0, cut.err
+        later = run_arnes(*base, "--resume", sid, "fourth", env=KEY)
+        assert later.code == 0, later.err
+        sent = [json.dumps(body["messages"]) for _, body in server.requests]
+    assert len(sent) == 4
+    assert "now PEAR" not in sent[2] and "TWO-REPLY" not in sent[2] and "ONE-REPLY" in sent[2]
+    assert "now PEAR" not in sent[3] and "THREE-REPLY" in sent[3] and "third" in sent[3]

@@ -188,3 +188,26 @@ def test_the_sdks_hook_callbacks_are_called_as_claude_code_calls_them(shop: Path
     refused = said[3].content[0]
     assert refused.is_error and "pricing.py is frozen (SDK hook)" in refused.content
     assert "DISCOUNT_RATE = 0.10" in (shop / "pricing.py").read_text()
+
+
+def test_resume_session_at_branches_from_an_assistant_message_the_sdk_saw(shop: Path, tmp_path: Path) -> None:
+    """The SDK's `resume_session_at` (with `fork_session`): the model is sent the conversation up to
+    that message and not what came after; the `uuid` the SDK read is the one arnes cuts at."""
+    from tests.fakes.llm_server import FakeLLMServer
+
+    def opts(server: Any, **more: Any) -> Any:
+        return sdk.ClaudeAgentOptions(
+            cli_path=ARNES, cwd=str(shop), env={"OPENAI_API_KEY": "test"},
+            extra_args={"provider": "openai", "base-url": server.url + "/v1", "model": "m"}, **more,
+        )  # fmt: skip
+
+    with FakeLLMServer([{"text": "ONE-REPLY"}, {"text": "TWO-REPLY"}, {"text": "THREE-REPLY"}]) as server:
+        first = collect("remember KIWI", opts(server))
+        sid = first[-1].session_id
+        kept = next(m for m in first if type(m).__name__ == "AssistantMessage")
+        collect("now PEAR", opts(server, resume=sid))
+        branch = collect("what now?", opts(server, resume=sid, resume_session_at=kept.uuid, fork_session=True))
+        sent = json.dumps(server.requests[2][1]["messages"])
+    assert branch[-1].result == "THREE-REPLY" and branch[-1].session_id != sid
+    assert "remember KIWI" in sent and "ONE-REPLY" in sent and "what now?" in sent
+    assert "now PEAR" not in sent and "TWO-REPLY" not in sent

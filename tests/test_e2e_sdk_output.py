@@ -119,7 +119,8 @@ def test_a_run_that_cannot_start_answers_with_a_result_the_sdk_parses(shop: Path
     run = run_arnes("-w", str(shop), "--output-format", "stream-json", "--resume-session-at", "abc", "x")
     assert (
         run.code == 2
-        and run.err.strip() == "arnes: --resume-session-at is not supported: arnes resumes a whole session"
+        and run.err.strip()
+        == "arnes: --resume-session-at goes with --resume ID or --continue: it cuts the session that resumes"
     )
     [line] = run.out.splitlines()
     result = json.loads(line)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
+from uuid import uuid4
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,18 @@ class MessageEvent(Event):
     event: ClassVar[str] = "message"
     role: str
     content: list[dict[str, Any]]
+    # The message's name wherever it is shown: stream-json's `uuid`, the transcript's, and what
+    # `--resume-session-at` takes. A user's message keeps the uuid its sender gave it.
+    uuid: str = field(default_factory=lambda: str(uuid4()))
+
+
+@dataclass(frozen=True)
+class ResumedAt(Event):
+    """The conversation goes on from message `at` (`--resume-session-at`): what came after it in
+    this trace is left out when the session is read again."""
+
+    event: ClassVar[str] = "resumed_at"
+    at: str
 
 
 @dataclass(frozen=True)

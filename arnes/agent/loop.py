@@ -141,13 +141,14 @@ class Agent:
         s.ctx.subagent = self._delegate
         self._pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="arnes-tool")
 
-    def turn(self, task: str) -> RunResult:
-        """The user's message, then model turns (and verify rounds) until the model is done."""
+    def turn(self, task: str, message_id: str | None = None) -> RunResult:
+        """The user's message, then model turns (and verify rounds) until the model is done.
+        `message_id`: the uuid the sender gave the message (stream-json input), kept with it."""
         s, r = self.s, self.result
         r.stop_reason, r.error, r.limit, r.text = "end_turn", None, None, ""
         self.mark("turn", task)
         try:
-            return self._turn(task)
+            return self._turn(task, message_id)
         finally:
             if s.checkpoints is not None:
                 s.checkpoints.end(jobs=s.ctx.jobs.running())
@@ -170,7 +171,7 @@ class Agent:
         s.bus.emit(TurnStart(self._point, kind, first_line(label)))
         return self._point
 
-    def _turn(self, task: str) -> RunResult:
+    def _turn(self, task: str, message_id: str | None) -> RunResult:
         s, r = self.s, self.result
         s.new_turn()
         self.guard.reset()
@@ -192,13 +193,14 @@ class Agent:
             *(TextBlock(c) for c in [*self._hook_context, *context]),
         ]
         self._hook_context = []
+        named_as = {"uuid": message_id} if message_id else {}
         if not self.messages:  # the session's context leads its first message: the system prompt stays fixed
-            self._append(Message("user", [TextBlock(s.context()), *said]))
+            self._append(Message("user", [TextBlock(s.context()), *said]), message_id)
         elif self.messages[-1].role == "user":  # resumed after results or a task
             self.messages[-1] = Message("user", [*self.messages[-1].content, *said])
-            s.bus.emit(MessageEvent("user", [block_to_json(b) for b in said]))
+            s.bus.emit(MessageEvent("user", [block_to_json(b) for b in said], **named_as))
         else:
-            self._append(Message("user", said))
+            self._append(Message("user", said), message_id)
         specs = s.tool_specs()
         system = s.system_prompt()
         rounds = 0
@@ -266,9 +268,10 @@ class Agent:
         if self.messages and self.messages[-1].role == "assistant" and self.messages[-1].tool_calls:
             self._append(Message("user", [ToolResultBlock(c.id, why, True) for c in self.messages[-1].tool_calls]))
 
-    def _append(self, message: Message) -> None:
+    def _append(self, message: Message, message_id: str | None = None) -> None:
         self.messages.append(message)
-        self.s.bus.emit(MessageEvent(message.role, message.to_json()["content"]))
+        named_as = {"uuid": message_id} if message_id else {}
+        self.s.bus.emit(MessageEvent(message.role, message.to_json()["content"], **named_as))
 
     def _step(self, system: str, specs: list[ToolSpec], pool: ThreadPoolExecutor) -> bool:
         """One model turn and its tool calls; False when the model has finished."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from pathlib import Path
 from typing import IO, Any
 
@@ -55,7 +54,7 @@ class ClaudeTranscript:
     def __call__(self, event: Event) -> None:
         if not isinstance(event, MessageEvent):  # a Nested one is a sub-agent's
             return
-        me = str(uuid.uuid4())
+        me = event.uuid
         record = {
             "parentUuid": self._parent,
             "isSidechain": False,

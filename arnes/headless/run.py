@@ -128,12 +128,12 @@ class Driven:
             if clash is not None:
                 self.ready.session.bus.emit(Notice("warning", f"warning: {clash}"))
             if invocation is None or command is None:
-                return agent.turn(text)
+                return agent.turn(text, self._message)
             prepared = prepare_command(command, invocation[1], self.ready.cfg.trusted, self.ready.session.provider.name)
             for note in prepared.notes:
                 self.ready.session.bus.emit(Notice("warning", f"warning: {note}"))
             with applied(self.ready.session, prepared, self.ready.cfg):
-                return agent.turn(prepared.prompt)
+                return agent.turn(prepared.prompt, self._message)
         finally:
             with self._lock:
                 self._running = False

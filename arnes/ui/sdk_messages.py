@@ -84,6 +84,7 @@ def assistant(
     stop_reason: str | None,
     input_tokens: int = 0,
     output_tokens: int = 0,
+    message_uuid: str | None = None,
 ) -> dict[str, Any]:
     return {
         "type": "assistant",
@@ -99,17 +100,19 @@ def assistant(
         },
         "parent_tool_use_id": parent,
         "session_id": session_id,
-        "uuid": new_uuid(),
+        "uuid": message_uuid or new_uuid(),
     }
 
 
-def user(content: list[dict[str, Any]], *, session_id: str, parent: str | None) -> dict[str, Any]:
+def user(
+    content: list[dict[str, Any]], *, session_id: str, parent: str | None, message_uuid: str | None = None
+) -> dict[str, Any]:
     return {
         "type": "user",
         "message": {"role": "user", "content": [block(b) for b in content]},
         "parent_tool_use_id": parent,
         "session_id": session_id,
-        "uuid": new_uuid(),
+        "uuid": message_uuid or new_uuid(),
     }
 
 

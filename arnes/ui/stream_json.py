@@ -118,7 +118,8 @@ class StreamJson:
                     stop_reason=reply.stop_reason if reply else None,
                     input_tokens=reply.input_tokens if reply else 0,
                     output_tokens=reply.output_tokens if reply else 0,
+                    message_uuid=event.uuid,
                 )
             )
         elif any(b["type"] == "tool_result" for b in event.content):  # the task and nudges are the caller's own
-            self.write(sdk.user(event.content, session_id=self.session_id, parent=parent))
+            self.write(sdk.user(event.content, session_id=self.session_id, parent=parent, message_uuid=event.uuid))
