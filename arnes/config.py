@@ -14,7 +14,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -24,12 +24,16 @@ from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings
 from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.jsonfile import read_json
 from arnes.llm.profiles import pieces_of
+from arnes.lsp.settings import LspEntry
 from arnes.mcp.approval import DISABLED, ENABLE_ALL, ENABLED, Approval
 from arnes.mcp.claude_json import read_claude_json, shown_path
 from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, load_mcp_file
 from arnes.permissions.grants import split_grants
 from arnes.permissions.protected import claude_json_path, claude_user_dir, user_config_dir
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
+
+if TYPE_CHECKING:
+    from arnes.extensions.plugins import Plugin
 
 ProviderName = Literal["ollama", "openai", "anthropic", "script"]
 ModeName = Literal["default", "acceptEdits", "plan", "bypass"]
@@ -210,6 +214,7 @@ class EffectiveConfig:
     role_from: dict[RoleName, str] = field(default_factory=dict)  # the same, per role
     trust_status: str = "unknown"  # for `arnes permissions`: trusted, changed, declined, unknown
     mcp_servers: dict[str, ServerEntry] = field(default_factory=dict)  # by name; later layers win
+    lsp_servers: list[LspEntry] = field(default_factory=list)  # the plugins' language servers
     hooks: list[HookEntry] = field(default_factory=list)  # every layer's, in order; `runs` says which may
     hooks_fail: FailMode = "open"  # Claude Code's: a hook that fails (exit 1, 127, ...) does not block
     rewind: RewindSettings = field(default_factory=RewindSettings)
@@ -470,8 +475,30 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
                 waiting = cfg.ignored.setdefault(Path(where), {})
                 waiting.update({f"mcpServers.{n}": s.model_dump(exclude_defaults=True) for n, s in named.items()})
             used = used or bool(named)
+        used = _add_lsp_servers(cfg, plugin, layer, trusted) or used
         if used and (layer == "user" or trusted) and plugin.root not in cfg.read_paths:
             cfg.read_paths.append(plugin.root)
+
+
+def _add_lsp_servers(cfg: EffectiveConfig, plugin: Plugin, layer: str, trusted: bool) -> bool:
+    """A plugin's language servers (arnes/lsp/): the user's start when used; the project's wait
+    for trust, as its MCP servers do. Whether it has any."""
+    from arnes.lsp.settings import parse_lsp_servers
+
+    try:
+        found = plugin.lsp_servers()
+        parsed = parse_lsp_servers(found[1], found[0]) if found is not None else {}
+    except ConfigError as exc:
+        cfg.warnings.append(f"plugin {plugin.key}: {exc}; its LSP servers do not start")
+        return False
+    if found is None or not parsed:
+        return False
+    for name, server in parsed.items():
+        user = layer == "user"
+        cfg.lsp_servers.append(LspEntry(plugin.server_name(name), server, found[0], user, user or trusted, plugin.root))
+    if layer == "project" and not trusted:
+        cfg.ignored.setdefault(Path(found[0]), {})["lspServers"] = found[1]
+    return True
 
 
 def _reserve_plugin_names(cfg: EffectiveConfig, key: str, prefix: str) -> None:

@@ -263,6 +263,12 @@ def build_session(
         from arnes.mcp.start import make_hub
 
         mcp = make_hub(shared, cfg.mcp_servers, network=cfg.network, env_passthrough=tuple(cfg.env_passthrough))
+    lsp = None
+    if cfg.lsp_servers:
+        from arnes.lsp.hub import make_lsp_hub
+        from arnes.mcp.start import sandbox_mode
+
+        lsp = make_lsp_hub(cfg.lsp_servers, ws, shared.spec, sandbox_mode(shared.sandbox))
     return Session(
         workspace=ws,
         provider=main_provider,
@@ -304,6 +310,7 @@ def build_session(
         output_style=output_style(HostFiles(ws, shared.engine), cfg),
         structured=StructuredAnswer(cfg.json_schema) if cfg.json_schema is not None else None,
         mcp=mcp,
+        lsp=lsp,
         hooks=hooks,
         trace_path=trace or trace_file(args, ws, session_id),
         transcript_path=transcript_file(ws, session_id) if hooks is not None else None,

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from arnes.extensions.agents import AgentMode, Catalog
     from arnes.extensions.hooks import HookRunner
     from arnes.extensions.output_styles import OutputStyle
+    from arnes.lsp.hub import LspHub
     from arnes.mcp.client import McpHub
     from arnes.rewind.checkpoints import Checkpoints
 
@@ -186,6 +187,7 @@ class Session:
     test_timeout: float = TEST_TIMEOUT
     model_switch: Callable[[Provider, str], Provider] | None = None  # set by the runner
     mcp: McpHub | None = None  # MCP servers starting in the background (set by the runner)
+    lsp: LspHub | None = None  # plugins' language servers, started on first use (set by the runner)
     hooks: HookRunner | None = None  # the settings' hooks (set by the runner; sub-agents share them)
     trace_path: Path | None = None  # the JSONL trace (DESIGN §7)
     transcript_path: Path | None = None  # the conversation in Claude Code's shape, for hooks (agent/transcript.py)
@@ -262,6 +264,10 @@ class Session:
             self.tools = ToolRegistry(t for t in self.tools if t.name != "Delegate")
         if self.structured is not None and self.depth == 0 and STRUCTURED not in self.tools.names():
             self.tools = ToolRegistry([*self.tools, StructuredOutput(self.structured)])
+        if self.lsp is not None and "LSP" not in self.tools.names():
+            from arnes.lsp.tool import LspTool
+
+            self.tools = ToolRegistry([*self.tools, LspTool(self.lsp)])
         if set(self.hidden_tools) & set(self.tools.names()):
             self.tools = ToolRegistry(t for t in self.tools if t.name not in self.hidden_tools)
         # In an edit format the reply is how files change: the model is not offered two ways. The
@@ -433,6 +439,8 @@ class Session:
         self.ctx.jobs.close()
         if self.mcp is not None:
             self.mcp.close()
+        if self.lsp is not None:
+            self.lsp.close()
         self.close_sandboxes()
 
     def close_sandboxes(self) -> None:
@@ -549,7 +557,7 @@ _MADE_ONCE = frozenset(
         "workspace", "approver", "rules", "bus", "limits", "budget", "id", "sandbox_mode", "network",
         "env_passthrough", "read_paths", "roles", "depth", "max_depth", "shared", "owns_jobs", "verifier",
         "self_check", "steering_set", "draws", "edit_format", "hidden_tools", "steering", "test_command",
-        "test_timeout", "model_switch", "mcp", "hooks", "trace_path", "transcript_path", "checkpoints",
+        "test_timeout", "model_switch", "mcp", "lsp", "hooks", "trace_path", "transcript_path", "checkpoints",
         "skill_catalog", "active_skills", "agents", "instructions", "never_ask", "system_base", "system_append",
         "structured", "output_style", "engine", "sandbox", "ctx", "host",
     }

@@ -659,12 +659,32 @@ class Agent:
         output = self.hooks.post_tool(call, output, is_error, raw, ms)
         if not is_error and call.name in FILE_TOOLS:
             output += self.rules.after(self._touched(admitted))
+        if not is_error and call.name in ("Write", "Edit") and self.s.lsp is not None:
+            output += self._diagnostics(admitted)
         # The layer judges the model's own calls; its own (a test run, a format's Write) it already knows.
         note = self.steer.after_result(call, ToolResultBlock(call.id, output, is_error)) if by_model else None
         if isinstance(note, Nudge):
             self._steered(note.piece, "result", "nudge", _said(call), note.text)
             output += "\n" + note.text
         return self._finish(call, output, is_error, ms)
+
+    def _diagnostics(self, admitted: _Admitted) -> str:
+        """What a plugin's language server says of the file as just written (as Claude Code shows
+        diagnostics after an edit); a server that failed to start is said to the user once."""
+        hub, written = self.s.lsp, getattr(admitted.args, "file_path", None)
+        if hub is None or not isinstance(written, str):
+            return ""
+        try:
+            path = self.s.ctx.path(written)
+            if not hub.handles(path):
+                return ""
+            text = (admitted.pins.get(path) or path).read_text(encoding="utf-8", errors="replace")
+        except (ToolError, OSError):
+            return ""
+        said = hub.after_write(path, text)
+        while hub.notes:
+            self.s.bus.emit(Notice("warning", f"warning: {hub.notes.pop(0)}"))
+        return said
 
     def _touched(self, admitted: _Admitted) -> str | None:
         """The workspace-relative path a file tool worked on, for the rules scoped to it."""

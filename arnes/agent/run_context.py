@@ -59,6 +59,15 @@ class Verification(Protocol):
     def feedback(self, verdict: Verdict, round_no: int) -> str: ...
 
 
+class Diagnostics(Protocol):
+    """A language server's word on a file just written (arnes/lsp/hub.py), and failures to say."""
+
+    notes: list[str]
+
+    def handles(self, path: Path) -> bool: ...
+    def after_write(self, path: Path, text: str) -> str: ...
+
+
 class HookSite(Protocol):
     """What a hook's input names: the session, its transcript, its folder and mode (Claude Code's keys)."""
 
@@ -105,6 +114,8 @@ class RunContext(HookSite, Protocol):
     def checkpoints(self) -> Checkpoints | None: ...
     @property
     def structured(self) -> StructuredAnswer | None: ...  # --json-schema: the answer StructuredOutput kept
+    @property
+    def lsp(self) -> Diagnostics | None: ...  # plugins' language servers
 
     def provider_for(self, role: Role) -> Provider: ...
     def summarise(self, transcript: str) -> str: ...

@@ -26,8 +26,8 @@ the project's (config.py, locations.py). Every plugin file is read through no li
 folder. A project's `false` does not turn off a plugin the user enabled (a
 repository does not switch off the user's guard hooks); one line says so.
 
-Not yet: a plugin's LSP servers (one line says which plugin has them, so nothing is silently
-missing).
+Its language servers (`.lsp.json` at its root, or the manifest's `lspServers`) are run the same
+way (arnes/lsp/): in the sandbox, started when a file they serve is first asked about or written.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ ROOT_VARIABLE = "${" + ROOT_ENV + "}"
 # The parts a plugin runs: its manifest's key, and the file used when the manifest names none.
 HOOKS = ("hooks", Path("hooks") / "hooks.json")
 SERVERS = ("mcpServers", Path(".mcp.json"))
+LSP_SERVERS = ("lspServers", Path(".lsp.json"))
 # `--plugin-dir` folders of this run, joined by os.pathsep (cli.py sets it at start-up).
 DIRS_VARIABLE = "ARNES_PLUGIN_DIRS"
 PROJECT_SETTINGS = (Path(".claude") / "settings.json", Path(".claude") / "settings.local.json")
@@ -81,16 +82,11 @@ class Plugin:
                 out.append(path)
         return out
 
-    def unread(self) -> list[str]:
-        """The parts arnes does not run yet, for one line."""
-        parts = []
-        if (self.root / ".lsp.json").is_file() or self.manifest.get("lspServers"):
-            parts.append("LSP servers")
-        return parts
-
     def hooks_or_servers(self) -> bool:
-        """Whether the plugin has hooks or MCP servers, by their usual places (nothing parsed)."""
-        return any(self.manifest.get(key) or (self.root / default).is_file() for key, default in (HOOKS, SERVERS))
+        """Whether the plugin has hooks, MCP or language servers, by their usual places (nothing parsed)."""
+        return any(
+            self.manifest.get(key) or (self.root / default).is_file() for key, default in (HOOKS, SERVERS, LSP_SERVERS)
+        )
 
     def hooks(self) -> tuple[str, Any] | None:
         """(where, the hooks block by event) of `hooks/hooks.json` or the manifest's `hooks` (a
@@ -112,6 +108,11 @@ class Plugin:
         where, raw = found
         listed = raw.get("mcpServers") if isinstance(raw, dict) and isinstance(raw.get("mcpServers"), dict) else raw
         return where, listed
+
+    def lsp_servers(self) -> tuple[str, Any] | None:
+        """(where, {server: settings}) of `.lsp.json` at the plugin's root or the manifest's
+        `lspServers`, with the plugin's folder put in; None: none. ConfigError for a bad file."""
+        return self._part(*LSP_SERVERS)
 
     def server_name(self, server: str) -> str:
         """The name a plugin's server goes by: `plugin_NAME_SERVER`, in the letters a name may hold."""
@@ -221,11 +222,6 @@ def _add(plugins: list[Plugin], warnings: list[str], key: str, root: Path, enabl
         warnings.append(f"plugin {plugin.key} ({root}) not loaded: another plugin on is named {name}")
         return
     plugins.append(plugin)
-    if plugin.unread():
-        warnings.append(
-            f"plugin {plugin.key}: its {' and '.join(plugin.unread())} are not used by arnes (its commands, agents, "
-            "skills, output styles, hooks and MCP servers are)"
-        )
 
 
 def _install(entries: Any, workspace: Path | None) -> Path | None:

@@ -46,7 +46,7 @@ def make_hub(
         spec = dataclasses.replace(shared.spec, network=opened)
         if entry.user:
             spec = launcher_spec(spec, entry, environ)
-        return choose_sandbox(_mode(shared.sandbox), spec)
+        return choose_sandbox(sandbox_mode(shared.sandbox), spec)
 
     return McpHub(list(servers.values()), shared.engine.workspace, sandbox_for, resolve)
 
@@ -94,5 +94,6 @@ def launcher_caches(workspace: Path, environ: Mapping[str, str], entry: ServerEn
     return Path(base) / "arnes" / "launchers" / place / server
 
 
-def _mode(sandbox: Sandbox) -> SandboxMode:
+def sandbox_mode(sandbox: Sandbox) -> SandboxMode:
+    """The mode that makes another sandbox like the session's (for a server's own)."""
     return "bubblewrap" if sandbox.name == "bubblewrap" else "landlock" if sandbox.name == "landlock" else "off"

@@ -100,7 +100,8 @@ def _plugin_blocks(plugins: list[Plugin]) -> list[tuple[str, object]]:
     of yours that runs a workspace file runs the repository's file, as your own hook would."""
     blocks: list[tuple[str, object]] = []
     for plugin in plugins:
-        for key, part in (("hooks", plugin.hooks), ("mcpServers", plugin.servers)):
+        # A language server's block has the shape of an MCP server's (command, args).
+        for key, part in (("hooks", plugin.hooks), ("mcpServers", plugin.servers), ("mcpServers", plugin.lsp_servers)):
             try:
                 found = part()
             except ConfigError:  # does not parse: it runs nothing either (config.py says so)

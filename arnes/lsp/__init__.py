@@ -1,0 +1,1 @@
+"""Plugins' language servers (Claude Code's LSP support): settings, the wire, the hub, the LSP tool."""
