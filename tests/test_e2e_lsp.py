@@ -159,3 +159,16 @@ def test_a_language_server_the_project_turns_on_waits_for_trust(tmp_path: Path) 
 
     assert "LSP" not in tools()
     assert "LSP" in tools("--trust")
+
+
+def test_a_fifo_under_a_served_name_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """A repository's `pipe.py` that is a FIFO: asking about it (or it after a write) never blocks."""
+    _lsp_plugin(PYLSP)
+    ws = _workspace(tmp_path)
+    os.mkfifo(ws / "pipe.py")
+    turns = [
+        {"tool_calls": [{"name": "LSP", "input": {"operation": "documentSymbol", "filePath": "pipe.py"}}]},
+        {"text": "done"},
+    ]
+    [result] = _run(tmp_path, ws, turns)
+    assert result["is_error"] and "not a regular file" in result["output"]

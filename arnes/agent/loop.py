@@ -676,12 +676,9 @@ class Agent:
             return ""
         try:
             path = self.s.ctx.path(written)
-            if not hub.handles(path):
-                return ""
-            text = (admitted.pins.get(path) or path).read_text(encoding="utf-8", errors="replace")
-        except (ToolError, OSError):
+        except ToolError:
             return ""
-        said = hub.after_write(path, text)
+        said = hub.after_write(path, admitted.pins.get(path) or path) if hub.handles(path) else ""
         while hub.notes:
             self.s.bus.emit(Notice("warning", f"warning: {hub.notes.pop(0)}"))
         return said

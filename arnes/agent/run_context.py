@@ -65,7 +65,8 @@ class Diagnostics(Protocol):
     notes: list[str]
 
     def handles(self, path: Path) -> bool: ...
-    def after_write(self, path: Path, text: str) -> str: ...
+    def after_write(self, path: Path, real: Path) -> str:
+        """The server's word on `path`, written at `real` (read here, never blocking)."""
 
 
 class HookSite(Protocol):

@@ -32,7 +32,20 @@ SandboxFor = Callable[[LspEntry], Sandbox]
 DIAGNOSTICS_WAIT = 3.0
 REQUEST_TIMEOUT = 30.0
 TAIL = 2000
+MOST_BYTES = 4 << 20  # a larger file is not sent to a server (nor asked about)
 SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+
+
+def file_text(path: Path) -> str | None:
+    """The text of a regular file (read through no link, never blocking on a FIFO), or None: not
+    a regular file, unreadable, or over MOST_BYTES."""
+    from arnes.host.nofollow import read_regular
+
+    try:
+        data, _ = read_regular(path, MOST_BYTES + 1)
+    except OSError:
+        return None
+    return None if len(data) > MOST_BYTES else data.decode("utf-8", errors="replace")
 
 
 def uri_of(path: Path) -> str:
@@ -107,11 +120,11 @@ class LspHub:
                 out.append((server.entry.name, exc))
         return out
 
-    def after_write(self, path: Path, text: str) -> str:
-        """The server's diagnostics of the file as just written, for the tool's result ("" when it
-        has none to say, no server serves the file, or it did not answer in time)."""
-        server = self.server_for(path)
-        if server is None:
+    def after_write(self, path: Path, real: Path) -> str:
+        """The server's diagnostics of the file as just written (at `real`), for the tool's result
+        ("" when it has none to say, no server serves the file, or it did not answer in time)."""
+        server, text = self.server_for(path), file_text(real)
+        if server is None or text is None:
             return ""
         with server.changed:
             before = server.serial

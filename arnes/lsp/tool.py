@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from arnes.lsp.hub import LspHub, path_of
+from arnes.lsp.hub import MOST_BYTES, LspHub, file_text, path_of
 from arnes.lsp.wire import LspError
 from arnes.permissions.types import Target
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
@@ -71,11 +71,12 @@ class LspTool(BaseTool[LspArgs]):
                 f"No language server here serves {path.suffix or 'files without a suffix'} files "
                 f"(servers: {', '.join(self.hub.names())}). Use Grep or Read instead."
             )
-        real = ctx.real_of(path) or path
-        try:
-            text = real.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise ToolError(f"Cannot read {ctx.display(path)}: {exc.strerror}. Check the path.") from None
+        text = file_text(ctx.real_of(path) or path)
+        if text is None:
+            raise ToolError(
+                f"Cannot ask about {ctx.display(path)}: it is not a regular file arnes can read, or it is over "
+                f"{MOST_BYTES >> 20} MB. Check the path."
+            )
         position = {"line": args.line - 1, "character": args.character - 1}
         document = {"textDocument": {"uri": path.absolute().as_uri()}}
         try:
