@@ -159,6 +159,9 @@ def test_a_language_server_the_project_turns_on_waits_for_trust(tmp_path: Path) 
 
     assert "LSP" not in tools()
     assert "LSP" in tools("--trust")
+    doctor = run_arnes("doctor", "-w", str(ws))
+    assert "plugin_pyls_python" in doctor.out and "for .py" in doctor.out
+    assert "refused: untrusted folder (`arnes trust` to start it)" in doctor.out
 
 
 def test_a_fifo_under_a_served_name_is_refused_not_waited_on(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ def run_doctor(args: argparse.Namespace, rest: list[str]) -> int:
     console.print(visible(f"  {profile_line(cfg)}"), markup=False)
     for line, ok in hook_lines(cfg):
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
-    for line, ok in mcp_lines(cfg):
+    for line, ok in [*mcp_lines(cfg), *lsp_lines(cfg)]:
         console.print(visible(f"  {line}"), style=None if ok else "yellow", markup=False)
     for warning in cfg.warnings:
         console.print(visible(f"  warning: {warning}"), style="yellow", markup=False)
@@ -159,6 +159,24 @@ def mcp_lines(cfg: object) -> list[tuple[str, bool]]:
                 ' ("sandbox": false waits for trust)' if e.user and not server.sandbox else ""
             )
         lines.append((one_line(f"  {e.name} {what} ({e.source}): {state}"), e.starts))
+    return lines
+
+
+def lsp_lines(cfg: object) -> list[tuple[str, bool]]:
+    """The plugins' language servers (arnes/lsp/): which serve which suffixes, which wait for trust.
+    Nothing is started here; a session starts one when a file it serves is first used."""
+    from arnes.config import EffectiveConfig
+    from arnes.safe import one_line
+
+    assert isinstance(cfg, EffectiveConfig)
+    if not cfg.lsp_servers:
+        return []
+    lines = [(f"language servers: {len(cfg.lsp_servers)} found (started when a file they serve is used)", True)]
+    for e in cfg.lsp_servers:
+        what = " ".join([e.config.command, *e.config.args])
+        state = "starts, sandboxed" if e.trusted else "refused: untrusted folder (`arnes trust` to start it)"
+        suffixes = ", ".join(e.config.extensions)
+        lines.append((one_line(f"  {e.name} `{what}` for {suffixes} ({e.source}): {state}"), e.trusted))
     return lines
 
 
