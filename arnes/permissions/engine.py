@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.host.paths import inside_str, is_inside, real_path, resolve_real
+from arnes.permissions.globmatch import MOST_STARS, LinearGlob, star_runs
 from arnes.permissions.protected import (
     ANY_DEPTH,
     TOP_LEVEL_FILES,
@@ -31,6 +32,7 @@ from arnes.permissions.rules import (
     RuleError,
     RuleKind,
     SourcedRule,
+    anchor,
     parse_rule,
     path_regex,
     split_command,
@@ -49,8 +51,14 @@ class _Compiled:
     kind: RuleKind
     rule: Rule
     origin: str
-    regex: re.Pattern[str] | None  # None: the rule covers every call of its tool
+    regex: re.Pattern[str] | None  # None: the rule covers every call of its tool (or `linear` holds its glob)
     command: CommandPattern | None = None  # Bash rules
+    linear: LinearGlob | None = None  # a path glob with many stars, matched without backtracking
+
+    def covers(self, form: str) -> bool:
+        if self.linear is not None:
+            return self.linear.match(form)
+        return self.regex is not None and self.regex.match(form) is not None
 
 
 @dataclass(frozen=True)
@@ -61,21 +69,29 @@ class _Group:
     everything: _Compiled | None
     combined: re.Pattern[str] | None
     by_name: dict[str, list[_Compiled]] = field(default_factory=dict)  # Bash rules by command name
+    linear: list[_Compiled] = field(default_factory=list)  # the members not in `combined`
+
+    def covers(self, form: str) -> bool:
+        """Whether any path rule of the group covers `form`."""
+        return (self.combined is not None and self.combined.match(form) is not None) or any(
+            m.covers(form) for m in self.linear
+        )
 
     @classmethod
     def of(cls, members: list[_Compiled]) -> _Group:
-        everything = next((m for m in members if m.regex is None and m.command is None), None)
-        patterned = [m for m in members if m.regex is not None]
+        everything = next((m for m in members if m.regex is None and m.command is None and m.linear is None), None)
+        patterned = [m for m in members if m.regex is not None or m.linear is not None]
+        joined = [m for m in patterned if m.regex is not None]
         combined = None
-        if patterned:
-            flags = patterned[0].regex.flags if patterned[0].regex else 0
-            combined = re.compile("|".join(f"(?:{m.regex.pattern})" for m in patterned if m.regex), flags)
+        if joined:
+            flags = joined[0].regex.flags if joined[0].regex else 0
+            combined = re.compile("|".join(f"(?:{m.regex.pattern})" for m in joined if m.regex), flags)
         by_name: dict[str, list[_Compiled]] = {}
         for member in members:  # in order: the first rule that matches is the one reported
             if member.command is not None:
                 name = member.command.name  # `*`: a wildcard in the command's name, held against every command
                 by_name.setdefault(name if member.kind == "allow" else name.rsplit("/", 1)[-1], []).append(member)
-        return cls(patterned, everything, combined, by_name)
+        return cls(patterned, everything, combined, by_name, [m for m in patterned if m.linear is not None])
 
 
 MCP_NAME_MOST = 64  # characters of a tool name the providers accept (mcp/tools.py cuts to it)
@@ -145,13 +161,18 @@ class RuleEngine:
                     _Compiled(sourced.kind, rule, sourced.source, None, pattern)
                 )
                 continue
-            if rule.specifier is not None:
+            linear = None
+            if rule.specifier is not None and star_runs(rule.specifier) > MOST_STARS:
+                linear = LinearGlob("/" + anchor(rule.specifier, ws, home).lstrip("/"), sourced.kind != "allow")
+            elif rule.specifier is not None:
                 flags = re.IGNORECASE if sourced.kind != "allow" else 0
                 regex = re.compile(path_regex(rule.specifier, ws, home) + r"\Z", flags | re.DOTALL)
             # The model calls an MCP tool by its name cut to 64 characters (mcp/tools.py): a rule
             # naming it in full means that same call.
             tool = rule.tool[:MCP_NAME_MOST] if rule.tool.startswith("mcp__") else rule.tool
-            grouped.setdefault((sourced.kind, tool), []).append(_Compiled(sourced.kind, rule, sourced.source, regex))
+            grouped.setdefault((sourced.kind, tool), []).append(
+                _Compiled(sourced.kind, rule, sourced.source, regex, linear=linear)
+            )
         self._groups = {key: _Group.of(members) for key, members in grouped.items()}
 
     def _first(
@@ -164,14 +185,13 @@ class RuleEngine:
                 continue
             if group.everything is not None:
                 return group.everything
-            if forms is None or group.combined is None:
+            if forms is None or not group.members:
                 continue
-            hits = [group.combined.match(form) is not None for form in forms]
+            hits = [group.covers(form) for form in forms]
             if not (all(hits) if every else any(hits)):
                 continue
             for compiled in group.members:
-                assert compiled.regex is not None
-                found = [compiled.regex.match(form) is not None for form in forms]
+                found = [compiled.covers(form) for form in forms]
                 if all(found) if every else any(found):
                     return compiled
         return None

@@ -95,10 +95,10 @@ def glob_to_regex(pattern: str) -> str:
                 out.append(re.escape("["))
                 i += 1
                 continue
-            body = pattern[i + 1 : end]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\").replace("/", "") + "]")
+            body = pattern[i + 1 : end].replace("\\", "\\\\").replace("/", "")
+            if body.startswith(("!", "^")):  # a negated class matches no `/` either: it stays in a segment
+                body = "^/" + body[1:]
+            out.append("[" + body + "]")
             i = end + 1
         elif pattern[i] == "\\" and i + 1 < n:
             out.append(re.escape(pattern[i + 1]))

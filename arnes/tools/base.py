@@ -150,13 +150,16 @@ def spec_of(tool: Tool[Any], *, brief: bool = False) -> ToolSpec:
     schema.pop("title", None)
     schema.pop("additionalProperties", None)  # still enforced: unknown keys fail validation
     properties = schema.get("properties", {})
-    for name, prop in list(properties.items()):
+    for name, prop in list(properties.items()) if isinstance(properties, dict) else []:
         properties[name] = _compact(prop, brief)
     return ToolSpec(tool.name, tool.description, schema)
 
 
-def _compact(prop: dict[str, Any], brief: bool = False) -> dict[str, Any]:
-    """`anyOf: [X, null]` with `default: null` says no more than X in an optional field."""
+def _compact(prop: Any, brief: bool = False) -> Any:
+    """`anyOf: [X, null]` with `default: null` says no more than X in an optional field. A
+    property schema that is not an object (`true`, `false`: valid JSON Schema) stays as it is."""
+    if not isinstance(prop, dict):
+        return prop
     essential = prop.get("essential", False)
     prop = {k: v for k, v in prop.items() if k not in ("title", "essential")}
     if brief and not essential:

@@ -9,6 +9,9 @@ without it (agent/loop.py) a few times, then the run ends as `error_max_structur
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,6 +29,30 @@ REMINDER = (
     "with input that matches its schema; call it now."
 )
 MAX_ERRORS = 10  # schema errors listed in one result
+CHECK_SECONDS = (
+    10  # one check of an answer; a `pattern` that backtracks or a schema that branches without end stops here
+)
+# The check runs in a child process (python -I: no workspace module, no user site): a `pattern` can
+# backtrack for hours and `re` cannot be stopped in-process. `$ref`s resolve inside the schema
+# only: nothing is fetched or read (jsonschema's default would fetch http and file URLs).
+_CHECK = """
+import json, sys
+from jsonschema import Draft202012Validator
+from referencing import Registry
+from referencing.exceptions import NoSuchResource
+
+def refuse(uri):
+    raise NoSuchResource(ref=uri)
+
+schema, value = json.load(sys.stdin)
+try:
+    errors = [("/".join(map(str, e.absolute_path)), e.message)
+              for e in sorted(Draft202012Validator(schema, registry=Registry(retrieve=refuse)).iter_errors(value),
+                              key=lambda e: list(map(str, e.absolute_path)))]
+except Exception as exc:
+    errors = [("", f"the schema cannot be applied: {type(exc).__name__}: {str(exc)[:300]}")]
+json.dump(errors, sys.stdout)
+"""
 
 
 @dataclass
@@ -99,15 +126,12 @@ class StructuredOutput(NoPaths[ToolArgs]):
     def __init__(self, answer: StructuredAnswer):
         self.answer = answer
         self.args_model: type[ToolArgs] = type("StructuredOutputArgs", (StructuredArgs,), {"schema_": answer.schema})
-        from jsonschema import Draft202012Validator
-
-        self._validator = Draft202012Validator(answer.schema)
 
     def run(self, args: ToolArgs, ctx: ToolContext) -> str:
         value = args.model_dump()
-        errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        errors = check(self.answer.schema, value)
         if errors:
-            lines = [f"- {'/'.join(map(str, e.absolute_path)) or '(the input)'}: {e.message}" for e in errors]
+            lines = [f"- {where or '(the input)'}: {message}" for where, message in errors]
             more = len(lines) - MAX_ERRORS
             shown = lines[:MAX_ERRORS] + ([f"- ... and {more} more"] if more > 0 else [])
             raise ToolError(
@@ -117,3 +141,29 @@ class StructuredOutput(NoPaths[ToolArgs]):
         self.answer.value, self.answer.given = value, True
         kept = "Kept as this run's answer, in place of the one before." if again else "Kept as this run's answer."
         return kept + " Stop here: reply in one short sentence, with no more calls."
+
+
+def check(schema: dict[str, Any], value: Any, seconds: float = CHECK_SECONDS) -> list[tuple[str, str]]:
+    """The schema's errors for `value` as (path, message), checked in a child process bounded by
+    CHECK_SECONDS; a check that takes longer is one error saying so."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", _CHECK],
+            input=json.dumps([schema, value]),
+            capture_output=True,
+            text=True,
+            timeout=seconds,
+            check=False,
+        )
+        found = json.loads(done.stdout)
+    except subprocess.TimeoutExpired:
+        return [
+            (
+                "",
+                f"checking it against the schema took over {seconds:g} s (a pattern that backtracks on "
+                "this input, or a schema that branches too much); send a simpler value",
+            )
+        ]
+    except (OSError, ValueError):
+        return [("", "arnes could not check it against the schema; send it again")]
+    return [(str(w), str(m)) for w, m in found] if isinstance(found, list) else []

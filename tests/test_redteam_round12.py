@@ -1,0 +1,112 @@
+"""Red team, round 12 (docs/redteam/round12.md): what the built-in ask rules name, `--json-schema`
+(remote `$ref`s, backtracking patterns, schemas that are `true`), path rules a backtracking regex
+hangs on, files named by flags through links, and what an Edit's refusal shows. Each test fails
+before its fix."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arnes.permissions.globmatch import LinearGlob
+from arnes.permissions.rules import glob_to_regex
+from arnes.tools.structured import check
+from tests.conftest import run_arnes
+
+
+def _scripted(tmp_path: Path, ws: Path, turns: list[dict[str, object]], *flags: str) -> tuple[int, str]:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": turns}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), *flags, "go")
+    return done.code, done.out + done.err
+
+
+def test_08_a_schemas_refs_fetch_nothing_and_read_nothing(tmp_path: Path) -> None:
+    """A `$ref` to an http or file URL was fetched (or read) on the host by jsonschema's default
+    retrieval, and a pointer error quoted what it read to the model."""
+    hits: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"type": "string"}')
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    secret = tmp_path / "config.json"
+    secret.write_text('{"auths": {"SECRET-CANARY": 1}}')
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        schema = {
+            "type": "object",
+            "properties": {
+                "a": {"$ref": f"http://127.0.0.1:{server.server_port}/s.json"},
+                "b": {"$ref": f"{secret.as_uri()}#/nowhere"},
+            },
+        }
+        errors = check(schema, {"a": 1, "b": 2})
+    finally:
+        server.shutdown()
+    assert hits == []
+    assert errors and "SECRET-CANARY" not in json.dumps(errors)
+
+
+def test_09_a_backtracking_pattern_is_stopped_and_said() -> None:
+    """An email-like `pattern` and 48 letters then `!`: `re` backtracked for minutes in the loop."""
+    schema = {"type": "object", "properties": {"mail": {"type": "string", "pattern": r"^([a-z0-9]+\.?)+@x$"}}}
+    [(where, message)] = check(schema, {"mail": "a" * 48 + "!"}, seconds=2)
+    assert where == "" and "took over 2 s" in message
+    assert check(schema, {"mail": "ab@x"}) == []
+
+
+def test_13_a_property_schema_that_is_true_is_a_schema(tmp_path: Path) -> None:
+    """`"properties": {"x": true}` is valid JSON Schema; the tool schema's compaction called `.get` on it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    schema = json.dumps({"type": "object", "properties": {"x": True, "y": {"type": "integer"}}})
+    turns = [{"tool_calls": [{"name": "StructuredOutput", "input": {"x": [1], "y": 2}}]}, {"text": "ok"}]
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": turns}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--json-schema", schema,
+                     "--output-format", "json", "go")  # fmt: skip
+    assert done.code == 0 and "Traceback" not in done.err, done.err
+    assert json.loads(done.out)["structured_output"] == {"x": [1], "y": 2}
+
+
+def test_12_a_rule_with_many_stars_does_not_hang_the_listing(tmp_path: Path) -> None:
+    """An untrusted repository's deny rule `Read(*a*a*...*b)` and a file of 60 a's: the file
+    listing before the first model call backtracked without end. Such rules now match in linear
+    time (permissions/globmatch.py), and still deny."""
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    (ws / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Read(*a*a*a*a*a*a*a*a*a*a*a*a*b)"]}})
+    )
+    (ws / ("a" * 60)).write_text("x\n")
+    (ws / "aaab").write_text("DENIED-CANARY\n")
+    turns = [{"tool_calls": [{"name": "Read", "input": {"file_path": "aaab"}}]}, {"text": "ok"}]
+    code, said = _scripted(tmp_path, ws, turns, "--output-format", "json")
+    assert code == 0, said
+    assert "DENIED-CANARY" not in said
+
+
+@settings(max_examples=400, deadline=None)
+@given(glob=st.lists(st.sampled_from(["a", "b", ".", "/", "*", "?", "**/", "**", "[ab]", "[!a]", "\\*"]), min_size=1,
+                     max_size=8).map("".join),
+       path=st.lists(st.sampled_from(["a", "b", ".", "/", "A", "*"]), max_size=10).map("".join),
+       fold=st.booleans())  # fmt: skip
+def test_the_linear_glob_means_what_the_regex_means(glob: str, path: str, fold: bool) -> None:
+    """Property: for any glob and path, LinearGlob and the engine's regex agree."""
+    regex = re.compile("/" + glob_to_regex(glob.lstrip("/")) + r"\Z", (re.IGNORECASE if fold else 0) | re.DOTALL)
+    text = "/" + path
+    assert LinearGlob("/" + glob.lstrip("/"), fold).match(text) == (regex.match(text) is not None), (glob, text)
