@@ -10,6 +10,7 @@ the lowest of all, its local scope (this project's entry) the highest, above `.m
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from dataclasses import dataclass, field
@@ -581,9 +582,53 @@ def _ask_before_hook_scripts(cfg: EffectiveConfig, workspace: Path) -> None:
         names = granting_files(workspace)
     except (Uncoverable, OSError):
         names = []
-    globs = [f"./{d}/**" for d in HOOK_DIRS if protected_part(d) is None and (workspace / d).is_dir()]
-    exact = [f"./{name}" for name in names if protected_part(name) is None and not set("*?[](){}") & set(name)]
-    cfg.rules += [SourcedRule("ask", f"Edit({spec})", HOOK_SCRIPTS_SOURCE) for spec in dict.fromkeys([*globs, *exact])]
+    # The hook folders ask whether or not they exist yet: a hook may read a file it will find there.
+    globs = [f"./{d}/**" for d in HOOK_DIRS if protected_part(d) is None]
+    cfg.rules += [SourcedRule("ask", f"Edit({spec})", HOOK_SCRIPTS_SOURCE) for spec in globs]
+    ask_before_run_files(cfg, workspace, names, list(cfg.mcp_servers.values()), cfg.hooks)
+
+
+def ask_before_run_files(
+    cfg: EffectiveConfig, workspace: Path, names: list[str], servers: list[ServerEntry], hooks: list[HookEntry]
+) -> None:
+    """Ask rules (and read-only in the sandbox) for the workspace files `names` and those these
+    servers and hooks run: also what no settings file names (servers from --mcp-config and
+    ~/.claude.json, plugins' hooks), read from this run's own config."""
+    from arnes.permissions.protected import protected_part
+    from arnes.permissions.trust_scripts import Uncoverable, referenced_scripts
+
+    block = {
+        "mcpServers": {e.name: {"command": e.config.command or "", "args": e.config.args} for e in servers},
+        "hooks": {"any": [{"hooks": [{"command": e.hook.command}]} for e in hooks if e.hook.command]},
+    }
+    with contextlib.suppress(Uncoverable, OSError):
+        names = [*names, *referenced_scripts(workspace, [], [("this run", block)])]
+    exact = [f"./{rule_literal(rel)}" for name in names for rel in _as_written_and_real(workspace, name)]
+    exact = [spec for spec in exact if protected_part(spec[2:]) is None]
+    known = {r.rule for r in cfg.rules if r.source == HOOK_SCRIPTS_SOURCE}
+    specs = [f"Edit({spec})" for spec in dict.fromkeys(exact) if f"Edit({spec})" not in known]
+    cfg.rules += [SourcedRule("ask", spec, HOOK_SCRIPTS_SOURCE) for spec in specs]
+
+
+def _as_written_and_real(workspace: Path, name: str) -> list[str]:
+    """A file a hook or server runs, as rules name it: the name made plain (`.claude/../x.sh` is
+    `x.sh`), and where it leads when a link is on the way (the model writing the link's target
+    rewrites the script)."""
+    from arnes.host.paths import is_inside, resolve_real
+
+    out = [os.path.normpath(name)]
+    root = resolve_real(workspace)
+    real = resolve_real(workspace / name)
+    if is_inside(root, real) and real != root:
+        out.append(real.relative_to(root).as_posix())
+    return [rel for rel in dict.fromkeys(out) if rel not in (".", "..") and not rel.startswith("../")]
+
+
+def rule_literal(rel: str) -> str:
+    """A path as a rule's glob that matches that path alone: wildcard characters escaped; a
+    parenthesis (which a rule cannot hold unbalanced) matched by `?`, wider, as an ask may be."""
+    escaped = "".join(f"\\{c}" if c in "*?[]\\" else c for c in rel)
+    return escaped.replace("(", "?").replace(")", "?")
 
 
 def add_flag_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], flag: str) -> None:

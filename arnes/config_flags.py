@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from arnes.cliclaude import IGNORED, split_rules
-from arnes.config import EffectiveConfig, ModeName, add_flag_servers
+from arnes.config import EffectiveConfig, ModeName, add_flag_servers, ask_before_run_files
 from arnes.config_claude import claude_settings, translate_rule
 from arnes.errors import ConfigError
 from arnes.extensions.plugins import DIRS_VARIABLE
@@ -29,7 +29,8 @@ from arnes.permissions.rules import KNOWN_TOOLS, RuleError, RuleKind, SourcedRul
 ALIASES = {"Task": "Delegate"}  # DESIGN §16: Claude Code's name for Delegate
 
 
-def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
+def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig, workspace: Path | None = None) -> None:
+    """Claude Code's flags on top of the settings (`workspace`: where the servers they add run)."""
     for dest, (flag, why) in IGNORED.items():
         if getattr(args, dest, None):
             cfg.warnings.append(f"{flag} ignored: {why}")
@@ -49,7 +50,11 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
     if args.strict_mcp_config:
         cfg.mcp_servers.clear()
     for value in args.mcp_config:
-        add_flag_servers(cfg, parse_servers(_json_or_file(value, "--mcp-config"), "--mcp-config"), "--mcp-config")
+        servers = parse_servers(_json_or_file(value, "--mcp-config"), "--mcp-config")
+        add_flag_servers(cfg, servers, "--mcp-config")
+        if workspace is not None:
+            added = [cfg.mcp_servers[n] for n in servers if n in cfg.mcp_servers]
+            ask_before_run_files(cfg, workspace, [], added, [])
     streams = args.input_format == args.output_format == "stream-json"
     if getattr(args, "replay_user_messages", False) and not streams:
         raise ConfigError("--replay-user-messages goes with --input-format stream-json and --output-format stream-json")

@@ -91,7 +91,7 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
     cfg.timeout = getattr(args, "timeout", None) or cfg.timeout
     cfg.steering = getattr(args, "steering", None) or cfg.steering
     cfg.edit_format = getattr(args, "edit_format", None) or cfg.edit_format
-    apply_claude_flags(args, cfg)  # --permission-mode and Claude Code's spellings (config_flags.py)
+    apply_claude_flags(args, cfg, workspace)  # --permission-mode and Claude Code's spellings (config_flags.py)
     cfg.sandbox = args.sandbox or cfg.sandbox
     cfg.max_turns = args.max_turns or cfg.max_turns
     cfg.max_tokens = getattr(args, "max_tokens", None) or cfg.max_tokens

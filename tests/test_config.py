@@ -43,6 +43,7 @@ def test_later_layers_win_and_rules_accumulate(env: dict[str, str], tmp_path: Pa
     assert [(r.kind, r.rule, r.source) for r in cfg.rules if r.source != SECRET_SOURCE] == [
         ("deny", "Read(**/.env*)", str(user)),
         ("allow", "Read", str(project)),
+        ("ask", "Edit(./.claude/hooks/**)", "built in: what hooks and servers run"),  # .arnes/ is protected
     ]
     assert cfg.files == [user, project, local]
 

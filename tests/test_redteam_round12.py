@@ -110,3 +110,77 @@ def test_the_linear_glob_means_what_the_regex_means(glob: str, path: str, fold: 
     regex = re.compile("/" + glob_to_regex(glob.lstrip("/")) + r"\Z", (re.IGNORECASE if fold else 0) | re.DOTALL)
     text = "/" + path
     assert LinearGlob("/" + glob.lstrip("/"), fold).match(text) == (regex.match(text) is not None), (glob, text)
+
+
+GUARD = "#!/bin/sh\nexit 0\n"
+PLANTED = "#!/bin/sh\necho planted\n"
+
+
+def _guarded(ws: Path, command: str) -> None:
+    hooks = [{"type": "command", "command": command}]
+    (ws / ".claude").mkdir(parents=True, exist_ok=True)
+    settings = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]}}
+    (ws / ".claude" / "settings.json").write_text(json.dumps(settings))
+    assert run_arnes("trust", str(ws)).code == 0
+
+
+def _writes(tmp_path: Path, ws: Path, paths: list[str], *flags: str) -> None:
+    turns: list[dict[str, object]] = []
+    for p in paths:  # read first: an unread file's Write is refused whatever the rules say
+        turns.append({"tool_calls": [{"name": "Read", "input": {"file_path": p}}]})
+        turns.append({"tool_calls": [{"name": "Write", "input": {"file_path": p, "content": PLANTED}}]})
+    code, said = _scripted(tmp_path, ws, [*turns, {"text": "done"}], "--permission-mode", "acceptEdits", *flags)
+    assert code in (0, 1), said
+
+
+def test_01_04_05_20_the_guard_is_asked_for_however_the_hook_names_it(tmp_path: Path) -> None:
+    """The built-in ask rule was made from the hook's word as written: a link's target (01), a
+    name through `..` (04), `$CLAUDE_PROJECT_DIR//x` (05) and a name with `[` (20) got no rule
+    that matched the model's Write, and the guard judging its next call was rewritten."""
+    cases = {
+        "sh tools/guard.sh": ("tools/guard.sh", "tools/impl/guard-impl.sh"),  # a link, and its target
+        "sh .claude/../tools/two.sh": ("tools/two.sh",),
+        'sh "$CLAUDE_PROJECT_DIR"//tools/three.sh': ("tools/three.sh",),
+        "sh 'tools/guard[v2].sh'": ("tools/guard[v2].sh",),
+    }
+    for n, (command, paths) in enumerate(cases.items()):
+        ws = tmp_path / f"ws{n}"
+        (ws / "tools" / "impl").mkdir(parents=True)
+        for rel in paths:
+            (ws / rel).write_text(GUARD)
+        if n == 0:
+            (ws / "tools" / "guard.sh").unlink()
+            (ws / "tools" / "guard.sh").symlink_to("impl/guard-impl.sh")
+        _guarded(ws, command)
+        _writes(tmp_path, ws, list(paths))
+        for rel in paths:
+            assert (ws / rel).read_text() == GUARD, (command, rel)
+
+
+def test_06_a_hook_folder_made_after_the_start_asks_too(tmp_path: Path) -> None:
+    """The guard reads `.claude/hooks/allow.list` if it exists; the folder did not exist at the
+    start, so no rule covered it and the model's Write made the guard let everything by."""
+    ws = tmp_path / "ws"
+    (ws / "tools").mkdir(parents=True)
+    (ws / "tools" / "guard.sh").write_text(GUARD)
+    _guarded(ws, "sh tools/guard.sh")
+    _writes(tmp_path, ws, [".claude/hooks/allow.list"])
+    assert not (ws / ".claude" / "hooks" / "allow.list").exists()
+
+
+def test_19_a_servers_script_named_by_a_flag_asks_before_a_write(tmp_path: Path) -> None:
+    """A `--mcp-config` server (how the SDKs pass `mcp_servers`) running a workspace script, and a
+    `~/.claude.json` server doing the same: no rule covered the script, and the model rewrote it."""
+    ws = tmp_path / "ws"
+    (ws / "tools").mkdir(parents=True)
+    script = ws / "tools" / "srv.py"
+    script.write_text("print('server')\n")
+    config = json.dumps({"mcpServers": {"proj": {"command": "python3", "args": [str(script)]}}})
+    _writes(tmp_path, ws, ["tools/srv.py"], "--trust", "--mcp-config", config)
+    assert script.read_text() == "print('server')\n"
+    import os
+
+    home = Path(os.environ["HOME"])
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"u": {"command": "python3", "args": [str(script)]}}}))
+    _writes(tmp_path, ws, ["tools/srv.py"], "--trust")
+    assert script.read_text() == "print('server')\n"

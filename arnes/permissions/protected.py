@@ -28,13 +28,14 @@ CLAUDE_SETTINGS = (".claude", ("settings.json", "settings.local.json"))
 # whole .git (hooks, config, commondir run code on the host later, and a renamed .git could carry
 # them back; git commands that write the repository fail in the sandbox), .arnes, features.json,
 # Claude Code's settings (the file tools never write them either), and its prompt folders
-# (skills, commands, agents, output styles): prompt files the user reads and chose, which the agent's own
+# (skills, commands, agents, output styles) and hook folder: what the user reads, chose and runs, which the agent's own
 # commands should not rewrite behind the user's back, nor swap a skill folder for a link (the
 # file tools still edit them, through the gate). One that does not exist yet gets an empty
 # read-only stand-in (sandbox/bubblewrap.py), so a command cannot create it either.
 SANDBOX_READ_ONLY = (
     ".git", ".arnes", "features.json", ".claude/settings.json", ".claude/settings.local.json",
     ".claude/skills", ".claude/commands", ".claude/agents", ".agents/skills", ".claude/output-styles",
+    ".claude/hooks",
 )  # fmt: skip
 
 # Code points HFS+ ignores in names (git's list in utf8.c, `next_hfs_char`).

@@ -126,10 +126,11 @@ def _workspace_file(workspace: Path, root: Path, word: str) -> str | None:
     through the link, as the hook opens it; trust.py hashes what it leads to."""
     for var in _PROJECT_VARS:
         if word.startswith(var):
-            word = word[len(var) :]
+            word = word[len(var) :].lstrip("/")  # `$CLAUDE_PROJECT_DIR//x.sh` is the workspace's x.sh
             break
     else:
-        word = _EXPANDED_PREFIX.sub("", word, count=1)
+        stripped = _EXPANDED_PREFIX.sub("", word, count=1)
+        word = stripped.lstrip("/") if stripped != word else word
     if not word or "\0" in word:
         return None
     if word.startswith("/"):
