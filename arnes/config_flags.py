@@ -20,7 +20,7 @@ from arnes.config import EffectiveConfig, ModeName, add_flag_servers, ask_before
 from arnes.config_claude import claude_settings, translate_rule
 from arnes.errors import ConfigError
 from arnes.extensions.plugins import DIRS_VARIABLE
-from arnes.jsonfile import read_json
+from arnes.host.flagfile import read_flag_file
 from arnes.mcp.approval import KEYS as APPROVAL_KEYS
 from arnes.mcp.settings import parse_servers
 from arnes.nesting import json_loads
@@ -37,9 +37,9 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig, workspace
     if getattr(args, "json_schema", None):
         from arnes.tools.structured import parse_schema
 
-        cfg.json_schema = parse_schema(args.json_schema)
+        cfg.json_schema = parse_schema(args.json_schema, workspace)
     if getattr(args, "settings", None):
-        _settings(args.settings, cfg)
+        _settings(args.settings, cfg, workspace)
     _mode(args, cfg)
     for value in args.allowed_tools:
         for rule in split_rules(value):
@@ -50,7 +50,7 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig, workspace
     if args.strict_mcp_config:
         cfg.mcp_servers.clear()
     for value in args.mcp_config:
-        servers = parse_servers(_json_or_file(value, "--mcp-config"), "--mcp-config")
+        servers = parse_servers(_json_or_file(value, "--mcp-config", workspace), "--mcp-config")
         add_flag_servers(cfg, servers, "--mcp-config")
         if workspace is not None:
             added = [cfg.mcp_servers[n] for n in servers if n in cfg.mcp_servers]
@@ -104,9 +104,9 @@ def _add_rule(cfg: EffectiveConfig, kind: RuleKind, raw: str, flag: str) -> None
     cfg.rules.append(SourcedRule(kind, rule, "flag"))
 
 
-def _settings(value: str, cfg: EffectiveConfig) -> None:
+def _settings(value: str, cfg: EffectiveConfig, workspace: Path | None) -> None:
     """`--settings`: Claude Code settings for this run; their permissions apply as flags do."""
-    raw = _json_or_file(value, "--settings")
+    raw = _json_or_file(value, "--settings", workspace)
     if isinstance(raw, dict) and raw.get("hooks"):
         raise ConfigError("--settings: hooks are not read from --settings; put them in .claude/settings.json")
     kept, warnings = claude_settings(raw, "--settings")
@@ -123,7 +123,7 @@ def _settings(value: str, cfg: EffectiveConfig) -> None:
         cfg.mode = permissions["defaultMode"]
 
 
-def _json_or_file(value: str, flag: str) -> Any:
+def _json_or_file(value: str, flag: str, workspace: Path | None) -> Any:
     if value.lstrip().startswith("{"):
         try:
             return json_loads(value)
@@ -131,29 +131,32 @@ def _json_or_file(value: str, flag: str) -> Any:
             raise ConfigError(f"{flag}: not valid JSON ({exc.msg}, column {exc.colno})") from exc
         except ValueError as exc:
             raise ConfigError(f"{flag}: not read: {exc}") from None
-    return read_json(Path(value).expanduser())
+    text = read_flag_file(value, flag, workspace)
+    try:
+        return json_loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{flag} {value}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    except ValueError as exc:
+        raise ConfigError(f"{flag} {value}: not read: {exc}") from None
 
 
-def system_prompts(args: argparse.Namespace) -> tuple[str, str]:
+def system_prompts(args: argparse.Namespace, workspace: Path | None = None) -> tuple[str, str]:
     """(what replaces arnes's system prompt, what is added after it); empty: nothing.
 
     Claude Code's SDKs pass `--system-prompt ""` whenever the caller sets none: an empty prompt
     keeps arnes's own, which carries the tools' contract (DESIGN §3)."""
-    base = _text(args, "system_prompt")
-    append = _text(args, "append_system_prompt")
+    base = _text(args, "system_prompt", workspace)
+    append = _text(args, "append_system_prompt", workspace)
     return base, append
 
 
-def _text(args: argparse.Namespace, name: str) -> str:
+def _text(args: argparse.Namespace, name: str, workspace: Path | None) -> str:
     text = getattr(args, name, None) or ""
     path = getattr(args, f"{name}_file", None)
     if path:
         if text:
             raise ConfigError(f"--{name.replace('_', '-')} and --{name.replace('_', '-')}-file: give one")
-        try:
-            text = Path(path).expanduser().read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"--{name.replace('_', '-')}-file {path}: cannot be read ({exc})") from exc
+        text = read_flag_file(path, f"--{name.replace('_', '-')}-file", workspace)
     return text.strip()
 
 

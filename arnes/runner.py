@@ -218,7 +218,7 @@ def build_session(
     profile = profile_for(main_model, cfg.steering, cast(FormatChoice | None, cfg.edit_format))
     builtin = [tool.name for tool in default_tools()]
     offered = offered_tools(args, builtin, cfg)
-    system_base, system_append = system_prompts(args)
+    system_base, system_append = system_prompts(args, workspace)
     session_id = session_id or new_session_id()
     bus = EventBus()
 

@@ -241,6 +241,7 @@ class Session:
             sandbox=self.sandbox,
             jobs=self.shared.jobs,
             max_output_chars=self.output_cap,
+            reads_hooked=self.hooks is not None and self.hooks.has("PreToolUse", "Read"),
         )
         if self.skill_catalog is None:
             self.skill_catalog = SkillCatalog(self.host)

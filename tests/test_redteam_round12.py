@@ -184,3 +184,46 @@ def test_19_a_servers_script_named_by_a_flag_asks_before_a_write(tmp_path: Path)
     (home / ".claude.json").write_text(json.dumps({"mcpServers": {"u": {"command": "python3", "args": [str(script)]}}}))
     _writes(tmp_path, ws, ["tools/srv.py"], "--trust")
     assert script.read_text() == "print('server')\n"
+
+
+def test_10_a_writes_refusal_does_not_show_a_file_a_read_hook_guards(tmp_path: Path) -> None:
+    """Your Read hook blocks `customers.csv`; an unread Edit of it was refused with its content,
+    so the hook never had its say. With a PreToolUse hook for Read, the refusal only says to Read."""
+    import os
+
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    guard = {"hooks": [{"type": "command", "command": "echo blocked >&2; exit 2"}], "matcher": "Read"}
+    (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [guard]}}))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "customers.csv").write_text("name,card\nAda,CARD-CANARY\n")
+    edit = {"file_path": "customers.csv", "old_string": "Ada", "new_string": "Bob"}
+    turns = [{"tool_calls": [{"name": "Edit", "input": edit}]}, {"text": "done"}]
+    _, said = _scripted(tmp_path, ws, turns, "--permission-mode", "acceptEdits", "--trace", str(tmp_path / "t.jsonl"))
+    trace = (tmp_path / "t.jsonl").read_text()
+    assert "CARD-CANARY" not in trace, said
+    assert "Read customers.csv before modifying it" in trace, said
+
+
+def test_11_a_file_a_flag_names_in_the_workspace_is_not_read_through_a_link_out(tmp_path: Path) -> None:
+    """CI names the repository's files in flags; a pull request made them links to a secret
+    (`/proc/self/environ`, `~/.docker/config.json`), which went into the system prompt and the tool
+    schema sent to the model. Now one line names the flag and the link; nothing is read."""
+    secret = tmp_path / "docker-config.json"
+    secret.write_text('{"type": "object", "title": "SECRET-CANARY"}')
+    ws = tmp_path / "ws"
+    (ws / "ci").mkdir(parents=True)
+    (ws / "ci" / "review.md").symlink_to(secret)
+    (ws / "ci" / "answer.json").symlink_to(secret)
+    (ws / "ci" / "plain.md").write_text("Be brief.\n")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+    for flag, name in (("--append-system-prompt-file", "review.md"), ("--json-schema", "answer.json")):
+        done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), flag, f"ci/{name}",
+                         "go", cwd=ws)  # fmt: skip
+        assert done.code == 2 and "a link that leads out of" in done.err, done.err
+        assert "SECRET-CANARY" not in done.err + done.out
+    fine = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws),
+                     "--append-system-prompt-file", "ci/plain.md", "go", cwd=ws)  # fmt: skip
+    assert fine.code == 0, fine.err

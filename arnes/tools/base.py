@@ -70,6 +70,9 @@ class ToolContext:
     # state-writing commands (permissions/gitroute.py) run on the host instead (tools/hostgit.py).
     host_git: bool = False
     skills: SkillHost | None = None  # set by the session: the Skill tool's catalog and loader
+    # A PreToolUse hook may judge a Read (the user's own check of what the model may see): a
+    # write's refusal then does not show the file a Read would have had to pass.
+    reads_hooked: bool = False
 
     def real_of(self, path: Path) -> Path | None:
         return self.pinned.get(path)

@@ -119,8 +119,9 @@ def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str, call: str =
     if problem is None:
         return
     plain = ctx.files.check_writable(path, shown) or f"{shown} cannot be written yet; Read it first."
-    # Only what a Read would show without asking: inside the workspace, and no rule hiding it.
-    if not is_inside(resolve_real(ctx.workspace), resolve_real(path)) or ctx.hidden("Read", path):
+    # Only what a Read would show without asking: inside the workspace, no rule hiding it, and no
+    # hook that could have stopped the Read.
+    if ctx.reads_hooked or not is_inside(resolve_real(ctx.workspace), resolve_real(path)) or ctx.hidden("Read", path):
         raise ToolError(plain)
     try:
         text = read_text(path, shown, ctx.real_of(path))

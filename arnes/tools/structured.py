@@ -10,6 +10,7 @@ without it (agent/loop.py) a few times, then the run ends as `error_max_structur
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -72,15 +73,14 @@ class StructuredAnswer:
         )
 
 
-def parse_schema(text: str) -> dict[str, Any]:
+def parse_schema(text: str, workspace: Path | None = None) -> dict[str, Any]:
     """`--json-schema`'s value (JSON, or a file holding it) as a schema for a tool's input; one
     line naming the flag and the fix for anything else."""
     raw = text.strip()
-    if not raw.startswith("{") and Path(raw).expanduser().is_file():
-        try:
-            raw = Path(raw).expanduser().read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"--json-schema {text}: cannot be read ({exc})") from exc
+    if not raw.startswith("{") and os.path.lexists(Path(raw).expanduser()):
+        from arnes.host.flagfile import read_flag_file
+
+        raw = read_flag_file(raw, "--json-schema", workspace)
     try:
         schema = json_loads(raw)
     except ValueError as exc:
