@@ -227,3 +227,42 @@ def test_11_a_file_a_flag_names_in_the_workspace_is_not_read_through_a_link_out(
     fine = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws),
                      "--append-system-prompt-file", "ci/plain.md", "go", cwd=ws)  # fmt: skip
     assert fine.code == 0, fine.err
+
+
+BLOCK = "api.py\n```python\ndef api():\n    return 42\n```\n"
+
+
+def test_15_18_leave_it_alone_holds_for_the_session_and_its_sub_agents(tmp_path: Path) -> None:
+    """ "Don't change api.py" was judged against the current message only: the same `whole` block
+    was written by arnes in the next message (15), and in a sub-agent whose task the model wrote
+    (18). What the user said to leave alone now holds for every later call arnes makes."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "api.py").write_text("# KEEP\ndef api():\n    return 1\n")
+    (ws / "util.py").write_text("def util():\n    return 2\n")
+    turns = [
+        {"text": "Here:\n\n" + BLOCK},
+        {"tool_calls": [{"name": "Delegate", "input": {"task": "Make api() in api.py return 42."}}]},
+        {"text": "Here is the file.\n\n" + BLOCK},
+        {"text": "Here is the file again.\n\n" + BLOCK},
+        *[{"text": "Done."}] * 4,
+    ]
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": turns}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--steering", "small",
+                     "--edit-format", "whole", "--permission-mode", "acceptEdits",
+                     "Don't change api.py. Add a docstring to util.py.")  # fmt: skip
+    assert (ws / "api.py").read_text().startswith("# KEEP"), done.out
+    from arnes.agent.loop import Agent
+    from arnes.llm.script import ScriptProvider
+    from arnes.session import Session
+
+    provider = ScriptProvider.from_turns([{"text": "ok"}, {"text": "Here:\n\n" + BLOCK}, *[{"text": "Done."}] * 4])
+    agent = Agent(Session(workspace=ws, provider=provider, steering_set="small", edit_format="whole"))
+    agent.start()
+    try:
+        agent.turn("Don't change api.py. Add a helper to util.py.")
+        agent.turn("Now add a docstring to util.py.")
+    finally:
+        agent.finish()
+    assert (ws / "api.py").read_text().startswith("# KEEP")

@@ -101,7 +101,13 @@ class Agent:
         self.guard = LoopGuard()
         self.steer = session.steering  # the model-adaptation layer, known only by its protocol
         self._made = 0  # calls arnes made for the model, for their ids
-        self._task = ""  # the user's message, for what arnes may never change for the model
+        self._task = ""  # the user's message
+        # Every message of the user's so far (a resumed session's too; a sub-agent starts with its
+        # parent's): "leave api.py alone" holds for the session, not one message, for what arnes
+        # may never change for the model.
+        self.said: list[str] = [
+            b.text for m in self.messages if m.role == "user" for b in m.content if isinstance(b, TextBlock)
+        ]
         self._announced = False  # the running Act's line was said
         self._tally = Appended(0, lambda total, new: total + message_tokens(new))  # the size, kept as it grows
         self._last_error: str | None = None  # the last tool error of the last tool turn, if it had one
@@ -177,6 +183,7 @@ class Agent:
         self.guard.reset()
         self.steer.new_turn(task)
         self._task = task
+        self.said.append(task)
         self._last_error = None
         self.hooks.stop_blocks, self.hooks.halt = 0, None
         r.structured_output = None
@@ -412,7 +419,7 @@ class Agent:
         if act.quiet and not s.quietly_allowed(request):
             return None
         if not request.read_only:
-            barred = off_limits(self._task, [t.path for t in request.targets], s.workspace)
+            barred = off_limits("\n".join(self.said), [t.path for t in request.targets], s.workspace)
             if barred is not None:
                 return ToolResultBlock(call.id, f"arnes did not make this {call.name} for you: {barred}", True)
         self.result.arnes_calls += 1
@@ -701,7 +708,9 @@ class Agent:
     def _delegate(self, task: str, read_only: bool, agent: str | None = None) -> str:
         """Run a sub-agent with a clean context; only its conclusion comes back."""
         child = self.s.delegate(agent, read_only=read_only, parent_call=self._current_call or "delegate")
-        result = Agent(child).run(task)
+        below = Agent(child)
+        below.said = [*self.said]  # what the user said to leave alone holds below too
+        result = below.run(task)
         self.result.input_tokens += result.input_tokens
         self.result.output_tokens += result.output_tokens
         if result.stop_reason in ("budget", "interrupted"):
