@@ -266,3 +266,15 @@ def test_15_18_leave_it_alone_holds_for_the_session_and_its_sub_agents(tmp_path:
     finally:
         agent.finish()
     assert (ws / "api.py").read_text().startswith("# KEEP")
+
+
+def test_07_a_hook_run_as_python_m_names_its_module(tmp_path: Path) -> None:
+    """`python3 -m tools.guard` runs tools/guard.py: the module is one of the files hooks run."""
+    from arnes.permissions.trust_scripts import referenced_scripts
+
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "guard.py").write_text("print(1)\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__main__.py").write_text("print(1)\n")
+    hooks = {"PreToolUse": [{"hooks": [{"command": "python3 -m tools.guard"}, {"command": "python3 -m pkg"}]}]}
+    assert referenced_scripts(tmp_path, [], [("x", {"hooks": hooks})]) == ["pkg", "tools/guard.py"]

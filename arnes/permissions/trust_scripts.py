@@ -106,8 +106,11 @@ def _split(command: str, depth: int) -> Iterator[str]:
         words = list(lexer)
     except ValueError:
         words = command.split()
-    for word in words:
+    for before, word in zip(["", *words], words, strict=False):
         yield from _also(word, depth)
+        if before == "-m" and re.fullmatch(r"[A-Za-z_][\w.]*", word):  # `python3 -m tools.guard`
+            module = word.replace(".", "/")
+            yield from (f"{module}.py", module, f"{module}/__init__.py")
 
 
 def _also(word: str, depth: int) -> Iterator[str]:
