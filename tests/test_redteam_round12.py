@@ -278,3 +278,31 @@ def test_07_a_hook_run_as_python_m_names_its_module(tmp_path: Path) -> None:
     (tmp_path / "pkg" / "__main__.py").write_text("print(1)\n")
     hooks = {"PreToolUse": [{"hooks": [{"command": "python3 -m tools.guard"}, {"command": "python3 -m pkg"}]}]}
     assert referenced_scripts(tmp_path, [], [("x", {"hooks": hooks})]) == ["pkg", "tools/guard.py"]
+    # 25: the other spellings, the package's __init__.py (imported first), a server's args
+    (tmp_path / "tools" / "__init__.py").write_text("")
+    (tmp_path / "tools" / "srv.py").write_text("")
+    hooks = {"PreToolUse": [{"hooks": [{"command": "python3 -mtools.guard"}, {"command": "python3 -Bm pkg"}]}]}
+    servers = {"s": {"command": "python3", "args": ["-m", "tools.srv"]}}
+    found = referenced_scripts(tmp_path, [], [("x", {"hooks": hooks, "mcpServers": servers})])
+    assert found == ["pkg", "tools/__init__.py", "tools/guard.py", "tools/srv.py"]
+
+
+def test_23_the_folder_holding_a_protected_link_is_read_only_in_the_sandbox(tmp_path: Path) -> None:
+    """A trusted hook script that is a link: the sandbox bound its target read-only (a bind
+    follows the link), and a command swapped the link itself for one to a script of its own."""
+    from arnes.permissions.engine import RuleEngine
+    from arnes.permissions.rules import SourcedRule
+    from arnes.sandbox.hidden import unwritable_paths
+
+    (tmp_path / "tools" / "impl").mkdir(parents=True)
+    (tmp_path / "tools" / "impl" / "guard.sh").write_text(GUARD)
+    (tmp_path / "tools" / "guard.sh").symlink_to("impl/guard.sh")
+    engine = RuleEngine(tmp_path, "default", [SourcedRule("ask", "Edit(./tools/guard.sh)", "x")])
+    assert tmp_path / "tools" in unwritable_paths(engine)
+
+
+def test_24_globs_a_regex_would_take_quadratic_time_on_go_linear() -> None:
+    from arnes.permissions.globmatch import needs_linear
+
+    assert needs_linear("**a**b00") and needs_linear("**/a/**/b") and needs_linear("*a*b*c")
+    assert not needs_linear("**/*.pem") and not needs_linear("./secrets/**") and not needs_linear("**/.env*")

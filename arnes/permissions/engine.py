@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.host.paths import inside_str, is_inside, real_path, resolve_real
-from arnes.permissions.globmatch import MOST_STARS, LinearGlob, star_runs
+from arnes.permissions.globmatch import LinearGlob, needs_linear
 from arnes.permissions.protected import (
     ANY_DEPTH,
     TOP_LEVEL_FILES,
@@ -162,7 +162,7 @@ class RuleEngine:
                 )
                 continue
             linear = None
-            if rule.specifier is not None and star_runs(rule.specifier) > MOST_STARS:
+            if rule.specifier is not None and needs_linear(rule.specifier):
                 linear = LinearGlob("/" + anchor(rule.specifier, ws, home).lstrip("/"), sourced.kind != "allow")
             elif rule.specifier is not None:
                 flags = re.IGNORECASE if sourced.kind != "allow" else 0

@@ -47,6 +47,17 @@ def star_runs(glob: str) -> int:
     return runs
 
 
+def needs_linear(glob: str) -> bool:
+    """Whether a regex for this glob could take more than linear time on a long path: more than
+    MOST_STARS star runs, two `**`, or a `**` that is not a folder step beside another star
+    (`**a**b` is quadratic in the path's length, and paths may be 4,000 characters deep)."""
+    if glob.endswith("/**"):
+        glob = glob[:-3]
+    kinds = [kind for kind, _ in tokens(glob, False) if kind in (STAR, ANY, FOLDERS)]
+    doubles = sum(kind in (ANY, FOLDERS) for kind in kinds)
+    return len(kinds) > MOST_STARS or doubles >= 2 or (ANY in kinds and len(kinds) >= 2)
+
+
 def _class(body: str, fold: bool) -> _Class:
     negated = body[:1] in ("!", "^")
     body = body[1:] if negated else body
@@ -103,6 +114,7 @@ class LinearGlob:
         self.fold = ignore_case
         self.tokens = tokens(glob, ignore_case)
         self.pattern = absolute_glob  # for messages
+        self._steps: dict[tuple[frozenset[int], str], tuple[frozenset[int], bool]] = {}  # a lazy DFA
 
     def _closure(self, states: set[int]) -> set[int]:
         todo, seen = list(states), set(states)
@@ -114,36 +126,45 @@ class LinearGlob:
         return seen
 
     def match(self, path: str) -> bool:
-        end = len(self.tokens)
         text = path.casefold() if self.fold else path
-        states = self._closure({0})
-        below = False  # past the end of the glob and a `/`: anything below a matching folder
+        states = frozenset(self._closure({0}))
         for c in text:
+            key = (states, c)
+            if key not in self._steps:
+                if len(self._steps) > 20_000:  # a bound on the memory it keeps
+                    self._steps.clear()
+                self._steps[key] = self._step(states, c)
+            states, below = self._steps[key]
             if below:
                 return True
-            moved: set[int] = set()
-            for i in states:
-                if i < 0:  # inside a `**/`: any text, done at a `/`
-                    moved.add(i)
-                    if c == "/":
-                        moved.add(-i)
-                    continue
-                if i == end:
-                    below = below or c == "/"
-                    continue
-                kind, arg = self.tokens[i]
-                if _steps(kind, arg, c):
-                    moved.add(i + 1)
-                elif (kind == STAR and c != "/") or kind == ANY:
-                    moved.add(i)
-                elif kind == FOLDERS:  # `(?:[^/]*/)*`: empty (the closure), or text that ends at a `/`
-                    moved.add(-(i + 1))
-                    if c == "/":
-                        moved.add(i + 1)
-            if not moved and not below:
+            if not states:
                 return False
-            states = self._closure(moved) if moved else set()
-        return below or end in states
+        return len(self.tokens) in states
+
+    def _step(self, states: frozenset[int], c: str) -> tuple[frozenset[int], bool]:
+        """The states after `c`, and whether `c` is a `/` past a full match (below a matching folder)."""
+        end = len(self.tokens)
+        below = False
+        moved: set[int] = set()
+        for i in states:
+            if i < 0:  # inside a `**/`: any text, done at a `/`
+                moved.add(i)
+                if c == "/":
+                    moved.add(-i)
+                continue
+            if i == end:
+                below = below or c == "/"
+                continue
+            kind, arg = self.tokens[i]
+            if _steps(kind, arg, c):
+                moved.add(i + 1)
+            elif (kind == STAR and c != "/") or kind == ANY:
+                moved.add(i)
+            elif kind == FOLDERS:  # `(?:[^/]*/)*`: empty (the closure), or text that ends at a `/`
+                moved.add(-(i + 1))
+                if c == "/":
+                    moved.add(i + 1)
+        return frozenset(self._closure(moved)), below
 
 
 def _steps(kind: int, arg: object, c: str) -> bool:

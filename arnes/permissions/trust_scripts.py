@@ -83,6 +83,7 @@ def _words(raw: object) -> Iterator[str]:
                     for arg in args:
                         if isinstance(arg, str):
                             yield from _also(arg, NESTING)
+                    yield from _modules([a for a in args if isinstance(a, str)])
                 env = server.get("env")  # BASH_ENV=tools/x.sh, NODE_OPTIONS="--require ./x.js"
                 if isinstance(env, dict):
                     for value in env.values():
@@ -106,11 +107,25 @@ def _split(command: str, depth: int) -> Iterator[str]:
         words = list(lexer)
     except ValueError:
         words = command.split()
-    for before, word in zip(["", *words], words, strict=False):
+    for word in words:
         yield from _also(word, depth)
-        if before == "-m" and re.fullmatch(r"[A-Za-z_][\w.]*", word):  # `python3 -m tools.guard`
-            module = word.replace(".", "/")
-            yield from (f"{module}.py", module, f"{module}/__init__.py")
+    yield from _modules(words)
+
+
+def _modules(words: list[str]) -> Iterator[str]:
+    """The files `python -m a.b` runs, however the option is spelled (`-m a.b`, `-ma.b`, `-Bm
+    a.b`): a.py or a/__init__.py, a/b.py, a/b/__init__.py, a/b/__main__.py (a folder, hashed whole)."""
+    for i, word in enumerate(words):
+        if not word.startswith("-") or word.startswith("--") or "m" not in word[1:]:
+            continue
+        rest = word[1:].split("m", 1)[1]
+        module = rest or (words[i + 1] if i + 1 < len(words) else "")
+        if not re.fullmatch(r"[A-Za-z_][\w.]*", module):
+            continue
+        parts = module.split(".")
+        for n in range(1, len(parts) + 1):
+            path = "/".join(parts[:n])
+            yield from (f"{path}.py", f"{path}/__init__.py", path)
 
 
 def _also(word: str, depth: int) -> Iterator[str]:

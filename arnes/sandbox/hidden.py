@@ -21,8 +21,13 @@ def hidden_paths(engine: RuleEngine) -> list[Path]:
 
 
 def unwritable_paths(engine: RuleEngine) -> list[Path]:
-    """Files an Edit/Write deny or ask rule covers: the sandbox keeps them read-only."""
-    return _covered(engine, ("Edit", "Write"), lambda p: engine.write_covered(p))
+    """Files an Edit/Write deny or ask rule covers: the sandbox keeps them read-only. A covered
+    name that is a link: the folder holding it too (a bind follows the link, so the link itself
+    could be swapped for one to another file; a trusted hook script reached that way is replaced)."""
+    covered = _covered(engine, ("Edit", "Write"), lambda p: engine.write_covered(p))
+    workspace = str(engine.workspace)
+    holders = [p.parent for p in covered if p.is_symlink() and str(p.parent).startswith(workspace + "/")]
+    return collapse(sorted({*covered, *holders}))
 
 
 def _covered(engine: RuleEngine, tools: tuple[str, ...], judge: Callable[[Path], bool]) -> list[Path]:
