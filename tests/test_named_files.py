@@ -169,15 +169,17 @@ def first_message_of(tmp_path: Path, *steering_and_format: str) -> str:
 def test_spare_kept_names_a_file_the_task_says_to_keep_instead_of_showing_it(tmp_path: Path) -> None:
     """In an edit format the reply may write every file shown whole: with spare-kept, the test file
     the task says not to change is named, its content left out; the stub is shown."""
-    first = first_message_of(tmp_path, "--steering", "small,+spare-kept", "--edit-format", "whole")
+    first = first_message_of(tmp_path, "--steering", "small", "--edit-format", "whole")
     assert f"{PLAIN_HEADER}\n\ntwo_fer.py\n```python\n{STUB}```" in first
     assert "TESTS_BODY_MARKER" not in first
     assert "Not shown, as the task says to leave it as it is: two_fer_test.py." in first
 
 
 def test_without_spare_kept_or_with_native_calls_the_kept_file_is_shown(tmp_path: Path) -> None:
-    """The small set shows both files; with tool calls nothing is written whole, so spare-kept
-    leaves the Read-shaped view as it was."""
-    assert "TESTS_BODY_MARKER" in first_message_of(tmp_path, "--steering", "small", "--edit-format", "whole")
-    tools = first_message_of(tmp_path, "--steering", "small,+spare-kept", "--edit-format", "tools")
+    """Without the piece both files are shown; with tool calls nothing is written whole, so
+    spare-kept leaves the Read-shaped view as it was."""
+    assert "TESTS_BODY_MARKER" in first_message_of(
+        tmp_path, "--steering", "small,-spare-kept", "--edit-format", "whole"
+    )
+    tools = first_message_of(tmp_path, "--steering", "small", "--edit-format", "tools")
     assert "TESTS_BODY_MARKER" in tools and "Not shown" not in tools
