@@ -80,7 +80,7 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
         "--max-cost", "--max-budget-usd", type=float, metavar="USD",
         help="stop after this cost, by the price table (exit 3)",
     )  # fmt: skip
-    p.add_argument("--resume", nargs="?", const="", metavar="ID", help="continue a session (default: the latest here)")
+    p.add_argument("-r", "--resume", nargs="?", const="", metavar="ID", help="continue a session (default: the latest)")
     p.add_argument("-c", "--continue", dest="continue_", action="store_true", help="continue the latest session here")
     p.add_argument("--progress", action="store_true", help="record each task's outcome in PROGRESS.md")
     p.add_argument(

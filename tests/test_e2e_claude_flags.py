@@ -173,7 +173,7 @@ def test_fork_session_goes_on_in_a_new_session_with_the_old_conversation(shop: P
         for block in e["content"]
     ]
     assert "remember KIWI-7" in said and "and then?" in said
-    again = run_arnes(*base, "--resume", named, "more")  # the fork resumes whole
+    again = run_arnes(*base, "-r", named, "more")  # the fork resumes whole (-r: Claude Code's short --resume)
     assert again.code == 0 and init_line(again)["session_id"] == named, again.err
     latest = run_arnes(*base, "-c", "--fork-session", "once more")  # the newest session, forked
     assert latest.code == 0 and init_line(latest)["session_id"] not in (original, named), latest.err

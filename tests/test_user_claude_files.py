@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from arnes.agent.trace import read_trace
-from arnes.config import SECRET_SOURCE, load_config, user_settings_path
+from arnes.config import HOOK_SCRIPTS_SOURCE, SECRET_SOURCE, load_config, user_settings_path
 from arnes.extensions.locations import discover
 from arnes.host.files import HostFiles
 from arnes.permissions.engine import RuleEngine
@@ -69,7 +69,8 @@ def test_a_broken_claude_file_is_one_line_and_the_rest_loads(home: Path, tmp_pat
     claude = claude_settings(home, '{"permissions": {"deny": [')
     arnes = write(user_settings_path(), {"permissions": {"deny": ["Read(**/*.sqlite)"]}})
     cfg = load_config(tmp_path / "ws", trusted=False)
-    assert [(r.rule, r.source) for r in cfg.rules if r.source != SECRET_SOURCE] == [("Read(**/*.sqlite)", str(arnes))]
+    built = (SECRET_SOURCE, HOOK_SCRIPTS_SOURCE)
+    assert [(r.rule, r.source) for r in cfg.rules if r.source not in built] == [("Read(**/*.sqlite)", str(arnes))]
     assert cfg.warnings == [f"{claude}: not valid JSON (line 1, column 27: Expecting value); its rules and hooks "
                             "do not apply (the other settings files still do)"]  # fmt: skip
     claude_settings(home, {"permissions": {"deny": ["Bash(rm -rf:*) trailing"], "allow": "Read"}})

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from arnes.nesting import json_loads
+
 MAX_MESSAGE = 32 << 20
 MAX_HEADER = 8192
 
@@ -114,7 +116,7 @@ class Connection:
         body = self._reader.read(length)
         if len(body) < length:
             return None
-        message = json.loads(body)
+        message = json_loads(body.decode("utf-8", errors="replace"))
         return message if isinstance(message, dict) else {}
 
     def _dispatch(self, message: dict[str, Any]) -> None:

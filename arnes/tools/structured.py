@@ -155,7 +155,7 @@ def check(schema: dict[str, Any], value: Any, seconds: float = CHECK_SECONDS) ->
             timeout=seconds,
             check=False,
         )
-        found = json.loads(done.stdout)
+        found = json_loads(done.stdout)
     except subprocess.TimeoutExpired:
         return [
             (
