@@ -124,20 +124,15 @@ def _settings(value: str, cfg: EffectiveConfig, workspace: Path | None) -> None:
 
 
 def _json_or_file(value: str, flag: str, workspace: Path | None) -> Any:
-    if value.lstrip().startswith("{"):
-        try:
-            return json_loads(value)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{flag}: not valid JSON ({exc.msg}, column {exc.colno})") from exc
-        except ValueError as exc:
-            raise ConfigError(f"{flag}: not read: {exc}") from None
-    text = read_flag_file(value, flag, workspace)
+    """A flag's JSON, given inline (`{...}`) or as a file (host/flagfile.py)."""
+    inline = value.lstrip().startswith("{")
+    text, where = (value, flag) if inline else (read_flag_file(value, flag, workspace), f"{flag} {value}")
     try:
         return json_loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{flag} {value}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+        raise ConfigError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
     except ValueError as exc:
-        raise ConfigError(f"{flag} {value}: not read: {exc}") from None
+        raise ConfigError(f"{where}: not read: {exc}") from None
 
 
 def system_prompts(args: argparse.Namespace, workspace: Path | None = None) -> tuple[str, str]:
