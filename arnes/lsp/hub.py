@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import unquote, urlparse
 
+from arnes.host.stderrtail import stderr_tail
 from arnes.lsp.settings import LspEntry
 from arnes.lsp.wire import Connection, LspError
 from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec
@@ -31,7 +32,6 @@ SandboxFor = Callable[[LspEntry], Sandbox]
 # How long a write waits for the server's diagnostics of the new text (ARNES_LSP_WAIT overrides).
 DIAGNOSTICS_WAIT = 3.0
 REQUEST_TIMEOUT = 30.0
-TAIL = 2000
 MOST_BYTES = 4 << 20  # a larger file is not sent to a server (nor asked about)
 SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 
@@ -268,13 +268,8 @@ class LspHub:
             server.changed.notify_all()
 
     def _tail(self, server: _Server) -> str:
-        if server.errlog is None:
-            return ""
-        with contextlib.suppress(OSError, ValueError):
-            size = os.fstat(server.errlog.fileno()).st_size
-            data = os.pread(server.errlog.fileno(), TAIL, max(0, size - TAIL)).decode("utf-8", "replace").strip()
-            return f" (its last words: {data})" if data else ""
-        return ""
+        lines = stderr_tail(server.errlog)
+        return f" (its last words: {' | '.join(lines)})" if lines else ""
 
 
 def _answers(published: _Published | None, version: int, before: int) -> bool:

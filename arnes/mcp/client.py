@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from arnes.host.paths import search_path
+from arnes.host.stderrtail import stderr_tail
 from arnes.mcp.expand import ExpansionError
 from arnes.mcp.settings import ServerEntry
 from arnes.sandbox.base import Confined, Sandbox
@@ -40,7 +41,6 @@ MISSING_SDK = "the MCP SDK is not installed: pip install 'arnes[mcp]'"
 SandboxFor = Callable[[ServerEntry], Sandbox | None]  # None: run this server unconfined
 # The entry as it starts: its `${VAR}`s expanded (mcp/expand.py); ExpansionError: it does not start.
 Resolve = Callable[[ServerEntry], ServerEntry]
-TAIL_LINES, TAIL_BYTES = 20, 2048  # how much of a failed server's stderr the user sees
 
 
 @dataclass
@@ -363,20 +363,3 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {shlex.quote(exc.filename or text)}"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def stderr_tail(errlog: IO[str] | None) -> list[str]:
-    """The last lines a server wrote on stderr (at most TAIL_LINES lines of its last TAIL_BYTES),
-    which usually say why it stopped: a missing variable, a package not found, a stack trace.
-    Read from the file the process wrote to, whatever its size."""
-    if errlog is None or errlog.closed:
-        return []
-    with contextlib.suppress(OSError, ValueError):
-        fd = errlog.fileno()
-        size = os.fstat(fd).st_size
-        data = os.pread(fd, TAIL_BYTES, max(0, size - TAIL_BYTES))
-        lines = data.decode("utf-8", errors="replace").splitlines()
-        if size > TAIL_BYTES and lines:
-            lines = lines[1:]  # the first line was cut in the middle
-        return [line.rstrip()[:300] for line in lines if line.strip()][-TAIL_LINES:]
-    return []
