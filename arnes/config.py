@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from arnes.config_conflicts import mode_conflict, rule_conflicts
 from arnes.errors import ConfigError
-from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings
+from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings, script_folders
 from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.jsonfile import read_json
 from arnes.llm.profiles import pieces_of
@@ -306,6 +306,8 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         check_names(settings.mcpServers, str(path))
         _add_servers(cfg, settings.mcpServers, path, layer, trusted)
         _add_hooks(cfg, settings.hooks, path, layer, trusted)
+        if layer in USER_LAYERS:
+            _hook_script_folders(cfg, settings.hooks, Path(os.path.realpath(_home(env))))
         if layer in PROJECT_LAYERS and settings.sandbox.mode in ("off", "landlock"):
             # Trusted or not: the project's own hooks and servers would run unconfined (DESIGN §10),
             # or under Landlock, where the home folder is readable and the network open.
@@ -362,8 +364,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         cfg.sandbox = settings.sandbox.mode or cfg.sandbox
         if settings.sandbox.network is not None:
             cfg.network = settings.sandbox.network
-        home = (os.environ if env is None else env).get("HOME") or os.path.expanduser("~")
-        _user_only_sandbox_keys(cfg, layer, path, settings.sandbox, home)
+        _user_only_sandbox_keys(cfg, layer, path, settings.sandbox, str(_home(env)))
         if layer in PROJECT_LAYERS and settings.hooks_fail == "open":
             # Trusting a folder lets its own hooks run; it must not loosen the user's guard hooks
             # ("open" is the default: only a "closed" of the user's is worth a word).
@@ -693,6 +694,19 @@ def _add_hooks(
                     )
                 made = HookEntry(event, entry.matcher, hook, str(path), user, user or trusted, trusted, plugin_root)
                 cfg.hooks.append(made)
+
+
+def _home(env: dict[str, str] | None) -> Path:
+    return Path((os.environ if env is None else env).get("HOME") or os.path.expanduser("~"))
+
+
+def _hook_script_folders(cfg: EffectiveConfig, hooks: HookSettings, home: Path) -> None:
+    """Your sandboxed hooks' script folders under home (~/.claude/hooks/) are readable to commands."""
+    for matchers in hooks.values():
+        for entry in matchers:
+            for hook in entry.hooks:
+                if hook.sandbox:
+                    cfg.read_paths += [f for f in script_folders(hook.command, home) if f not in cfg.read_paths]
 
 
 def _restrictions_only(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:

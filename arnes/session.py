@@ -16,7 +16,7 @@ from arnes.adapt.piece import Env
 from arnes.agent.budget import Budget
 from arnes.agent.context import SUMMARY_PROMPT
 from arnes.agent.events import Event, EventBus, Nested, Notice, SessionStart
-from arnes.agent.instructions import cap_for, scoped_rules
+from arnes.agent.instructions import cap_for, folder_instructions, scoped_rules
 from arnes.agent.listing import visible_files
 from arnes.agent.named import named_files
 from arnes.agent.prompt import session_context, system_prompt
@@ -429,6 +429,9 @@ class Session:
 
     def scoped_rules(self) -> list[Rule]:
         return scoped_rules(self.host)
+
+    def folder_instructions(self, folder: str) -> str:
+        return folder_instructions(self.host, folder, cap=cap_for(self.context_window))
 
     def delegate(self, agent: str | None, *, read_only: bool, parent_call: str) -> Session:
         from arnes.agent.delegation import delegate_session

@@ -173,3 +173,46 @@ def test_a_task_call_reaches_hooks_in_claude_codes_shape_and_their_rewrite_is_ho
     done, events = run(tmp_path, ws, turns, "--trust", "--permission-mode", "bypass")
     assert done.code == 0, done.err
     assert not (ws / "p.txt").exists()  # the rewritten call made a read-only sub-agent
+
+
+def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp_path: Path) -> None:
+    """Claude Code's habit: the guard script lives in ~/.claude/hooks/ and tests `tool_input.file_path`,
+    always absolute there, against the project folder. In the sandbox that hides home, the script's
+    folder is readable to it; the model's relative `src/app.py` reaches it absolute, `..` folded."""
+    home = Path(os.environ["HOME"])
+    scripts = home / ".claude" / "hooks"
+    scripts.mkdir(parents=True)
+    (scripts / "inside.sh").write_text(
+        "#!/bin/bash\n"
+        'f=$(python3 -c \'import json,sys; print(json.load(sys.stdin)["tool_input"]["file_path"])\')\n'
+        'echo "$f" >> "$CLAUDE_PROJECT_DIR/seen.txt"\n'
+        'case "$f" in "$CLAUDE_PROJECT_DIR"/*) exit 0;; esac\n'
+        'echo "Refusing to write outside the project: $f" >&2; exit 2\n'
+    )
+    (scripts / "inside.sh").chmod(0o755)
+    (home / ".claude" / "secret.txt").write_text("NOT-FOR-HOOKS\n")
+    settings = {"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [hook("~/.claude/hooks/inside.sh")]}]}}
+    (home / ".claude" / "settings.json").write_text(json.dumps(settings))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    writes = [
+        {"name": "Write", "input": {"file_path": "src/app.py", "content": "x = 1\n"}},
+        {"name": "Write", "input": {"file_path": "src/../../outside.txt", "content": "y\n"}},
+    ]
+    bash_call = bash("cat ~/.claude/secret.txt; ls ~/.claude/hooks")
+    done, events = run(
+        tmp_path,
+        ws,
+        [{"tool_calls": writes}, {"tool_calls": [bash_call]}],
+        "--allow",
+        "Bash",
+        "--permission-mode",
+        "acceptEdits",
+    )
+    assert done.code == 0, done.err
+    root = os.path.realpath(ws)
+    assert (ws / "src" / "app.py").read_text() == "x = 1\n"
+    assert (ws / "seen.txt").read_text().splitlines() == [f"{root}/src/app.py", f"{os.path.dirname(root)}/outside.txt"]
+    blocked = results(events)[1]
+    assert blocked[0] and "Refusing to write outside the project" in blocked[1]
+    assert "NOT-FOR-HOOKS" not in results(events)[2][1] and "inside.sh" in results(events)[2][1]

@@ -37,6 +37,7 @@ def workspace(tmp_path: Path) -> Path:
     (rules / "general.md").write_text("ALWAYS-RULE: keep functions short.\n")
     api = '---\npaths:\n  - "src/api/**/*.{ts,tsx}"\n---\nAPI-RULE: validate input.\n'
     (rules / "backend" / "api.md").write_text(api)
+    (ws / "src" / "api" / "CLAUDE.md").write_text("@../../README.md\nFOLDER-RULE: log every request.\n")
     return ws
 
 
@@ -53,8 +54,13 @@ def test_unscoped_rules_start_the_session_and_scoped_ones_come_with_their_files(
     readme, users, orders = results
     assert "API-RULE" not in readme  # no match, no rule
     assert "[The project's rule .claude/rules/backend/api.md applies to src/api/users.ts" in users
-    assert users.rstrip().endswith("API-RULE: validate input.") and "export const users" in users
+    assert "API-RULE: validate input.\n" in users and "export const users" in users
     assert "API-RULE" not in orders  # once per session
+    # Claude Code's on-demand CLAUDE.md: a sub-folder's file, with its imports, comes with its first file
+    assert "FOLDER-RULE" not in first and "FOLDER-RULE" not in readme and "FOLDER-RULE" not in orders
+    assert "[Instructions for the files under src/api/, which src/api/users.ts is one of; follow them:]" in users
+    assert "The project's src/api/CLAUDE.md (its own rules; follow them):" in users
+    assert "README.md (imported by src/api/CLAUDE.md):\nhello" in users
 
 
 def test_an_edit_of_a_matching_file_brings_the_rule_too(tmp_path: Path) -> None:
@@ -69,12 +75,13 @@ def test_a_rule_file_linking_out_is_refused_with_one_note(tmp_path: Path) -> Non
     (tmp_path / "elsewhere.md").write_text("OUTSIDE-SECRET\n")
     (ws / ".claude" / "rules" / "linked.md").symlink_to(tmp_path / "elsewhere.md")
     (ws / ".claude" / "rules" / "private.md").write_text("---\npaths: src/**\n---\nDENIED-RULE\n")
+    (ws / "src" / "AGENTS.md").symlink_to(tmp_path / "elsewhere.md")  # a sub-folder's file linking out
     deny = {"permissions": {"deny": ["Read(./.claude/rules/private.md)"]}}  # a restriction: holds untrusted
     (ws / ".claude" / "settings.json").write_text(json.dumps(deny))
     first, results, printed = run(tmp_path, ws, [read("src/api/users.ts"), {"text": "done"}])
     for secret in ("OUTSIDE-SECRET", "DENIED-RULE"):
         assert secret not in first and secret not in results[0]
-    assert "API-RULE" in results[0]  # the rest still work
+    assert "API-RULE" in results[0] and "FOLDER-RULE" in results[0]  # the rest still work
     assert printed.count(".claude/rules/linked.md left out of the prompt") == 1, printed
     assert "link out of the workspace" in printed
     assert printed.count(".claude/rules/private.md left out of the prompt") == 1, printed

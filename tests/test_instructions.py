@@ -203,6 +203,24 @@ def test_the_instructions_stop_at_the_cap(ws: Path, home: Path) -> None:
     assert len(read(ws, home, cap=4096)[0].encode()) < 4096 + 500
 
 
+def test_a_file_cut_where_whitespace_falls_is_still_marked(ws: Path, home: Path) -> None:
+    """The byte after the cap is a space: stripped, the text fits exactly; it is still a cut file."""
+    (ws / "CLAUDE.md").write_text("x" * (CAP - 1) + "y end of the rule\n")
+    text, notes = read(ws, home)
+    assert "[CLAUDE.md cut here: the instructions stop at 32 KiB; Read it for the rest]" in text
+    assert notes == ["the instructions stop at 32 KiB: CLAUDE.md cut"]
+
+
+def test_a_claude_md_that_imports_agents_md_adds_its_own_lines(ws: Path, home: Path) -> None:
+    (ws / "AGENTS.md").write_text("Shared rule.\n")
+    (ws / "CLAUDE.md").write_text("@AGENTS.md\nClaude-only rule.\n")
+    text, notes = read(ws, home)
+    assert notes == [] and text.count("Shared rule.") == 1
+    assert text.index("The project's AGENTS.md") < text.index("The project's CLAUDE.md") < text.index("Claude-only")
+    (ws / "CLAUDE.md").write_text("Shared rule.\n")  # a copy, not an import: one file per folder
+    assert "The project's CLAUDE.md" not in read(ws, home)[0]
+
+
 def test_a_hidden_instruction_file_is_left_out(ws: Path, home: Path) -> None:
     (ws / "AGENTS.md").write_text(f"{SECRET}\n")
     text, notes = read(ws, home, [SourcedRule("deny", "Read(AGENTS.md)", "test")])

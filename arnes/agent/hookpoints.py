@@ -7,7 +7,9 @@ failed, and hands back only what the loop needs: a block reason, a permission de
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from arnes.agent.events import HookEvent, Notice
@@ -18,6 +20,22 @@ from arnes.permissions.gate import HookDecision
 from arnes.tools.responses import tool_response
 
 MAX_STOP_BLOCKS = 3  # a Stop hook sends the model back at most this often per task: no endless loop
+PATH_KEYS = ("file_path", "notebook_path")  # the file tools' path arguments, absolute in Claude Code
+
+
+def hook_input(call: ToolCall, workspace: Path) -> dict[str, Any]:
+    """The call's input as a hook sees it: a file path made absolute, as Claude Code's always is.
+
+    Hooks written for Claude Code test `tool_input.file_path` against `$CLAUDE_PROJECT_DIR/*` or
+    `*/secrets/*`; the model's `src/app.py` would fail the first and slip past the second. `..`
+    is folded in, so `../x` reads as the place outside it names (the model's text is in the trace).
+    """
+    given = dict(call.input)
+    for key in PATH_KEYS:
+        value = given.get(key)
+        if isinstance(value, str) and value and not value.startswith("~"):
+            given[key] = os.path.normpath(os.path.join(workspace, value))
+    return given
 
 
 @dataclass(frozen=True)
@@ -57,8 +75,8 @@ class HookPoints:
         return outcome
 
     def pre_tool(self, call: ToolCall) -> PreTool:
-        got = self._run("PreToolUse", {"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id},
-                        call.name)  # fmt: skip
+        given = hook_input(call, self.s.workspace)
+        got = self._run("PreToolUse", {"tool_name": call.name, "tool_input": given, "tool_use_id": call.id}, call.name)
         if got is None:
             return PreTool()
         if got.blocked or got.stop:  # `continue: false` stops the call too, as in Claude Code
@@ -72,7 +90,8 @@ class HookPoints:
         if is_error or self.s.hooks is None or not self.s.hooks.has("PostToolUse", call.name):
             return output  # Claude Code runs PostToolUse on success only
         response = tool_response(call.name, call.input, raw, self.s.workspace, ms)
-        got = self._run("PostToolUse", {"tool_name": call.name, "tool_input": call.input, "tool_response": response,
+        given = hook_input(call, self.s.workspace)
+        got = self._run("PostToolUse", {"tool_name": call.name, "tool_input": given, "tool_response": response,
                                         "tool_use_id": call.id}, call.name)  # fmt: skip
         if got is None:
             return output

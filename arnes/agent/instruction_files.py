@@ -37,6 +37,7 @@ class Loaded:
     path: Path  # where it was found (not its real path): its imports are relative to this folder
     real: Path  # to read each file once (cycles, CLAUDE.md -> AGENTS.md)
     user: bool  # the user's own file: its imports follow the user's rule
+    cut: bool = False  # read up to the limit: there is more (the text may look whole once stripped)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,9 @@ class Places:
     user: UserDirs
     limit: int  # bytes read of one file at most
 
+    def _cut(self, data: bytes) -> bool:
+        return len(data) >= self.limit
+
     def user_file(self, path: Path) -> Loaded | None:
         """One of the user's own top files (~/.claude/CLAUDE.md): read as it is, like their settings."""
         try:
@@ -83,13 +87,13 @@ class Places:
             return None
         except OSError as exc:
             raise Refused(exc.errno or errno.EIO, f"cannot be read ({exc.strerror})") from exc
-        return Loaded(self.user.shown(path), _text(data), path, resolve_real(path), True)
+        return Loaded(self.user.shown(path), _text(data), path, resolve_real(path), True, self._cut(data))
 
     def workspace_file(self, name: str) -> Loaded | None:
         """A file of the workspace, as HostFiles reads it (Refused: a link out, a Read rule)."""
         data = self.files.read(name, self.limit)
         path = self.files.root / name
-        return None if data is None else Loaded(name, _text(data), path, resolve_real(path), False)
+        return None if data is None else Loaded(name, _text(data), path, resolve_real(path), False, self._cut(data))
 
     def parent_file(self, root: HostFiles, folder: Path, name: str) -> Loaded | None:
         """A file of a folder between the repository root and the workspace (outside the workspace)."""
@@ -114,7 +118,7 @@ class Places:
         if st.st_uid != os.getuid():
             raise Refused(errno.EPERM, f"{rel} is not yours (another user owns it), so arnes does not read it")
         shown = os.path.relpath(folder / name, self.files.root)
-        return Loaded(shown, _text(data), folder / name, resolve_real(folder / name), False)
+        return Loaded(shown, _text(data), folder / name, resolve_real(folder / name), False, self._cut(data))
 
     def imported(self, written: str, base: Path, by_user: bool) -> Loaded | None:
         """The file `@written` names from a file in `base` (None: no such file); Refused: not here."""
@@ -155,7 +159,9 @@ class Places:
                 raise Refused(
                     errno.EACCES, f"it is a link to {self.user.shown(folder / target)}, not a visible Markdown file"
                 )
-        return Loaded(self.user.shown(folder / rel), _text(data), folder / rel, resolve_real(folder / rel), True)
+        return Loaded(
+            self.user.shown(folder / rel), _text(data), folder / rel, resolve_real(folder / rel), True, self._cut(data)
+        )
 
 
 def _text(data: bytes) -> str:

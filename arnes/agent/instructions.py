@@ -4,8 +4,10 @@ In this order (a model weighs what comes later, and later is closer to the work)
 1. the user's own: `~/.codex/AGENTS.md` (its `AGENTS.override.md` first, as Codex reads it), then
    `~/.claude/CLAUDE.md`;
 2. the project's, from the repository root down to the workspace: in each folder AGENTS.md, else
-   CLAUDE.md, else .claude/CLAUDE.md (one of them: CLAUDE.md is often AGENTS.md again), then
-   CLAUDE.local.md. Nothing above the repository root; with no repository, the workspace alone.
+   CLAUDE.md, else .claude/CLAUDE.md (one of them: CLAUDE.md is often AGENTS.md again; but a
+   CLAUDE.md that imports AGENTS.md is read after it, for its own lines), then CLAUDE.local.md.
+   Nothing above the repository root; with no repository, the workspace alone. A sub-folder's
+   files wait until a file under it is touched (`folder_instructions`, agent/rule_delivery.py).
 Claude Code's rules without `paths:` join at its places (agent/rules.py): `~/.claude/rules/` after
 ~/.claude/CLAUDE.md, the workspace's `.claude/rules/` after its AGENTS.md/CLAUDE.md and before its
 CLAUDE.local.md; rules with `paths:` are kept aside for the loop (`Gathered.scoped`), as many as
@@ -30,11 +32,13 @@ from arnes.agent.rule_globs import MAX_WEIGHT
 from arnes.agent.rules import Rule, find_rules
 from arnes.host.files import HostFiles, Refused
 from arnes.host.git import repository, run_git
+from arnes.host.paths import is_inside
 from arnes.safe import one_line
 
 CAP = 32 * 1024  # bytes of instructions in the first message at most
 MAX_FILES = 64  # files read at most, imports included: a fan of imports cannot make a start slow
 PROJECT_NAMES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md")
+CLAUDE_NAME = PROJECT_NAMES[1]
 LOCAL_NAME = "CLAUDE.local.md"
 PROJECT_HEADER = "The project's {} (its own rules; follow them):"
 LOCAL_HEADER = "Your notes for this project, {} (follow them):"
@@ -68,6 +72,7 @@ class Section:
     header: str
     text: str
     shown: str
+    cut: bool = False  # the file is longer than what was read: cut, however short the text looks
 
 
 @dataclass
@@ -95,20 +100,28 @@ class _Walk:
         workspace = self.places.files.root
         root = repository_root(workspace) or workspace
         top = HostFiles(root, self.places.files.rules)  # no link out of the repository
-        folders = [root / rel for rel in reversed(workspace.relative_to(root).parents)] + [workspace]
-        for folder in folders:
-            main = next((name for name in PROJECT_NAMES if os.path.lexists(folder / name)), None)
-            for name in (main, LOCAL_NAME):
-                if name == LOCAL_NAME and folder == workspace:
-                    self._rules(False, PROJECT_RULE_HEADER)  # Claude Code's place: before CLAUDE.local.md
-                if name is None or not os.path.lexists(folder / name):
-                    continue
-                header = LOCAL_HEADER if name == LOCAL_NAME and _personal(root, folder) else PROJECT_HEADER
-                if folder == workspace:
-                    self._add(partial(self.places.workspace_file, name), name, header)
-                else:
-                    shown = os.path.relpath(folder / name, workspace)
-                    self._add(partial(self.places.parent_file, top, folder, name), shown, header)
+        for folder in [root / rel for rel in reversed(workspace.relative_to(root).parents)] + [workspace]:
+            self.folder(root, top, folder)
+
+    def folder(self, root: Path, top: HostFiles, folder: Path) -> None:
+        """One folder's files: a parent's (read as the repository's), the workspace's, or a sub-folder's."""
+        workspace = self.places.files.root
+        main = next((name for name in PROJECT_NAMES if os.path.lexists(folder / name)), None)
+        # CLAUDE.md beside AGENTS.md is read too when it imports it: "AGENTS.md, and for Claude
+        # these lines more" (the import itself is skipped: AGENTS.md was read just before).
+        also = CLAUDE_NAME if main == PROJECT_NAMES[0] else None
+        for name in (main, also, LOCAL_NAME):
+            if name == LOCAL_NAME and folder == workspace:
+                self._rules(False, PROJECT_RULE_HEADER)  # Claude Code's place: before CLAUDE.local.md
+            if name is None or not os.path.lexists(folder / name):
+                continue
+            header = LOCAL_HEADER if name == LOCAL_NAME and _personal(root, folder) else PROJECT_HEADER
+            wanted = _imports_agents if name is also else None
+            shown = os.path.relpath(folder / name, workspace)
+            if is_inside(workspace, folder):
+                self._add(partial(self.places.workspace_file, shown), shown, header, wanted)
+            else:
+                self._add(partial(self.places.parent_file, top, folder, name), shown, header, wanted)
 
     def _rules(self, user: bool, header: str) -> None:
         room = MAX_FILES - len(self.seen)
@@ -127,13 +140,15 @@ class _Walk:
             else:
                 self._take(rule.loaded, header)
 
-    def _add(self, load: Callable[[], Loaded | None], shown: str, header: str) -> None:
+    def _add(
+        self, load: Callable[[], Loaded | None], shown: str, header: str, wanted: Callable[[Loaded], bool] | None = None
+    ) -> None:
         try:
             loaded = load()
         except Refused as exc:
             self.notes.append(f"{shown} left out of the prompt: {exc.strerror}")
             return
-        if loaded is not None:
+        if loaded is not None and (wanted is None or wanted(loaded)):
             self._take(loaded, header)
 
     def _take(self, loaded: Loaded, header: str) -> None:
@@ -141,7 +156,7 @@ class _Walk:
             return
         self.seen.add(loaded.real)
         if loaded.text:  # a name holding a line break would write a header of its own: escaped
-            self.sections.append(Section(header.format(one_line(loaded.shown)), loaded.text, loaded.shown))
+            self.sections.append(Section(header.format(one_line(loaded.shown)), loaded.text, loaded.shown, loaded.cut))
         self._imports(loaded, 1)
 
     def _imports(self, importer: Loaded, depth: int) -> None:
@@ -164,8 +179,13 @@ class _Walk:
                 continue
             self.seen.add(found.real)
             if found.text:
-                self.sections.append(Section(f"{found.shown} (imported by {importer.shown}):", found.text, found.shown))
+                header = f"{found.shown} (imported by {importer.shown}):"
+                self.sections.append(Section(header, found.text, found.shown, found.cut))
             self._imports(found, depth + 1)
+
+
+def _imports_agents(loaded: Loaded) -> bool:
+    return any(os.path.normpath(written) == PROJECT_NAMES[0] for written in import_paths(loaded.text))
 
 
 def gather(files: HostFiles, notes: list[str], *, user: UserDirs | None = None, cap: int = CAP) -> str:
@@ -200,7 +220,7 @@ def render(sections: list[Section], cap: int, notes: list[str]) -> str:
     for i, section in enumerate(sections):
         data = section.text.encode("utf-8")
         room = cap - used
-        if len(data) <= room:
+        if len(data) <= room and not section.cut:
             parts.append(f"{section.header}\n{section.text}")
             used += len(data)
             continue
@@ -215,6 +235,23 @@ def render(sections: list[Section], cap: int, notes: list[str]) -> str:
         notes.append(f"the instructions stop at {size}: {what}")
         break
     return "\n\n".join(parts)
+
+
+def folder_instructions(files: HostFiles, folder: str, *, user: UserDirs | None = None, cap: int = CAP) -> str:
+    """The instruction files of a folder below the workspace, for when a file under it is first touched.
+
+    Claude Code reads a sub-folder's CLAUDE.md on demand; the same files, imports and cut as at
+    the start, one folder at a time (what is left out is left out in silence: the model did not
+    ask for these files).
+    """
+    notes: list[str] = []
+    walk = _Walk(Places(files, user or UserDirs.of(), cap + 1), notes)
+    workspace = files.root
+    path = workspace / folder
+    if path == workspace or not is_inside(workspace, path):
+        return ""
+    walk.folder(repository_root(workspace) or workspace, files, path)
+    return render(walk.sections, cap, notes)
 
 
 def scoped_rules(files: HostFiles, user: UserDirs | None = None) -> list[Rule]:

@@ -120,7 +120,7 @@ class Agent:
         # whether the replies are now drawn by the `draw` role.
         self._draw_from: int | None = None
         self._drawing = False
-        self.rules = RuleDelivery(session.scoped_rules)  # `paths:` rules, once each
+        self.rules = RuleDelivery(session.scoped_rules, session.folder_instructions)  # `paths:` rules, once each
 
     def rewind_conversation(self, messages: list[Message]) -> None:
         """The conversation as it was at an earlier point (read back from the trace by rewind)."""

@@ -1,20 +1,21 @@
 """Path-scoped rules reach the model with the result of the first file tool call that touches a match.
 
-Claude Code loads a `.claude/rules/` file with `paths:` when a file it names is read or edited; so
-does arnes, for every model: after a Read, Write or Edit that worked, each rule whose globs match
-the file's path relative to the workspace is appended to the result once, under a header naming
-it. When the conversation is compacted or rewound the rules said so far may be gone, so they are
-forgotten and said again at the next match (`forget`). One per loop: a sub-agent has its own.
-A rule is an extra: its globs were compiled when it was read (agent/rules.py) and match in linear
-time (agent/rule_globs.py), and should finding or matching the rules fail all the same, the result
-says so once and the run goes on without them.
+Claude Code loads a `.claude/rules/` file with `paths:` when a file it names is read or edited,
+and a sub-folder's CLAUDE.md when a file below it is; so does arnes, for every model: after a
+Read, Write or Edit that worked, each rule whose globs match the file's path relative to the
+workspace, and each sub-folder's instruction files on the way to it, are appended to the result
+once, under a header naming them. When the conversation is compacted or rewound the rules said so
+far may be gone, so they are forgotten and said again at the next match (`forget`). One per
+loop: a sub-agent has its own. A rule is an extra: its globs were compiled when it was read
+(agent/rules.py) and match in linear time (agent/rule_globs.py), and should finding or matching
+the rules fail all the same, the result says so once and the run goes on without them.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from arnes.agent.rules import Rule
 from arnes.host.paths import is_inside
@@ -30,11 +31,17 @@ def workspace_relative(path: Path, workspace: Path) -> str | None:
 
 
 class RuleDelivery:
-    """Which scoped rules this conversation has been given; the rules are found on first need."""
+    """Which scoped rules and sub-folder instructions this conversation has been given.
 
-    def __init__(self, load: Callable[[], list[Rule]]) -> None:
+    The rules are found on first need; a sub-folder's instruction files (`folder`) are looked for
+    when a file below it is first touched, each folder once.
+    """
+
+    def __init__(self, load: Callable[[], list[Rule]], folder: Callable[[str], str] | None = None) -> None:
         self._load = load
+        self._folder = folder
         self._rules: list[Rule] | None = None
+        self._folders: dict[str, str] = {}  # a sub-folder -> its instructions ("" for none)
         self._sent: set[str] = set()
         self._lock = threading.Lock()  # reads run in parallel
 
@@ -51,7 +58,31 @@ class RuleDelivery:
                 self._rules = []
                 return f"\n\n[arnes could not check the path-scoped rules ({type(exc).__name__}); none is applied]"
             self._sent.update(r.shown for r in due)
-        return "".join(_block(rule, rel) for rule in due)
+            folders = self._folders_due(rel)
+        return "".join(_block(rule, rel) for rule in due) + "".join(
+            f"\n\n[Instructions for the files under {folder}/, which {rel} is one of; follow them:]\n{text}"
+            for folder, text in folders
+        )
+
+    def _folders_due(self, rel: str) -> list[tuple[str, str]]:
+        """The sub-folders on the way to `rel` (outermost first) whose instructions were not sent."""
+        if self._folder is None:
+            return []
+        due: list[tuple[str, str]] = []
+        for parent in reversed(PurePosixPath(rel).parents[:-1]):  # without the workspace itself
+            folder = parent.as_posix()
+            key = f"folder:{folder}"
+            if key in self._sent:
+                continue
+            if folder not in self._folders:
+                try:
+                    self._folders[folder] = self._folder(folder)
+                except Exception:  # an extra, like the rules: a fault leaves this folder's files out
+                    self._folders[folder] = ""
+            self._sent.add(key)
+            if self._folders[folder]:
+                due.append((folder, self._folders[folder]))
+        return due
 
     def forget(self) -> None:
         """The conversation lost what was said (compacted, rewound): say each rule again when due."""

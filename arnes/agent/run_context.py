@@ -139,5 +139,9 @@ class RunContext(HookSite, Protocol):
         """Whether the rules allow this call without asking anyone (for calls arnes makes quietly)."""
 
     def scoped_rules(self) -> list[Rule]: ...
+
+    def folder_instructions(self, folder: str) -> str:
+        """A sub-folder's instruction files, for the first file tool call below it ("" for none)."""
+
     def delegate(self, agent: str | None, *, read_only: bool, parent_call: str) -> RunContext:
         """A sub-agent's context (ToolError for an unknown agent name)."""

@@ -8,8 +8,11 @@ leniently (`lenient_hooks`): what arnes cannot run is named in a warning and ski
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -146,3 +149,32 @@ def _lenient_entry(entry: Any, where: str, warnings: list[str]) -> dict[str, Any
             continue
         hooks.append(kept)
     return {"matcher": matcher, "hooks": hooks} if hooks else None
+
+
+_HOME_PREFIXES = ("~/", "$HOME/", "${HOME}/")
+
+
+def script_folders(command: str, home: Path) -> list[Path]:
+    """The folders under home a user's hook command names its scripts in (`~/.claude/hooks/x.sh`).
+
+    The sandbox hides the home folder; a hook the user keeps there (Claude Code's habit) would not
+    start. These folders are made readable for it, as if listed in sandbox.read_paths; never home
+    itself, and the known secret files inside stay hidden (sandbox/home.py).
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    found: list[Path] = []
+    for word in words:
+        prefix = next((p for p in _HOME_PREFIXES if word.startswith(p)), None)
+        path = home / word[len(prefix) :] if prefix else Path(word)
+        if not path.is_absolute():
+            continue
+        real = Path(os.path.realpath(path))
+        if not real.exists():
+            continue
+        folder = real if real.is_dir() else real.parent
+        if folder != home and folder.is_relative_to(home) and folder not in found:
+            found.append(folder)
+    return found
