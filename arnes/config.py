@@ -168,6 +168,9 @@ class Settings(Strict):
     )
     hooks: HookSettings = Field(default_factory=dict, description="Commands run at moments of the loop (§13).")
     hooks_fail: FailMode | None = Field(None, description='A failing PreToolUse hook blocks ("closed") or not.')
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Variables for arnes and the commands it runs (your user settings only)."
+    )
 
 
 @dataclass
@@ -189,6 +192,7 @@ class EffectiveConfig:
     network: bool = False
     read_paths: list[Path] = field(default_factory=list)
     env_passthrough: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # the user's settings' `env`: set when the run starts
     verify_command: str | None = None
     verify_command_from: str | None = None  # the settings file that named it
     verify_timeout: float = TEST_TIMEOUT
@@ -308,6 +312,10 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         _add_hooks(cfg, settings.hooks, path, layer, trusted)
         if layer in USER_LAYERS:
             _hook_script_folders(cfg, settings.hooks, Path(os.path.realpath(_home(env))))
+            cfg.env.update(settings.env)
+        elif settings.env:
+            why = "only your user settings set variables (a project's would reach your own hooks and git)"
+            cfg.warnings.append(f"{path}: env ignored: {why}; export them, or move them to ~/.claude/settings.json")
         if layer in PROJECT_LAYERS and settings.sandbox.mode in ("off", "landlock"):
             # Trusted or not: the project's own hooks and servers would run unconfined (DESIGN §10),
             # or under Landlock, where the home folder is readable and the network open.

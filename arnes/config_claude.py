@@ -3,7 +3,8 @@
 
 Only what means the same in both is taken: `permissions.allow/ask/deny`, `defaultMode`, `hooks`
 (extensions/hooks_config.py keeps the hooks arnes can run and names the rest) and the approval of
-`.mcp.json` servers (`enabledMcpjsonServers` and the like, mcp/approval.py) and `outputStyle`. Every
+`.mcp.json` servers (`enabledMcpjsonServers` and the like, mcp/approval.py), `outputStyle`, and
+the user's own `env` (a project's would set what the user's host-run hooks and git see). Every
 other key is named in a warning, never fatal, in these files only (arnes's own files stay strict).
 In the user's file the keys arnes does not use (theme, model, env, ...) are Claude Code's own
 business and are not named on every run; a deny or ask rule arnes cannot read still is.
@@ -63,7 +64,8 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
         raise ConfigError(f"{path}: a settings file is a JSON object")
     warnings: list[str] = []
     # enabledPlugins is read by extensions/plugins.py, which says what it does with each
-    unused = [k for k in raw if k not in ("permissions", "hooks", "outputStyle", "enabledPlugins", *APPROVAL_KEYS)]
+    taken = ("permissions", "hooks", "outputStyle", "enabledPlugins", *APPROVAL_KEYS, *(("env",) if user else ()))
+    unused = [k for k in raw if k not in taken]
     perms = raw.get("permissions") or {}
     if not isinstance(perms, dict):
         raise ConfigError(f"{path}: permissions must be an object")
@@ -99,6 +101,12 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
         result["outputStyle"] = style.strip()
     elif style is not None:
         warnings.append(f"{path}: outputStyle must be a style's name; ignored")
+    if user and "env" in raw:
+        env = raw["env"]
+        if isinstance(env, dict) and all(isinstance(v, (str, int, float, bool)) for v in env.values()):
+            result["env"] = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in env.items()}
+        else:
+            warnings.append(f"{path}: env must be an object of names and string values; ignored")
     if "hooks" in raw:
         from arnes.extensions.hooks_config import lenient_hooks
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ from arnes.permissions.approvers import Approver, choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.safe import terminal_console
 from arnes.sandbox.base import Sandbox
+from arnes.sandbox.env import looks_secret
 from arnes.session import NON_INTERACTIVE_TURNS, Session, default_tools, new_session_id, open_shared
 from arnes.tools.structured import StructuredAnswer
 from arnes.ui.render import TerminalRenderer
@@ -59,12 +61,23 @@ DEFAULT_TIMEOUT = 600.0  # seconds before the first byte: a CPU reading a 5k-tok
 DEFAULT_READ_TIMEOUT = 300.0  # seconds between chunks: a reasoning model may think quietly for a while
 
 
+def apply_settings_env(cfg: EffectiveConfig) -> None:
+    """Your settings' `env` (Claude Code's key), as Claude Code applies it: set in arnes's own
+    environment when the run starts (a provider's base URL counts), and given to the commands it
+    runs, except names that look secret, which stay arnes's (sandbox.env_passthrough gives one)."""
+    for name, value in cfg.env.items():
+        os.environ[name] = value
+        if not looks_secret(name, value) and name not in cfg.env_passthrough:
+            cfg.env_passthrough.append(name)
+
+
 def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = True) -> EffectiveConfig:
     """Settings files first, flags last; bad flags are reported like bad settings."""
     # At a terminal the user is asked about trust, except with -p (a print run never asks, as in Claude Code).
     terminal = ask and not getattr(args, "print", False) and sys.stdin.isatty() and sys.stderr.isatty()
     note_plugin_dirs(args)  # before the settings: they read the plugins
     cfg = trusted_config(workspace, getattr(args, "trust", False), terminal)
+    apply_settings_env(cfg)
     for kind in ("allow", "ask", "deny"):
         for raw in getattr(args, kind):
             try:

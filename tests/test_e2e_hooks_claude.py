@@ -191,15 +191,19 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
     )
     (scripts / "inside.sh").chmod(0o755)
     (home / ".claude" / "secret.txt").write_text("NOT-FOR-HOOKS\n")
-    settings = {"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [hook("~/.claude/hooks/inside.sh")]}]}}
+    settings = {
+        "hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [hook("~/.claude/hooks/inside.sh")]}]},
+        "env": {"MY_STAGE": "staging", "DEPLOY_TOKEN": "tok-4711"},  # Claude Code's `env`: set for the session
+    }
     (home / ".claude" / "settings.json").write_text(json.dumps(settings))
     ws = tmp_path / "ws"
-    ws.mkdir()
+    (ws / ".claude").mkdir(parents=True)
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"env": {"PATH": "/tmp/evil"}}))  # a project's: no
     writes = [
         {"name": "Write", "input": {"file_path": "src/app.py", "content": "x = 1\n"}},
         {"name": "Write", "input": {"file_path": "src/../../outside.txt", "content": "y\n"}},
     ]
-    bash_call = bash("cat ~/.claude/secret.txt; ls ~/.claude/hooks")
+    bash_call = bash("cat ~/.claude/secret.txt; ls ~/.claude/hooks; echo stage=$MY_STAGE token=$DEPLOY_TOKEN")
     done, events = run(
         tmp_path,
         ws,
@@ -216,3 +220,5 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
     blocked = results(events)[1]
     assert blocked[0] and "Refusing to write outside the project" in blocked[1]
     assert "NOT-FOR-HOOKS" not in results(events)[2][1] and "inside.sh" in results(events)[2][1]
+    assert "stage=staging token=\n" in results(events)[2][1]  # a secret's name stays arnes's
+    assert ".claude/settings.json: Claude Code keys arnes does not use, ignored: env" in done.out + done.err
