@@ -39,11 +39,11 @@ def add_options(p: argparse.ArgumentParser) -> None:
         help="stream-json: user messages and the SDK's control requests as JSON lines on stdin",
     )  # fmt: skip
     p.add_argument(
-        "--allowedTools", "--allowed-tools", dest="allowed_tools", action="append", default=[], metavar="RULES",
-        help="allow rules, comma- or space-separated (Claude Code's spelling of --allow)",
+        "--allowedTools", "--allowed-tools", dest="allowed_tools", action="append", nargs="+", default=[],
+        metavar="RULES", help="allow rules, comma- or space-separated (Claude Code's spelling of --allow)",
     )  # fmt: skip
     p.add_argument(
-        "--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append", default=[],
+        "--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append", nargs="+", default=[],
         metavar="RULES", help="deny rules, comma- or space-separated (Claude Code's spelling of --deny)",
     )  # fmt: skip
     p.add_argument("--tools", metavar="NAMES", help='the built-in tools offered ("" none, "default" all)')

@@ -41,12 +41,9 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig, workspace
     if getattr(args, "settings", None):
         _settings(args.settings, cfg, workspace)
     _mode(args, cfg)
-    for value in args.allowed_tools:
+    for kind, flag, value in rule_lists(args):
         for rule in split_rules(value):
-            _add_rule(cfg, "allow", rule, "--allowedTools")
-    for value in args.disallowed_tools:
-        for rule in split_rules(value):
-            _add_rule(cfg, "deny", rule, "--disallowedTools")
+            _add_rule(cfg, kind, rule, flag)
     if args.strict_mcp_config:
         cfg.mcp_servers.clear()
     for value in args.mcp_config:
@@ -87,6 +84,32 @@ def _mode(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
         cfg.mode, cfg.never_ask = "default", True
     elif mode:
         cfg.mode = cast(ModeName, "bypass" if mode == "bypassPermissions" else mode)
+
+
+def rule_lists(args: argparse.Namespace) -> list[tuple[RuleKind, str, str]]:
+    """The words given to --allowedTools / --disallowedTools, as Claude Code takes them: each flag
+    takes words up to the next option. ConfigError for a later word that names no tool: it is the
+    prompt, which would otherwise be read as rules (and an earlier prompt as a deny lost)."""
+    lists: list[tuple[RuleKind, str, list[list[str]]]] = [
+        ("allow", "--allowedTools", getattr(args, "allowed_tools", [])),
+        ("deny", "--disallowedTools", getattr(args, "disallowed_tools", [])),
+    ]
+    found: list[tuple[RuleKind, str, str]] = []
+    for kind, flag, given in lists:
+        for values in given:
+            for i, value in enumerate(values):
+                if i > 0 and not _names_tools(value):
+                    raise ConfigError(f"{flag}: {value!r} is not a tool rule; the flag takes the words up to the "
+                                      "next option, so put the prompt before it or after --")  # fmt: skip
+                found.append((kind, flag, value))
+    return found
+
+
+def _names_tools(value: str) -> bool:
+    """Whether a word after a rule flag's first is more rules (Claude Code's space-separated list)
+    rather than the prompt that followed it: every rule in it names a tool arnes knows."""
+    tools = [translate_rule(rule).split("(", 1)[0] for rule in split_rules(value)]
+    return bool(tools) and all(t in ALIASES or t in KNOWN_TOOLS or t.startswith("mcp__") for t in tools)
 
 
 def _add_rule(cfg: EffectiveConfig, kind: RuleKind, raw: str, flag: str) -> None:

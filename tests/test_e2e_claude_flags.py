@@ -89,13 +89,25 @@ def test_allowed_and_disallowed_tools_are_allow_and_deny_rules(shop: Path, tmp_p
         {"tool_calls": [{"name": "Read", "input": {"file_path": "pricing.py"}}]},
         {"text": "done"},
     ]
-    run = scripted(tmp_path, shop, turns, "--allowedTools", "Bash(git log:*),Write", "--disallowed-tools", "Read",
-                   "--allowedTools", "WebFetch")  # fmt: skip
+    # Claude Code's CLI reference lists them as separate words, up to the next option or `--`
+    run = scripted(tmp_path, shop, turns, "--allowedTools", "Bash(git log:*)", "Write", "--disallowed-tools", "Read",
+                   "--allowedTools", "Bash(git diff:*),WebFetch", "--")  # fmt: skip
     assert run.code == 0, run.err
     data = json.loads(run.out)
     assert data["files_changed"] == ["new.py"]
     assert [(d["tool_name"], d["reason"]) for d in data["denials"]] == [("Read", "rule Read")]
     assert any("arnes has no tool WebFetch" in w for w in data["warnings"])
+
+
+def test_a_prompt_after_a_rule_list_is_one_clear_error_not_a_rule() -> None:
+    args = global_parser().parse_args(["-p", "--disallowedTools", "Bash(git push:*)", "Write", "fix the bug"])
+    with pytest.raises(ConfigError, match=r"^--disallowedTools: 'fix the bug' is not a tool rule; .* after --$"):
+        apply_claude_flags(args, EffectiveConfig())
+    args = global_parser().parse_args(["-p", "--disallowedTools", "Bash(git push:*)", "Write", "--", "fix the bug"])
+    cfg = EffectiveConfig()
+    apply_claude_flags(args, cfg)
+    assert [(r.kind, r.rule) for r in cfg.rules] == [("deny", "Bash(git push:*)"), ("deny", "Write")]
+    assert args.task == ["fix the bug"]
 
 
 def test_system_prompt_flags_replace_and_extend_arnes_prompt(shop: Path) -> None:

@@ -131,8 +131,8 @@ def passed_on(args: argparse.Namespace) -> list[str]:
         if action.nargs == 0:
             argv.append(flag)
         elif isinstance(value, list):
-            for item in value:
-                argv += [flag, str(item)]
+            for item in value:  # an `append` of `nargs="+"` holds a list per use of the flag
+                argv += [flag, *map(str, item)] if isinstance(item, list) else [flag, str(item)]
         else:
             argv += [flag, str(value)]
     return argv
