@@ -202,7 +202,10 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
     writes = [
         {"name": "Write", "input": {"file_path": "src/app.py", "content": "x = 1\n"}},
         {"name": "Write", "input": {"file_path": "src/../../outside.txt", "content": "y\n"}},
+        {"name": "Write", "input": {"file_path": "out/../escaped.txt", "content": "z\n"}},  # `out` links out
     ]
+    (tmp_path / "elsewhere" / "deep").mkdir(parents=True)
+    (ws / "out").symlink_to(tmp_path / "elsewhere" / "deep")
     bash_call = bash("cat ~/.claude/secret.txt; ls ~/.claude/hooks; echo stage=$MY_STAGE token=$DEPLOY_TOKEN")
     done, events = run(
         tmp_path,
@@ -216,9 +219,13 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
     assert done.code == 0, done.err
     root = os.path.realpath(ws)
     assert (ws / "src" / "app.py").read_text() == "x = 1\n"
-    assert (ws / "seen.txt").read_text().splitlines() == [f"{root}/src/app.py", f"{os.path.dirname(root)}/outside.txt"]
-    blocked = results(events)[1]
-    assert blocked[0] and "Refusing to write outside the project" in blocked[1]
-    assert "NOT-FOR-HOOKS" not in results(events)[2][1] and "inside.sh" in results(events)[2][1]
-    assert "stage=staging token=\n" in results(events)[2][1]  # a secret's name stays arnes's
+    outside = os.path.dirname(root)
+    assert (ws / "seen.txt").read_text().splitlines() == [
+        f"{root}/src/app.py", f"{outside}/outside.txt", f"{os.path.realpath(tmp_path)}/elsewhere/escaped.txt"
+    ]  # fmt: skip
+    for blocked in results(events)[1:3]:
+        assert blocked[0] and "Refusing to write outside the project" in blocked[1]
+    listed = results(events)[3][1]
+    assert "NOT-FOR-HOOKS" not in listed and "inside.sh" in listed
+    assert "stage=staging token=\n" in listed  # a secret's name stays arnes's
     assert ".claude/settings.json: Claude Code keys arnes does not use, ignored: env" in done.out + done.err

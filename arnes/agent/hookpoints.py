@@ -27,14 +27,16 @@ def hook_input(call: ToolCall, workspace: Path) -> dict[str, Any]:
     """The call's input as a hook sees it: a file path made absolute, as Claude Code's always is.
 
     Hooks written for Claude Code test `tool_input.file_path` against `$CLAUDE_PROJECT_DIR/*` or
-    `*/secrets/*`; the model's `src/app.py` would fail the first and slip past the second. `..`
-    is folded in, so `../x` reads as the place outside it names (the model's text is in the trace).
+    `*/secrets/*`; the model's `src/app.py` would fail the first and slip past the second. Links
+    and `..` are resolved as the system will resolve them, so a guard judges the place the call
+    reaches (`link/../x` through a link out of the workspace is not a path inside it); the
+    model's own text is in the trace.
     """
     given = dict(call.input)
     for key in PATH_KEYS:
         value = given.get(key)
-        if isinstance(value, str) and value and not value.startswith("~"):
-            given[key] = os.path.normpath(os.path.join(workspace, value))
+        if isinstance(value, str) and value and not value.startswith("~") and "\0" not in value:
+            given[key] = os.path.realpath(os.path.join(workspace, value))
     return given
 
 
