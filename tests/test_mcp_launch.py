@@ -121,7 +121,8 @@ def test_a_trusted_projects_file_expands_but_never_sends_a_secret(tmp_path: Path
     a URL or a header): the server does not start and the token is nowhere."""
     ws = workspace(tmp_path, {})
     (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {
-        "fake": {"command": sys.executable, "args": [str(ws / "mcp_server.py"), "stdio", "${USER}-${ARNES_NO:-d}"]},
+        "fake": {"command": sys.executable, "args": [str(ws / "mcp_server.py"), "stdio",
+                                                     "${USER}-${ARNES_NO:-d}@${CLAUDE_PROJECT_DIR}"]},
         "leak": {"command": sys.executable, "args": [str(ws / "mcp_server.py"), "stdio", "${ARNES_T_API_TOKEN}"]},
     }}))  # fmt: skip
     env = {"USER": "plain", "ARNES_T_API_TOKEN": "sekrit-4242"}
@@ -131,7 +132,7 @@ def test_a_trusted_projects_file_expands_but_never_sends_a_secret(tmp_path: Path
     run, events = run_calls(tmp_path, ws, calls, "--trust", "--allow", "mcp__fake", "--allow", "mcp__leak", env=env)
     assert run.code == 0, run.err
     got = results(events)
-    assert got["mcp__fake__args"] == (False, "plain-d")
+    assert got["mcp__fake__args"] == (False, f"plain-d@{ws.resolve()}")  # the project's folder: arnes's own name
     assert got["mcp__leak__args"][0] is True
     assert "${ARNES_T_API_TOKEN} is not a variable a project's file may read" in run.out + run.err
     trace = (tmp_path / "t.jsonl").read_text()

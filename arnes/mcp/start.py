@@ -31,6 +31,8 @@ def make_hub(
     from arnes.mcp.client import McpHub  # the SDK itself loads in the hub's thread
 
     environ = dict(os.environ)  # the user's environment as arnes started: where `${VAR}` comes from
+    workspace = str(shared.engine.workspace)  # the names a server's environment gets (mcp/client.py) expand too
+    environ |= {"CLAUDE_PROJECT_DIR": workspace, "ARNES_PROJECT_DIR": workspace}
 
     def resolve(entry: ServerEntry) -> ServerEntry:
         """Its `${VAR}`s expanded (mcp/expand.py): called only for a server that may start."""
