@@ -123,6 +123,9 @@ class TestBubblewrap:
         assert "done" in out
         assert not any((tmp_path / ".git").iterdir())  # the empty mount point of the session's sandbox
         assert "done" in run(s, "git init -q . ; echo done") and not any((tmp_path / ".git").iterdir())
+        # a test runner walking the project (node --test, pytest's collection) reads the stand-in as empty
+        walked = run(s, "python3 -c 'import os; print([(d, f) for _, d, f in os.walk(\".git\")])'; ls -la .git")
+        assert "[([], [])]" in walked and "Permission denied" not in walked
         s.close()
         assert not (tmp_path / ".git").exists()  # gone with the session's sandbox
 

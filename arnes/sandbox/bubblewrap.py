@@ -286,8 +286,8 @@ class Bubblewrap:
         return args
 
     def _stand_in_for(self, place: Path, kept: Path) -> Path:
-        if place == self.spec.workspace / ".git":
-            return self._stand_ins.hidden_dir
+        # `.git` included: an empty read-only folder, not an unreadable one, which test runners
+        # that walk the project (`node --test`) fail on with EACCES; git finds no repository either way.
         if place == kept and kept.name in FILES:
             return self._stand_ins.empty_file
         return self._stand_ins.empty_dir
