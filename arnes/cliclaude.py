@@ -46,6 +46,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
         "--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append", nargs="+", default=[],
         metavar="RULES", help="deny rules, comma- or space-separated (Claude Code's spelling of --deny)",
     )  # fmt: skip
+    p.add_argument(
+        "--agents", metavar="JSON", help='sub-agents for this run: {"NAME": {"description": ..., "prompt": ...}}'
+    )
     p.add_argument("--tools", metavar="NAMES", help='the built-in tools offered ("" none, "default" all)')
     p.add_argument(
         "--dangerously-skip-permissions", action="store_true", help="the bypass permission mode (deny rules still hold)"

@@ -193,6 +193,7 @@ class EffectiveConfig:
     read_paths: list[Path] = field(default_factory=list)
     env_passthrough: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # the user's settings' `env`: set when the run starts
+    agents: object = None  # --agents: definitions given with the run (extensions/agents.py given_agents)
     verify_command: str | None = None
     verify_command_from: str | None = None  # the settings file that named it
     verify_timeout: float = TEST_TIMEOUT

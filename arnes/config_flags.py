@@ -40,6 +40,8 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig, workspace
         cfg.json_schema = parse_schema(args.json_schema, workspace)
     if getattr(args, "settings", None):
         _settings(args.settings, cfg, workspace)
+    if getattr(args, "agents", None):
+        cfg.agents = _json_or_file(args.agents, "--agents", workspace)
     _mode(args, cfg)
     for kind, flag, value in rule_lists(args):
         for rule in split_rules(value):

@@ -368,12 +368,16 @@ def make_checkpoints(workspace: Path, session_id: str, cfg: EffectiveConfig) -> 
 
 def agent_catalog(host: HostFiles, cfg: EffectiveConfig) -> Catalog:
     """The agent definitions Delegate may name; what was refused or ignored is said once, on stderr."""
-    from arnes.extensions.agents import load_catalog
+    from arnes.extensions.agents import given_agents, load_catalog
     from arnes.extensions.locations import one_warning
 
     catalog = load_catalog(host, trusted=cfg.trusted)
     if (warning := one_warning("agent definition files", catalog.warnings)) is not None:
         cfg.said.append(say(warning))
+    if cfg.agents is not None:
+        given, warnings = given_agents(cfg.agents, "--agents")
+        catalog.add_given(given)
+        cfg.said += [say(w) for w in warnings]
     return catalog
 
 

@@ -218,3 +218,36 @@ def test_a_stricter_mode_never_widens_the_engine(tmp_path: Path) -> None:
     ]
     for parent, asked, kind in cases:
         assert StricterMode(RuleEngine(tmp_path, parent), asked).decide(write).kind == kind, (parent, asked)
+
+
+def test_definitions_given_with_the_run_load_leniently_and_keep_their_model() -> None:
+    """Claude Code's `--agents` JSON and the SDKs' `agents` option: the caller's own, like a flag."""
+    from arnes.extensions.agents import given_agents
+
+    raw = {
+        "reviewer": {"description": "Reviews\n code", "prompt": " Review. ", "tools": ["Read", "Task", "Bash(git:*)"],
+                     "model": "opus", "permissionMode": "plan", "color": "red"},
+        "plain": {"prompt": "Help.", "model": "inherit"},
+        "no-prompt": {"description": "x"},
+        "bad mode": {"prompt": "x"},
+        "moded": {"prompt": "x", "permissionMode": "yolo"},
+        "listy": {"prompt": "x", "tools": "Read"},
+    }  # fmt: skip
+    found, warnings = given_agents(raw, "--agents")
+    assert sorted(found) == ["plain", "reviewer"]
+    reviewer = found["reviewer"]
+    assert (reviewer.description, reviewer.body, reviewer.tools) == ("Reviews code", "Review.", ("Read", "Delegate"))
+    assert (reviewer.model, reviewer.mode, reviewer.origin) == ("opus", "plan", "user")
+    assert found["plain"].model is None and found["plain"].tools is None
+    assert warnings == [
+        "--agents: agent 'reviewer': 'color' is not used here",
+        "--agents: agent 'reviewer': tools entry 'Bash(git:*)' left out: a tool list names whole tools; use a "
+        "permission rule",
+        "--agents: agent 'no-prompt' left out: it has no \"prompt\" (its instructions)",
+        "--agents: agent 'bad mode' left out: a name is letters, digits, '-', '_' or '.'",
+        "--agents: agent 'moded' left out: permissionMode 'yolo' is not one of plan, dontAsk, default, acceptEdits, "
+        "bypass, bypassPermissions",
+        "--agents: agent 'listy' left out: tools and disallowedTools are lists of tool names",
+    ]
+    assert given_agents([], "--agents") == ({}, ["--agents: agent definitions are an object of NAME: "
+                                                  "{description, prompt, ...}; ignored"])  # fmt: skip

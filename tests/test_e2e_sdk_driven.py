@@ -190,6 +190,31 @@ def test_the_sdks_hook_callbacks_are_called_as_claude_code_calls_them(shop: Path
     assert "DISCOUNT_RATE = 0.10" in (shop / "pricing.py").read_text()
 
 
+def test_agents_defined_in_the_sdks_options_are_the_sessions_to_delegate_to(shop: Path, tmp_path: Path) -> None:
+    """`agents={...}` (sent in the initialize request) are listed in init and named by Task, with
+    their prompt and tool list; a bad one is named in a warning and the rest still load."""
+    reviewer = sdk.AgentDefinition(description="Reviews code", prompt="REVIEWER-PROMPT: list problems.",
+                                   tools=["Read", "Grep"])  # fmt: skip
+    task = {"name": "Task", "input": {"prompt": "review pricing.py", "subagent_type": "code-reviewer"}}
+    write = {"name": "Write", "input": {"file_path": "p.txt", "content": "x"}}
+    turns = [{"tool_calls": [task]}, {"tool_calls": [write]}, {"text": "no problems"}, {"text": "reviewed"}]
+    trace = tmp_path / "t.jsonl"
+    opts = options(tmp_path, shop, turns, permission_mode="bypassPermissions",
+                   agents={"code-reviewer": reviewer, "bad name!": reviewer})  # fmt: skip
+    opts.extra_args["trace"] = str(trace)
+    messages = collect("Review the code.", opts)
+    result = messages[-1]
+    assert result.subtype == "success" and result.result == "reviewed", result
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    [delegated] = [e for e in events if e["event"] == "tool_result" and e["name"] == "Delegate"]  # arnes's name
+    assert not delegated["is_error"] and "no problems" in delegated["output"]
+    firsts = [e for e in events if e["event"] == "message" and e["role"] == "user"]
+    assert any("REVIEWER-PROMPT: list problems." in json.dumps(e["content"]) for e in firsts)
+    assert not (shop / "p.txt").exists()  # its tools are Read and Grep
+    said = json.dumps([m.data for m in messages if type(m).__name__ == "SystemMessage"])
+    assert "agent 'bad name!' left out" in said
+
+
 def test_resume_session_at_branches_from_an_assistant_message_the_sdk_saw(shop: Path, tmp_path: Path) -> None:
     """The SDK's `resume_session_at` (with `fork_session`): the model is sent the conversation up to
     that message and not what came after; the `uuid` the SDK read is the one arnes cuts at."""

@@ -79,6 +79,10 @@ class Catalog:
     def get(self, name: str) -> AgentDefinition | None:
         return self.agents.get(name)
 
+    def add_given(self, given: dict[str, AgentDefinition]) -> None:
+        """The run's own definitions (given_agents): each takes the place of a file's of its name."""
+        self.agents.update(given)
+
     def summary(self) -> str:
         """Names and descriptions, one per line: for the session's context and an unknown name."""
         return "\n".join(f"- {a.name}: {a.description or '(no description)'}" for a in self.agents.values())
@@ -94,6 +98,62 @@ class Catalog:
             f"There is no agent definition named {name!r}. The agents you can name:\n{self.summary()}\n"
             "Call Delegate again with one of these names, or without `agent`."
         )
+
+
+GIVEN_KEYS = ("description", "prompt", "tools", "disallowedTools", "model", "permissionMode")
+
+
+def given_agents(raw: object, where: str) -> tuple[dict[str, AgentDefinition], list[str]]:
+    """Definitions given with the run: Claude Code's `--agents '{"NAME": {...}}'` and the Agent
+    SDKs' `agents` option. The caller's own (like a flag), so a `model` holds untrusted; they take
+    the place of a file's definition of the same name, as in Claude Code. What cannot be used is
+    named in the warnings and the rest still load."""
+    if not isinstance(raw, dict):
+        return {}, [f"{where}: agent definitions are an object of NAME: {{description, prompt, ...}}; ignored"]
+    found: dict[str, AgentDefinition] = {}
+    warnings: list[str] = []
+    for name, spec in raw.items():
+        try:
+            found[name] = definition = _given(str(name), spec, where)
+        except ConfigError as exc:
+            warnings.append(f"{where}: agent {name!r} left out: {exc}")
+            continue
+        warnings += [f"{where}: agent {name!r}: {note}" for note in definition.notes]
+    return found, warnings
+
+
+def _given(name: str, spec: object, where: str) -> AgentDefinition:
+    if not _NAME.match(name) or ":" in name:
+        raise ConfigError("a name is letters, digits, '-', '_' or '.'")
+    if not isinstance(spec, dict) or not isinstance(spec.get("prompt"), str) or not spec["prompt"].strip():
+        raise ConfigError('it has no "prompt" (its instructions)')
+    mode = spec.get("permissionMode")
+    if mode is not None and mode not in MODE_NAMES:
+        raise ConfigError(f"permissionMode {mode!r} is not one of {', '.join(MODE_NAMES)}")
+    lists = {key: spec.get(key) for key in ("tools", "disallowedTools")}
+    for value in lists.values():
+        if value is not None and not (isinstance(value, list) and all(isinstance(t, str) for t in value)):
+            raise ConfigError("tools and disallowedTools are lists of tool names")
+    notes = [f"{key!r} is not used here" for key in spec if key not in GIVEN_KEYS]
+    model = spec.get("model")
+    return AgentDefinition(
+        name=name,
+        description=_description(str(spec.get("description") or "")),
+        body=spec["prompt"].strip(),
+        tools=_tools(lists["tools"], where, notes),
+        disallowed=_tools(lists["disallowedTools"], where, notes, narrowing=False) or (),
+        model=model if isinstance(model, str) and model and model != "inherit" else None,
+        mode=MODE_NAMES[mode] if mode is not None else None,
+        origin="user",
+        path=where,
+        notes=tuple(notes),
+    )
+
+
+def _description(text: str) -> str:
+    """One line, at most DESCRIPTION_CAP characters: it sits in the session's context."""
+    flat = " ".join(text.split())
+    return flat[: DESCRIPTION_CAP - 3] + "..." if len(flat) > DESCRIPTION_CAP else flat
 
 
 def load_catalog(files: HostFiles, env: dict[str, str] | None = None, *, trusted: bool) -> Catalog:
@@ -143,12 +203,9 @@ def _definition(item: Found, trusted: bool) -> AgentDefinition:
         model = None
     tools = _tools(doc.names("tools"), path, notes)
     disallowed = _tools(doc.names("disallowedTools"), path, notes, narrowing=False) or ()
-    description = " ".join((doc.text("description") or "").split())
-    if len(description) > DESCRIPTION_CAP:
-        description = description[: DESCRIPTION_CAP - 3] + "..."
     return AgentDefinition(
         name=name,
-        description=description,
+        description=_description(doc.text("description") or ""),
         body=doc.body.strip(),
         tools=tools,
         disallowed=tuple(disallowed),

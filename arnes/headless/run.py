@@ -23,6 +23,7 @@ from arnes.agent.events import Event, Notice, TurnStart
 from arnes.agent.loop import Agent, RunResult
 from arnes.closing import close
 from arnes.errors import EXIT_OK, ConfigError, OutputClosed
+from arnes.extensions.agents import given_agents
 from arnes.extensions.commands import Catalog, split_invocation
 from arnes.headless import control_mcp
 from arnes.headless.approver import SdkApprover
@@ -147,9 +148,14 @@ class Driven:
             if notes:  # said on the main thread, with the next turn
                 with self._lock:
                     self._notes += notes
-            if request.get("agents"):  # said on the main thread, with the next turn
+            if request.get("agents"):  # before the first message, which lists them; said with the next turn
+                given, warnings = given_agents(request["agents"], "the SDK's agents option")
+                if session.agents is not None:
+                    session.agents.add_given(given)
+                elif given:
+                    warnings.append("the SDK's agents option: this session delegates to none (Delegate is off)")
                 with self._lock:
-                    self._notes.append("agent definitions sent by the SDK are not used (use .claude/agents/)")
+                    self._notes += warnings
             return initialize_response(session, self.catalog)
         if subtype == "interrupt":
             with self._lock:
