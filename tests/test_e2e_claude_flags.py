@@ -74,9 +74,10 @@ def test_skip_permissions_with_another_mode_is_refused() -> None:
 
 def test_dont_ask_denies_what_would_be_asked(shop: Path, tmp_path: Path) -> None:
     turns = [{"tool_calls": [{"name": "Write", "input": {"file_path": "new.py", "content": "x = 1\n"}}]}]
-    run = scripted(tmp_path, shop, turns, "--permission-mode", "dontAsk", fmt="stream-json")
+    agents = '{"checker": {"description": "Checks", "prompt": "Check it."}}'  # Claude Code's --agents, here too
+    run = scripted(tmp_path, shop, turns, "--permission-mode", "dontAsk", "--agents", agents, fmt="stream-json")
     assert run.code == 0, run.err
-    assert init_line(run)["permissionMode"] == "dontAsk"
+    assert init_line(run)["permissionMode"] == "dontAsk" and init_line(run)["agents"] == ["checker"]
     [denial] = json.loads(run.out.splitlines()[-1])["permission_denials"]
     assert denial["tool_name"] == "Write" and "dontAsk mode: nothing is asked" in denial["reason"]
     assert not (shop / "new.py").exists()
