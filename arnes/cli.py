@@ -41,10 +41,10 @@ def _main(argv: Sequence[str] | None) -> int:
     _loader_outside_workspace(args)
 
     try:
-        if args.allowed_tools or args.disallowed_tools:  # a prompt read as rules: one line before anything else
-            from arnes.config_flags import rule_lists
+        if args.allowed_tools or args.disallowed_tools or args.add_dir:  # a prompt taken as their words: one line
+            from arnes.config_flags import check_word_lists
 
-            rule_lists(args)
+            check_word_lists(args)
         if command is not None:
             try:
                 return run_demo(args, rest) if command == "demo" else dispatch(command, args, rest)

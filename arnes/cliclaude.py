@@ -23,12 +23,10 @@ IGNORED: dict[str, tuple[str, str]] = {
     "fallback_model": ("--fallback-model", "a model that fails ends the run (exit 1)"),
     "include_partial_messages": ("--include-partial-messages", "arnes prints whole messages, no stream_event lines"),
     "include_hook_events": ("--include-hook-events", "hook runs are in the trace, not in stream-json"),
-    "add_dir": ("--add-dir", "arnes works in one workspace (-w); other folders ask"),
     "task_budget": ("--task-budget", "use --max-tokens"),
     "session_mirror": ("--session-mirror", "the session is in arnes's trace, no transcript_mirror lines"),
 }
 _FLAGS = {"include_partial_messages", "include_hook_events", "session_mirror"}
-_LISTS = {"add_dir"}
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -45,6 +43,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append", nargs="+", default=[],
         metavar="RULES", help="deny rules, comma- or space-separated (Claude Code's spelling of --deny)",
+    )  # fmt: skip
+    p.add_argument(
+        "--add-dir", dest="add_dir", action="append", nargs="+", default=[], metavar="DIR",
+        help="folders outside the workspace the agent may read (writes there still ask)",
     )  # fmt: skip
     p.add_argument(
         "--agents", metavar="JSON", help='sub-agents for this run: {"NAME": {"description": ..., "prompt": ...}}'
@@ -95,8 +97,6 @@ def add_options(p: argparse.ArgumentParser) -> None:
     for dest, (flag, _) in IGNORED.items():  # out of --help: docs/headless.md lists them
         if dest in _FLAGS:
             p.add_argument(flag, dest=dest, action="store_true", help=argparse.SUPPRESS)
-        elif dest in _LISTS:
-            p.add_argument(flag, dest=dest, action="append", default=[], help=argparse.SUPPRESS)
         else:
             p.add_argument(flag, dest=dest, help=argparse.SUPPRESS)
 

@@ -82,6 +82,9 @@ class PermissionSettings(Strict):
     ask: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
     defaultMode: ModeName | None = None  # noqa: N815  (the settings key is camelCase, as in DESIGN §5)
+    additionalDirectories: list[str] = Field(  # noqa: N815  (Claude Code's key)
+        default_factory=list, description="Folders outside the workspace the agent may read (your settings only)."
+    )
 
     @field_validator("allow", "ask", "deny")
     @classmethod
@@ -370,6 +373,13 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         for kind in ("allow", "ask", "deny"):
             for rule in getattr(p, kind):
                 cfg.rules.append(SourcedRule(kind, rule, str(path)))
+        if p.additionalDirectories and layer in USER_LAYERS:
+            home = str(_home(env))
+            written = [home + d[1:] if d == "~" or d.startswith("~/") else d for d in p.additionalDirectories]
+            open_to_reads(cfg, written, f"{path}: permissions.additionalDirectories")
+        elif p.additionalDirectories:
+            cfg.warnings.append(f"{path}: permissions.additionalDirectories ignored: only your user settings or "
+                                "--add-dir open a folder outside the workspace")  # fmt: skip
         cfg.sandbox = settings.sandbox.mode or cfg.sandbox
         if settings.sandbox.network is not None:
             cfg.network = settings.sandbox.network
@@ -703,6 +713,30 @@ def _add_hooks(
                     )
                 made = HookEntry(event, entry.matcher, hook, str(path), user, user or trusted, trusted, plugin_root)
                 cfg.hooks.append(made)
+
+
+def open_to_reads(cfg: EffectiveConfig, folders: list[str], where: str) -> None:
+    """Claude Code's additional directories, as reads: each folder's files may be read by the file
+    tools (an allow rule, under every deny and ask rule) and by commands (bound read-only in the
+    sandbox, as sandbox.read_paths); writing there still asks. Your home folder, a folder above
+    it or `/` would open every key: refused in a warning, as is a folder that is not there."""
+    from arnes.permissions.engine import folder_read_rule
+
+    home = Path(os.path.realpath(os.path.expanduser("~")))
+    for given in folders:
+        if not os.path.isabs(given):
+            cfg.warnings.append(f"{where}: {given!r} ignored: write the folder as an absolute path or ~/...")
+            continue
+        real = Path(os.path.realpath(given))
+        rule = folder_read_rule(real)
+        if not real.is_dir():
+            cfg.warnings.append(f"{where}: {given} ignored: there is no such folder")
+        elif real == Path("/") or home.is_relative_to(real) or rule is None:
+            cfg.warnings.append(f"{where}: {given} ignored: it holds your home folder; name a folder inside it")
+        else:
+            cfg.rules.append(SourcedRule("allow", rule, where.split(":")[0]))
+            if real not in cfg.read_paths:
+                cfg.read_paths.append(real)
 
 
 def _home(env: dict[str, str] | None) -> Path:

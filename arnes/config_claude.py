@@ -69,7 +69,9 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
     perms = raw.get("permissions") or {}
     if not isinstance(perms, dict):
         raise ConfigError(f"{path}: permissions must be an object")
-    unused += [f"permissions.{k}" for k in perms if k not in ("allow", "ask", "deny", "defaultMode")]
+    unused += [
+        f"permissions.{k}" for k in perms if k not in ("allow", "ask", "deny", "defaultMode", "additionalDirectories")
+    ]
     if unused and not user:
         warnings.append(f"{path}: Claude Code keys arnes does not use, ignored: {', '.join(unused)}")
     kept: dict[str, Any] = {}
@@ -88,6 +90,11 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
                 warnings.append(f"{path}: permissions.{kind} rule {rule!r} skipped: {exc}{lost}")
                 continue
             kept.setdefault(kind, []).append(translated)
+    folders = perms.get("additionalDirectories")
+    if isinstance(folders, list) and all(isinstance(f, str) for f in folders):
+        kept["additionalDirectories"] = folders
+    elif folders is not None:
+        warnings.append(f"{path}: permissions.additionalDirectories must be a list of folders; ignored")
     mode = perms.get("defaultMode")
     if mode is not None:
         if mode in MODES:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from arnes.cliclaude import IGNORED, split_rules
-from arnes.config import EffectiveConfig, ModeName, add_flag_servers, ask_before_run_files
+from arnes.config import EffectiveConfig, ModeName, add_flag_servers, ask_before_run_files, open_to_reads
 from arnes.config_claude import claude_settings, translate_rule
 from arnes.errors import ConfigError
 from arnes.extensions.plugins import DIRS_VARIABLE
@@ -40,6 +40,8 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig, workspace
         cfg.json_schema = parse_schema(args.json_schema, workspace)
     if getattr(args, "settings", None):
         _settings(args.settings, cfg, workspace)
+    for folders in added_dirs(args):
+        open_to_reads(cfg, [os.path.abspath(os.path.expanduser(f)) for f in folders], "--add-dir")
     if getattr(args, "agents", None):
         cfg.agents = _json_or_file(args.agents, "--agents", workspace)
     _mode(args, cfg)
@@ -105,6 +107,24 @@ def rule_lists(args: argparse.Namespace) -> list[tuple[RuleKind, str, str]]:
                                       "next option, so put the prompt before it or after --")  # fmt: skip
                 found.append((kind, flag, value))
     return found
+
+
+def added_dirs(args: argparse.Namespace) -> list[list[str]]:
+    """--add-dir's words, as Claude Code takes them (up to the next option); ConfigError for a later
+    word that is no folder: it is the prompt."""
+    given: list[list[str]] = getattr(args, "add_dir", None) or []
+    for folders in given:
+        for word in folders[1:]:
+            if not os.path.isdir(os.path.expanduser(word)):
+                raise ConfigError(f"--add-dir: {word!r} is not a folder; the flag takes the words up to the next "
+                                  "option, so put the prompt before it or after --")  # fmt: skip
+    return given
+
+
+def check_word_lists(args: argparse.Namespace) -> None:
+    """The flags that take several words: a prompt after one is said in one line before anything runs."""
+    rule_lists(args)
+    added_dirs(args)
 
 
 def _names_tools(value: str) -> bool:

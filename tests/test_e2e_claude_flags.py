@@ -5,6 +5,7 @@ whose meaning arnes cannot keep is refused in one line."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 from pathlib import Path
@@ -16,7 +17,7 @@ from arnes.agent.prompt import system_prompt
 from arnes.agent.trace import read_trace
 from arnes.cliargs import global_parser
 from arnes.cliclaude import split_rules
-from arnes.config import EffectiveConfig
+from arnes.config import EffectiveConfig, load_config
 from arnes.config_flags import apply_claude_flags, chosen_session_id, system_prompts
 from arnes.errors import ConfigError
 from arnes.llm.script import ScriptProvider
@@ -109,6 +110,35 @@ def test_a_prompt_after_a_rule_list_is_one_clear_error_not_a_rule() -> None:
     apply_claude_flags(args, cfg)
     assert [(r.kind, r.rule) for r in cfg.rules] == [("deny", "Bash(git push:*)"), ("deny", "Write")]
     assert args.task == ["fix the bug"]
+
+
+def test_add_dir_and_additional_directories_open_a_folder_to_reads_only(shop: Path, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "README.md").write_text("shared doc\n")
+    read = {"name": "Read", "input": {"file_path": str(shared / "README.md")}}
+    bash = {"name": "Bash", "input": {"command": f"cat {shared}/README.md; touch {shared}/new"}}
+    turns = [{"tool_calls": [read, bash]}, {"text": "done"}]
+    run = scripted(tmp_path, shop, turns, "--allow", "Bash", "--add-dir", str(shared), "--")
+    assert run.code == 0, run.err
+    results = [e for e in read_trace(tmp_path / "t.jsonl") if e["event"] == "tool_result"]
+    assert results[0]["output"] == "     1\tshared doc" and not results[0]["is_error"]
+    assert "shared doc" in results[1]["output"] and "Read-only file system" in results[1]["output"]
+    assert not (shared / "new").exists()
+    # Claude Code's settings key: yours applies, a project's is named and ignored; home is too wide
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    folders = {"permissions": {"additionalDirectories": [str(shared), "~", "notes"]}}
+    (home / ".claude" / "settings.json").write_text(json.dumps(folders))
+    (shop / ".claude").mkdir(exist_ok=True)
+    (shop / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"additionalDirectories": ["/etc"]}}))
+    cfg = load_config(shop, trusted=True)
+    assert [r.rule for r in cfg.rules if r.rule.startswith(f"Read({shared}")] == [f"Read({shared}/**)"]
+    said = "\n".join(cfg.warnings)
+    assert f"permissions.additionalDirectories: {home} ignored: it holds your home folder" in said
+    assert "permissions.additionalDirectories: 'notes' ignored: write the folder as an absolute path" in said
+    assert ".claude/settings.json: permissions.additionalDirectories ignored: only your user settings" in said
+    assert Path("/etc") not in cfg.read_paths and shared.resolve() in cfg.read_paths
 
 
 def test_system_prompt_flags_replace_and_extend_arnes_prompt(shop: Path) -> None:
