@@ -335,3 +335,16 @@ def test_each_workspace_and_server_has_its_own_launcher_caches(tmp_path: Path) -
         == tmp_path / "c/arnes/launchers"
     )
     assert launcher_caches(tmp_path / "a", {"XDG_CACHE_HOME": "relative"}, lint) == a  # only an absolute one counts
+
+
+def test_a_projects_package_launcher_is_not_started_and_says_why(tmp_path: Path) -> None:
+    """A README's `npx -y PKG` in a project's .mcp.json: with no network it could fetch nothing and
+    would only time out; the line says why at once and what to do."""
+    ws = workspace(tmp_path, {})
+    server = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]}
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"filesystem": server}}))
+    run, _ = run_calls(tmp_path, ws, [], "--trust")
+    said = run.out + run.err
+    assert run.code == 0, said
+    assert "mcpServers.filesystem: npx fetches packages, and a project's servers run with no network" in said
+    assert "no answer within" not in said

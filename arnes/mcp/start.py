@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arnes.mcp.expand import VariableCheck, expand_server
+from arnes.mcp.expand import ExpansionError, VariableCheck, expand_server
 from arnes.mcp.launchers import launcher_needs
 from arnes.mcp.settings import ServerEntry
 from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec
@@ -35,9 +35,20 @@ def make_hub(
     environ |= {"CLAUDE_PROJECT_DIR": workspace, "ARNES_PROJECT_DIR": workspace}
 
     def resolve(entry: ServerEntry) -> ServerEntry:
-        """Its `${VAR}`s expanded (mcp/expand.py): called only for a server that may start."""
+        """Its `${VAR}`s expanded (mcp/expand.py): called only for a server that may start.
+        ExpansionError also for a project's package launcher: with no network it can fetch
+        nothing, and would be seen only as a time-out."""
         check = VariableCheck(entry.user, env_passthrough)
-        return dataclasses.replace(entry, config=expand_server(entry.config, environ, check))
+        expanded = dataclasses.replace(entry, config=expand_server(entry.config, environ, check))
+        if not entry.user and not network and entry.config.transport == "stdio":
+            needs = launcher_needs([expanded.config.command or "", *expanded.config.args], Path.home(), environ)
+            if needs is not None and needs.network:
+                raise ExpansionError(
+                    f"{needs.launcher} fetches packages, and a project's servers run with no network; install "
+                    "the server and name its command, or add it to your own settings (~/.claude.json, "
+                    "~/.config/arnes/settings.json), where it gets the network and a cache"
+                )
+        return expanded
 
     def sandbox_for(entry: ServerEntry) -> Sandbox | None:
         """The session's sandbox for a stdio server; only the user's own settings may lift it or open
