@@ -17,7 +17,7 @@ from pathlib import Path
 from arnes.cliargs import NotASubcommand, global_parser, split_argv
 from arnes.errors import EXIT_INTERRUPTED, EXIT_USAGE, OutputClosed
 
-# arnes's own session ids, and the UUIDs `--session-id` gives (Claude Code's form)
+# session ids: UUIDs (Claude Code's form, arnes's own since 2026-12), and the dated ids arnes gave before
 SESSION_ID = re.compile(r"^(\d{8}-\d{6}-[0-9a-f]{6}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 
 

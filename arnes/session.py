@@ -7,7 +7,6 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,7 +70,8 @@ def default_tools() -> list[Tool]:  # type: ignore[type-arg]  # heterogeneous ar
 
 
 def new_session_id() -> str:
-    return datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    """A UUID, as Claude Code's session ids are (tools built on its SDKs store and check them as such)."""
+    return str(uuid.uuid4())
 
 
 def _prepare_read_only(workspace: Path) -> None:

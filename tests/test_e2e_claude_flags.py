@@ -79,6 +79,7 @@ def test_dont_ask_denies_what_would_be_asked(shop: Path, tmp_path: Path) -> None
     run = scripted(tmp_path, shop, turns, "--permission-mode", "dontAsk", "--agents", agents, fmt="stream-json")
     assert run.code == 0, run.err
     assert init_line(run)["permissionMode"] == "dontAsk" and init_line(run)["agents"] == ["checker"]
+    assert str(uuid.UUID(init_line(run)["session_id"])) == init_line(run)["session_id"]  # a UUID, as Claude Code's
     [denial] = json.loads(run.out.splitlines()[-1])["permission_denials"]
     assert denial["tool_name"] == "Write" and "dontAsk mode: nothing is asked" in denial["reason"]
     assert not (shop / "new.py").exists()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +11,6 @@ from arnes.host.files import HostFiles, Refused
 from arnes.messages import Message, ToolResultBlock
 from arnes.nesting import json_loads
 
-SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 UNRECORDED = "No result was recorded for this call (the session stopped); check before relying on it."
 
 
