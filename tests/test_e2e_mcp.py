@@ -129,22 +129,25 @@ def test_trust_covers_the_mcp_json_it_saw(tmp_path: Path) -> None:
     assert "evil  not started: untrusted" in listed.out and not marker.exists()
 
 
-@pytest.fixture
-def http_server() -> Iterator[str]:
+@pytest.fixture(params=["http", "sse"])
+def http_server(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+    """(type, url) of the fake server over streamable HTTP, and over the older HTTP+SSE."""
+    kind = request.param
     proc = subprocess.Popen(
-        [sys.executable, SERVER, "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [sys.executable, SERVER, kind], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
     try:
         assert proc.stdout is not None
         port = proc.stdout.readline().strip()  # printed once the socket listens
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield kind, f"http://127.0.0.1:{port}/{'sse' if kind == 'sse' else 'mcp'}"
     finally:
         proc.kill()
         proc.wait()
 
 
-def test_streamable_http_server(tmp_path: Path, http_server: str) -> None:
-    ws = workspace(tmp_path, {"web": {"type": "http", "url": http_server}})
+def test_http_servers_both_transports(tmp_path: Path, http_server: tuple[str, str]) -> None:
+    kind, url = http_server
+    ws = workspace(tmp_path, {"web": {"type": kind, "url": url}})
     run, events = run_calls(tmp_path, ws, [{"name": "mcp__web__add", "input": {"a": 20, "b": 22}}],
                             "--trust", "--allow", "mcp__web__*")  # fmt: skip
     assert run.code == 0, run.err

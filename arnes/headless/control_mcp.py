@@ -30,7 +30,7 @@ def _one(name: str, st: ServerState) -> dict[str, Any]:
     entry, cfg = st.entry, st.entry.config
     source = entry.source
     scope = "dynamic" if source == "--mcp-config" else "local" if source.endswith("(this project)") else None
-    config: dict[str, Any] = {"type": "http", "url": cfg.url} if cfg.transport == "http" else {}
+    config: dict[str, Any] = {"type": cfg.transport, "url": cfg.url} if cfg.transport != "stdio" else {}
     if not config:  # as written: no `env` or `headers`, which may hold a token
         config = {"type": "stdio", "command": cfg.command, "args": list(cfg.args)}
     found: dict[str, Any] = {

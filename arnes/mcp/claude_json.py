@@ -129,12 +129,6 @@ def _servers(listed: object, shown: str, warnings: list[str]) -> dict[str, McpSe
         if not isinstance(entry, dict):
             warnings.append(f"{shown}: mcpServers.{name} is left out: it is not an object")
             continue
-        if entry.get("type") == "sse":
-            warnings.append(
-                f"{shown}: mcpServers.{name} is left out: arnes speaks stdio and streamable HTTP, not SSE "
-                '(if the server also serves streamable HTTP, give that URL with "type": "http")'
-            )
-            continue
         try:
             servers[name] = McpServer.model_validate({k: v for k, v in entry.items() if k in _KEYS})
         except ValidationError as exc:

@@ -156,6 +156,13 @@ class McpHub:
                         command=confined.argv[0], args=confined.argv[1:], env=confined.env, cwd=cwd
                     )
                     read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+                elif cfg.transport == "sse":  # the older HTTP+SSE transport, still served and configured
+                    from mcp.client.sse import sse_client
+
+                    url = cfg.url or ""
+                    read, write = await stack.enter_async_context(
+                        sse_client(url, headers=cfg.headers, timeout=cfg.timeout)
+                    )
                 else:
                     import httpx2 as httpx  # the SDK's own HTTP client
 

@@ -18,11 +18,11 @@ NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$")
 
 
 class McpServer(BaseModel):
-    """One server: a command (stdio) or a URL (streamable HTTP)."""
+    """One server: a command (stdio) or a URL (streamable HTTP, or the older HTTP+SSE)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    type: Literal["stdio", "http", "streamable-http"] | None = None
+    type: Literal["stdio", "http", "streamable-http", "sse"] | None = None
     command: str | None = Field(None, description="The program that speaks MCP on stdin/stdout.")
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict, description="Variables set for the server only.")
@@ -37,12 +37,14 @@ class McpServer(BaseModel):
     def _kind(self) -> McpServer:
         if self.transport == "stdio" and not self.command:
             raise ValueError('a stdio server needs "command" (or give "type": "http" and "url")')
-        if self.transport == "http" and not self.url:
-            raise ValueError('an http server needs "url"')
+        if self.transport != "stdio" and not self.url:
+            raise ValueError(f'an {self.transport} server needs "url"')
         return self
 
     @property
-    def transport(self) -> Literal["stdio", "http"]:
+    def transport(self) -> Literal["stdio", "http", "sse"]:
+        if self.type == "sse":
+            return "sse"
         if self.type in ("http", "streamable-http") or (self.type is None and self.url and not self.command):
             return "http"
         return "stdio"

@@ -92,7 +92,7 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)
     print(sock.getsockname()[1], flush=True)  # the test reads this line: from now on connections queue
-    app = server.streamable_http_app()
+    app = server.sse_app() if how == "sse" else server.streamable_http_app()
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
