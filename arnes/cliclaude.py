@@ -21,17 +21,20 @@ IGNORED: dict[str, tuple[str, str]] = {
     "effort": ("--effort", "arnes sends no effort level"),
     "betas": ("--betas", "arnes sends no beta headers"),
     "fallback_model": ("--fallback-model", "a model that fails ends the run (exit 1)"),
-    "include_partial_messages": ("--include-partial-messages", "arnes prints whole messages, no stream_event lines"),
     "include_hook_events": ("--include-hook-events", "hook runs are in the trace, not in stream-json"),
     "task_budget": ("--task-budget", "use --max-tokens"),
     "session_mirror": ("--session-mirror", "the session is in arnes's trace, no transcript_mirror lines"),
 }
-_FLAGS = {"include_partial_messages", "include_hook_events", "session_mirror"}
+_FLAGS = {"include_hook_events", "session_mirror"}
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
     """Claude Code's spellings beside arnes's own options (cliargs.py)."""
     p.add_argument("--verbose", action="store_true", help="accepted for Claude Code's sake (stream-json is complete)")
+    p.add_argument(
+        "--include-partial-messages", action="store_true",
+        help="with stream-json output: the reply's text as it streams, in stream_event lines",
+    )  # fmt: skip
     p.add_argument(
         "--input-format", choices=["text", "stream-json"], default="text",
         help="stream-json: user messages and the SDK's control requests as JSON lines on stdin",

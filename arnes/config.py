@@ -197,6 +197,7 @@ class EffectiveConfig:
     env_passthrough: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # the user's settings' `env`: set when the run starts
     agents: object = None  # --agents: definitions given with the run (extensions/agents.py given_agents)
+    partial_messages: bool = False  # --include-partial-messages: stream-json streams the reply's text
     verify_command: str | None = None
     verify_command_from: str | None = None  # the settings file that named it
     verify_timeout: float = TEST_TIMEOUT

@@ -42,6 +42,7 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig, workspace
         _settings(args.settings, cfg, workspace)
     for folders in added_dirs(args):
         open_to_reads(cfg, [os.path.abspath(os.path.expanduser(f)) for f in folders], "--add-dir")
+    cfg.partial_messages = bool(getattr(args, "include_partial_messages", False))
     if getattr(args, "agents", None):
         cfg.agents = _json_or_file(args.agents, "--agents", workspace)
     _mode(args, cfg)

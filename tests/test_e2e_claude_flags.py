@@ -232,13 +232,13 @@ def test_flags_the_sdks_pass_are_accepted_and_named_when_unused(shop: Path, tmp_
     assert run.code == 0, run.err
     assert init_line(run)["tools"] == ["Read", "Grep", "Delegate"]  # Task is Delegate's name in Claude Code
     warnings = json.loads(run.out.splitlines()[-1])["warnings"]
-    for flag in (
-        "--setting-sources",
-        "--max-thinking-tokens",
-        "--include-partial-messages",
-        "--permission-prompt-tool",
-    ):
+    for flag in ("--setting-sources", "--max-thinking-tokens", "--permission-prompt-tool"):
         assert any(w.startswith(flag) for w in warnings), (flag, warnings)
+    # --include-partial-messages is used: the reply's text streams as the Messages API's events
+    events = [line["event"] for line in map(json.loads, run.out.splitlines()) if line["type"] == "stream_event"]
+    assert [e["type"] for e in events] == ["message_start", "content_block_start", "content_block_delta",
+                                           "content_block_stop", "message_delta", "message_stop"]  # fmt: skip
+    assert events[2]["delta"] == {"type": "text_delta", "text": "ok"} and events[4]["delta"]["stop_reason"]
     assert global_parser().parse_args(["--max-budget-usd", "0.5"]).max_cost == 0.5  # the same option
 
 

@@ -199,7 +199,7 @@ def test_agents_defined_in_the_sdks_options_are_the_sessions_to_delegate_to(shop
     write = {"name": "Write", "input": {"file_path": "p.txt", "content": "x"}}
     turns = [{"tool_calls": [task]}, {"tool_calls": [write]}, {"text": "no problems"}, {"text": "reviewed"}]
     trace = tmp_path / "t.jsonl"
-    opts = options(tmp_path, shop, turns, permission_mode="bypassPermissions",
+    opts = options(tmp_path, shop, turns, permission_mode="bypassPermissions", include_partial_messages=True,
                    agents={"code-reviewer": reviewer, "bad name!": reviewer})  # fmt: skip
     opts.extra_args["trace"] = str(trace)
     messages = collect("Review the code.", opts)
@@ -213,6 +213,10 @@ def test_agents_defined_in_the_sdks_options_are_the_sessions_to_delegate_to(shop
     assert not (shop / "p.txt").exists()  # its tools are Read and Grep
     said = json.dumps([m.data for m in messages if type(m).__name__ == "SystemMessage"])
     assert "agent 'bad name!' left out" in said
+    # include_partial_messages: the text streams, the sub-agent's under its Task call
+    deltas = [(m.parent_tool_use_id, m.event["delta"]["text"]) for m in messages
+              if isinstance(m, sdk.StreamEvent) and m.event["type"] == "content_block_delta"]  # fmt: skip
+    assert deltas == [(delegated["id"], "no problems"), (None, "reviewed")]
 
 
 def test_resume_session_at_branches_from_an_assistant_message_the_sdk_saw(shop: Path, tmp_path: Path) -> None:

@@ -53,6 +53,7 @@ class Headless:
                 session.offered_names,
                 lambda: init_keys(session, commands(session)),
                 servers,
+                partial=cfg.partial_messages,
             )
         for warning in cfg.said:  # already on stderr; JSON readers get them as well
             output._warn(warning, None)

@@ -104,6 +104,18 @@ def assistant(
     }
 
 
+def stream_message(model: str) -> dict[str, Any]:
+    """The message a `message_start` stream event opens: empty, as the Messages API's."""
+    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage(0, 0)}  # fmt: skip
+
+
+def stream_event(event: dict[str, Any], session_id: str, parent: str | None) -> dict[str, Any]:
+    """`--include-partial-messages`: one raw stream event, as the SDKs' StreamEvent parses it."""
+    return {"type": "stream_event", "uuid": new_uuid(), "session_id": session_id, "event": event,
+            "parent_tool_use_id": parent}  # fmt: skip
+
+
 def user(
     content: list[dict[str, Any]], *, session_id: str, parent: str | None, message_uuid: str | None = None
 ) -> dict[str, Any]:

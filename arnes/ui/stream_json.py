@@ -8,7 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arnes.agent.events import Event, MessageEvent, ModelRequest, ModelResponseEvent, Nested, SessionStart, Steered
+from arnes.agent.events import (
+    Event,
+    MessageEvent,
+    ModelRequest,
+    ModelResponseEvent,
+    Nested,
+    SessionStart,
+    Steered,
+    TextDelta,
+)
 from arnes.ui import sdk_messages as sdk
 from arnes.ui.stdout import Stdout
 
@@ -39,11 +48,13 @@ class StreamJson:
     tools: Callable[[], list[str]]
     init_keys: Callable[[], dict[str, Any]]  # Claude Code's keys known only once the session runs
     servers: Callable[[], dict[str, str]] | None = None  # MCP server name -> our state
+    partial: bool = False  # --include-partial-messages: stream_event lines as a reply's text streams
     _init: dict[str, Any] | None = None
     _ready: bool = False
     _waiting: list[dict[str, Any]] = field(default_factory=list)
     _models: dict[str | None, str] = field(default_factory=dict)  # by parent tool call (None: the main agent)
     _replies: dict[str | None, ModelResponseEvent] = field(default_factory=dict)
+    _texting: set[str | None] = field(default_factory=set)  # replies whose text block is open (partial)
 
     def write(self, obj: dict[str, Any]) -> None:
         if not self._ready:
@@ -80,6 +91,8 @@ class StreamJson:
         parent = None
         if isinstance(event, Nested):
             parent, event = event.parent, event.inner
+        if self.partial:
+            self._stream(event, parent)
         if isinstance(event, SessionStart):
             self._models[parent] = event.model
             if parent is None:
@@ -92,6 +105,29 @@ class StreamJson:
             self.write(sdk.system("steered", self.session_id, **event.payload(), parent_tool_use_id=parent))
         elif isinstance(event, MessageEvent):
             self._message(event, parent)
+
+    def _stream(self, event: Event, parent: str | None) -> None:
+        """`--include-partial-messages`: the Messages API's stream events of each reply, as Claude
+        Code passes them on (text only: a reply's tool calls come whole, in its assistant message)."""
+        raw: list[dict[str, Any]] = []
+        if isinstance(event, ModelRequest):
+            raw.append({"type": "message_start", "message": sdk.stream_message(self._models.get(parent, ""))})
+        elif isinstance(event, TextDelta):
+            if parent not in self._texting:
+                self._texting.add(parent)
+                raw.append({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+            raw.append({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": event.text}})
+        elif isinstance(event, ModelResponseEvent):
+            if parent in self._texting:
+                self._texting.discard(parent)
+                raw.append({"type": "content_block_stop", "index": 0})
+            delta = {"stop_reason": event.stop_reason, "stop_sequence": None}
+            raw += [
+                {"type": "message_delta", "delta": delta, "usage": {"output_tokens": event.output_tokens}},
+                {"type": "message_stop"},
+            ]
+        for one in raw:
+            self.write(sdk.stream_event(one, self.session_id, parent))
 
     def _start(self, event: SessionStart) -> None:
         self._init = sdk.system(
