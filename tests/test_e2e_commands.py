@@ -98,6 +98,38 @@ def test_allowed_tools_narrows_and_never_grants(tmp_path: Path) -> None:
     assert "s3cret" not in results
 
 
+def test_shell_lines_run_through_the_gate_and_only_your_commands_allowed_tools_grant(
+    tmp_path: Path,
+) -> None:
+    """Claude Code's `` !`cmd` ``: run before the prompt, output in its place; the command's own
+    allowed-tools answer an ask for a command of yours, never a repository's (trusted or not)."""
+    body = ("---\nallowed-tools: Bash(touch:*), Bash(cat:*)\n---\n"
+            "Seen: !`cat src/a.py`\nMade: !`touch made.txt && echo made`\nOff: !`rm -f src/a.py`\nGo.\n")  # fmt: skip
+    ws = workspace(tmp_path, {"ctx": body})
+    (user_commands() / "mine.md").write_text(body)
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+
+    def task(name: str, *flags: str) -> str:
+        trace = tmp_path / f"{name}.jsonl"
+        run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                        *flags, "-p", f"/{name}")  # fmt: skip
+        assert run.code == 0, run.err
+        first = next(e for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user")
+        return str(first["content"][-1]["text"]) + run.out + run.err
+
+    said = task("ctx")  # the project's command, untrusted: reads run, its grant grants nothing
+    assert "Seen: exit code: 0\nprint('a')" in said and "Go." in said
+    assert "Made: [not run: " in said and "no terminal" in said and not (ws / "made.txt").exists()
+    assert "Off: [not run: " in said and (ws / "src" / "a.py").exists()
+    said = task("mine")  # yours: its allowed-tools allow touch, never rm
+    assert (ws / "made.txt").exists() and "Made: exit code: 0\nmade" in said
+    assert "Off: [not run: " in said and (ws / "src" / "a.py").exists()
+    (ws / "made.txt").unlink()
+    task("ctx", "--trust")  # the project's, trusted: trust does not cover its command files
+    assert not (ws / "made.txt").exists()
+
+
 def test_unknown_command_is_a_usage_error_listing_the_commands(tmp_path: Path) -> None:
     ws = workspace(tmp_path, {"review": REVIEW, "help": "shadowed"})
     script = tmp_path / "s.json"

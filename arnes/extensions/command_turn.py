@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arnes.errors import ConfigError
+from arnes.extensions.command_shell import run_commands
 from arnes.extensions.commands import Catalog, Command, expand, load_catalog, split_invocation, unknown_message
 from arnes.llm.claude_ids import model_for
 from arnes.messages import ToolSpec
@@ -60,12 +61,15 @@ def prepare(command: Command, arguments: str, trusted: bool, provider: str) -> P
     return Prepared(command, expand(command, arguments), model, tuple(notes))
 
 
-def apply(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> None:
-    """Narrow the session's tools to the command's `allowed-tools` and switch its model.
+def apply(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> str:
+    """Narrow the session's tools to the command's `allowed-tools`, switch its model, and return
+    the prompt to send, its `` !`cmd` ``s run (extensions/command_shell.py).
 
     The fence wraps the session's policy, so the rules and the mode still decide inside it, and
     sub-agents started during the prompt inherit it (Session.child narrows `policy`)."""
     command = prepared.command
+    ran = run_commands(session, command, prepared.prompt)  # before the fence
+    cfg.warnings += [line for level, line in ran.said if level == "warning" and line not in cfg.warnings]
     if command.allowed is not None:
         assert session.policy is not None
         session.tool_specs()  # the MCP servers' tools join the registry first, so the fence sees them
@@ -76,6 +80,7 @@ def apply(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> None:
     if prepared.model:
         _priced(session, cfg, prepared.model, command)
         session.provider = session.with_model(session.provider, prepared.model)
+    return ran.prompt
 
 
 def _priced(session: Session, cfg: EffectiveConfig, model: str, command: Command) -> None:
@@ -96,12 +101,12 @@ def _priced(session: Session, cfg: EffectiveConfig, model: str, command: Command
 
 
 @contextmanager
-def applied(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> Iterator[None]:
-    """`apply` for one turn of the interactive prompt; the session's tools, policy and model come back."""
+def applied(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> Iterator[str]:
+    """`apply` for one turn of the interactive prompt (its prompt is given); the session's tools,
+    policy and model come back."""
     saved = session.tools, session.policy, session.gate, session.provider
     try:
-        apply(session, prepared, cfg)
-        yield
+        yield apply(session, prepared, cfg)
     finally:
         session.tools, session.policy, session.gate, session.provider = saved
 
@@ -129,8 +134,7 @@ def one_shot(session: Session, cfg: EffectiveConfig, task: str) -> str:
     prepared = prepare(command, arguments, cfg.trusted, session.provider.name)
     cfg.warnings.extend(prepared.notes)  # shown and traced once the run's subscribers listen
     cfg.warnings.extend(r.why for r in catalog.refused if r.shadowed and r.path.stem == name)
-    apply(session, prepared, cfg)
-    return prepared.prompt
+    return apply(session, prepared, cfg)
 
 
 def resolve(catalog: Catalog, session: Session, name: str) -> tuple[Command | None, str | None]:

@@ -133,8 +133,8 @@ class Driven:
             prepared = prepare_command(command, invocation[1], self.ready.cfg.trusted, self.ready.session.provider.name)
             for note in prepared.notes:
                 self.ready.session.bus.emit(Notice("warning", f"warning: {note}"))
-            with applied(self.ready.session, prepared, self.ready.cfg):
-                return agent.turn(prepared.prompt, self._message)
+            with applied(self.ready.session, prepared, self.ready.cfg) as prompt:
+                return agent.turn(prompt, self._message)
         finally:
             with self._lock:
                 self._running = False

@@ -113,10 +113,10 @@ class Repl:
         for note in prepared.notes:
             self.session.bus.emit(Notice("warning", f"warning: {note}"))
         try:
-            with applied(self.session, prepared, self.cfg):
+            with applied(self.session, prepared, self.cfg) as prompt:
                 if prepared.model:
                     self.session.bus.emit(Notice("info", f"/{command.name} runs with model {prepared.model}"))
-                self._turn(prepared.prompt)
+                self._turn(prompt)
         except ConfigError as exc:  # its model has no price under --max-cost: nothing ran
             self.console.print(f"/{command.name}: {visible(str(exc))}", style="red", markup=False)
         return True

@@ -1,0 +1,110 @@
+"""Claude Code's `` !`command` `` in a custom command: run before the prompt is sent, its output in
+its place, as Claude Code does (its /commit command reads `git status` and `git diff` this way).
+
+Nothing runs past the permission gate or outside the sandbox: each is a Bash call arnes makes,
+judged by the session's rules and mode (and asked at a terminal), and shown as arnes's call. The
+command's own `allowed-tools` may allow it too, as in Claude Code, when the command is yours: a
+repository's command grants nothing, trusted or not (trust does not cover its command files, and
+a pull may change them). A command that does not run leaves why in its place, so the model knows
+the context is missing.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from arnes.agent.events import Notice, ToolCallEvent, ToolResultEvent
+from arnes.permissions.engine import RuleEngine
+from arnes.permissions.rules import SourcedRule
+from arnes.permissions.types import ToolRequest
+from arnes.tools.base import ToolError
+
+if TYPE_CHECKING:
+    from arnes.extensions.commands import Command
+    from arnes.session import Session
+
+# `!`git status`` as Claude Code writes it: one line, no backtick inside.
+BANG = re.compile(r"!`([^`\n]+)`")
+MOST = 20  # commands run for one prompt at most
+OUTPUT_CAP = 30_000  # characters of one command's output in the prompt
+
+
+@dataclass(frozen=True)
+class ShellContext:
+    prompt: str  # with each command's output (or why it did not run) in its place
+    said: tuple[tuple[str, str], ...]  # (level, line) for the user: what ran, what did not
+
+
+def run_commands(session: Session, command: Command, prompt: str) -> ShellContext:
+    """The prompt with every `` !`cmd` `` replaced; at most MOST, the rest say they were not run."""
+    found = list(BANG.finditer(prompt))
+    if not found:
+        return ShellContext(prompt, ())
+    grants = _grants(session, command)
+    said: list[tuple[str, str]] = []
+    outputs: dict[int, str] = {}
+    for i, match in enumerate(found):
+        text = match.group(1).strip()
+        if i >= MOST:
+            outputs[i] = f"[not run: a command runs {MOST} of these at most]"
+            continue
+        outputs[i], line = _one(session, command, text, grants)
+        said.append(line)
+    pieces, last = [], 0
+    for i, match in enumerate(found):
+        pieces += [prompt[last : match.start()], outputs[i]]
+        last = match.end()
+    pieces.append(prompt[last:])
+    return ShellContext("".join(pieces), tuple(said))
+
+
+def _grants(session: Session, command: Command) -> RuleEngine | None:
+    """The command's `allowed-tools` as allow rules, when they may grant: your own command's only."""
+    if not command.allowed or command.origin != "user":
+        return None
+    rules = [SourcedRule("allow", rule, str(command.path)) for rule in command.allowed]
+    return RuleEngine(session.workspace, "default", rules)
+
+
+def _one(session: Session, command: Command, text: str, grants: RuleEngine | None) -> tuple[str, tuple[str, str]]:
+    call_id = f"arnes_command_{uuid.uuid4().hex[:8]}"
+    raw = {"command": text}
+    session.bus.emit(ToolCallEvent(call_id, "Bash", raw, by="arnes"))
+    started = time.perf_counter()
+    try:
+        tool, args, _ = session.tools.parse_call("Bash", raw)
+    except ToolError as exc:
+        return _done(session, call_id, f"[not run: {exc}]", True, started, text, command)
+    request = ToolRequest("Bash", raw, (), tool.read_only, tool.command(args), call_id=call_id)
+    if grants is not None and session.policy is not None and grants.decide(request).kind == "allow":
+        decision = session.policy.decide(request)  # a deny rule still wins; the grant answers an ask
+        allowed, why = decision.kind != "deny", decision.reason
+    else:
+        outcome = session.gate.check(request, text)
+        allowed, why = outcome.allowed, outcome.decision.reason
+    if not allowed:
+        return _done(session, call_id, f"[not run: {why}]", True, started, text, command)
+    try:
+        output, failed = str(tool.run(args, session.ctx)), False
+    except ToolError as exc:
+        output, failed = str(exc), True
+    if len(output) > OUTPUT_CAP:
+        output = output[:OUTPUT_CAP] + f"\n[cut at {OUTPUT_CAP} characters]"
+    return _done(session, call_id, output, failed, started, text, command)
+
+
+def _done(
+    session: Session, call_id: str, output: str, failed: bool, started: float, text: str, command: Command
+) -> tuple[str, tuple[str, str]]:
+    ms = int((time.perf_counter() - started) * 1000)
+    session.bus.emit(ToolResultEvent(call_id, "Bash", failed, ms, output))
+    if output.startswith("[not run:"):
+        line = ("warning", f"/{command.name}: `{text}` {output[1:-1]}")
+    else:
+        line = ("info", f"/{command.name} ran `{text}` for its prompt")
+    session.bus.emit(Notice(*line))
+    return output, line
