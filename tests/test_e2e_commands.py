@@ -111,7 +111,7 @@ def test_shell_lines_run_through_the_gate_and_only_your_commands_allowed_tools_g
     script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
 
     def task(name: str, *flags: str) -> str:
-        trace = tmp_path / f"{name}.jsonl"
+        trace = tmp_path / f"{name}-{len(list(tmp_path.glob('*.jsonl')))}.jsonl"  # a trace per run
         run = run_arnes("--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
                         *flags, "-p", f"/{name}")  # fmt: skip
         assert run.code == 0, run.err
@@ -128,6 +128,11 @@ def test_shell_lines_run_through_the_gate_and_only_your_commands_allowed_tools_g
     (ws / "made.txt").unlink()
     task("ctx", "--trust")  # the project's, trusted: trust does not cover its command files
     assert not (ws / "made.txt").exists()
+    guard = {"type": "command", "command": "grep -q 'touch made' && { echo 'no touching' >&2; exit 2; }; exit 0"}
+    settings = Path(os.environ["XDG_CONFIG_HOME"]) / "arnes" / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [guard]}]}}))
+    said = task("mine")  # your guard hook sees the lines too
+    assert "Made: [not run: a PreToolUse hook blocked it: no touching]" in said and not (ws / "made.txt").exists()
 
 
 def test_unknown_command_is_a_usage_error_listing_the_commands(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 its place, as Claude Code does (its /commit command reads `git status` and `git diff` this way).
 
 Nothing runs past the permission gate or outside the sandbox: each is a Bash call arnes makes,
-judged by the session's rules and mode (and asked at a terminal), and shown as arnes's call. The
+judged by the session's rules and mode (and asked at a terminal) after your PreToolUse hooks
+(`updatedInput` aside: the line runs as written or not at all), and shown as arnes's call. The
 command's own `allowed-tools` may allow it too, as in Claude Code, when the command is yours: a
 repository's command grants nothing, trusted or not (trust does not cover its command files, and
 a pull may change them). A command that does not run leaves why in its place, so the model knows
@@ -18,7 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from arnes.agent.events import Notice, ToolCallEvent, ToolResultEvent
+from arnes.agent.hookpoints import HookPoints
+from arnes.messages import ToolCall
 from arnes.permissions.engine import RuleEngine
+from arnes.permissions.gate import with_hook
 from arnes.permissions.rules import SourcedRule
 from arnes.permissions.types import ToolRequest
 from arnes.tools.base import ToolError
@@ -79,12 +83,16 @@ def _one(session: Session, command: Command, text: str, grants: RuleEngine | Non
         tool, args, _ = session.tools.parse_call("Bash", raw)
     except ToolError as exc:
         return _done(session, call_id, f"[not run: {exc}]", True, started, text, command)
+    hooked = HookPoints(session).pre_tool(ToolCall(call_id, "Bash", raw))  # your guard hooks see it too
+    if hooked.blocked is not None:
+        return _done(session, call_id, f"[not run: a PreToolUse hook blocked it: {hooked.blocked}]", True, started,
+                     text, command)  # fmt: skip
     request = ToolRequest("Bash", raw, (), tool.read_only, tool.command(args), call_id=call_id)
     if grants is not None and session.policy is not None and grants.decide(request).kind == "allow":
-        decision = session.policy.decide(request)  # a deny rule still wins; the grant answers an ask
+        decision = with_hook(session.policy.decide(request), hooked.decision)  # a deny still wins
         allowed, why = decision.kind != "deny", decision.reason
     else:
-        outcome = session.gate.check(request, text)
+        outcome = session.gate.check(request, text, hook=hooked.decision)
         allowed, why = outcome.allowed, outcome.decision.reason
     if not allowed:
         return _done(session, call_id, f"[not run: {why}]", True, started, text, command)
