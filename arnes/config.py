@@ -318,9 +318,8 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         if layer in USER_LAYERS:
             _hook_script_folders(cfg, settings.hooks, Path(os.path.realpath(_home(env))))
             cfg.env.update(settings.env)
-        elif settings.env:
-            why = "only your user settings set variables (a project's would reach your own hooks and git)"
-            cfg.warnings.append(f"{path}: env ignored: {why}; export them, or move them to ~/.claude/settings.json")
+        else:
+            settings = _without_user_keys(settings, cfg, path)
         if layer in PROJECT_LAYERS and settings.sandbox.mode in ("off", "landlock"):
             # Trusted or not: the project's own hooks and servers would run unconfined (DESIGN §10),
             # or under Landlock, where the home folder is readable and the network open.
@@ -374,13 +373,10 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         for kind in ("allow", "ask", "deny"):
             for rule in getattr(p, kind):
                 cfg.rules.append(SourcedRule(kind, rule, str(path)))
-        if p.additionalDirectories and layer in USER_LAYERS:
+        if p.additionalDirectories:  # the user's own: a project's was dropped above
             home = str(_home(env))
             written = [home + d[1:] if d == "~" or d.startswith("~/") else d for d in p.additionalDirectories]
             open_to_reads(cfg, written, f"{path}: permissions.additionalDirectories")
-        elif p.additionalDirectories:
-            cfg.warnings.append(f"{path}: permissions.additionalDirectories ignored: only your user settings or "
-                                "--add-dir open a folder outside the workspace")  # fmt: skip
         cfg.sandbox = settings.sandbox.mode or cfg.sandbox
         if settings.sandbox.network is not None:
             cfg.network = settings.sandbox.network
@@ -751,6 +747,20 @@ def _hook_script_folders(cfg: EffectiveConfig, hooks: HookSettings, home: Path) 
             for hook in entry.hooks:
                 if hook.sandbox:
                     cfg.read_paths += [f for f in script_folders(hook.command, home) if f not in cfg.read_paths]
+
+
+def _without_user_keys(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:
+    """A project's file without the keys only your own settings may set, each named once: `env`
+    would reach your host-run hooks and git, `additionalDirectories` would open folders outside
+    the workspace to the repository's choosing. Trust does not change that."""
+    if settings.env:
+        why = "only your user settings set variables (a project's would reach your own hooks and git)"
+        cfg.warnings.append(f"{path}: env ignored: {why}; export them, or move them to ~/.claude/settings.json")
+    if settings.permissions.additionalDirectories:
+        cfg.warnings.append(f"{path}: permissions.additionalDirectories ignored: only your user settings or "
+                            "--add-dir open a folder outside the workspace")  # fmt: skip
+    permissions = settings.permissions.model_copy(update={"additionalDirectories": []})
+    return settings.model_copy(update={"env": {}, "permissions": permissions})
 
 
 def _restrictions_only(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:

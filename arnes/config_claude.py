@@ -64,7 +64,7 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
         raise ConfigError(f"{path}: a settings file is a JSON object")
     warnings: list[str] = []
     # enabledPlugins is read by extensions/plugins.py, which says what it does with each
-    taken = ("permissions", "hooks", "outputStyle", "enabledPlugins", *APPROVAL_KEYS, *(("env",) if user else ()))
+    taken = ("permissions", "hooks", "outputStyle", "enabledPlugins", "env", *APPROVAL_KEYS)
     unused = [k for k in raw if k not in taken]
     perms = raw.get("permissions") or {}
     if not isinstance(perms, dict):
@@ -108,7 +108,7 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
         result["outputStyle"] = style.strip()
     elif style is not None:
         warnings.append(f"{path}: outputStyle must be a style's name; ignored")
-    if user and "env" in raw:
+    if "env" in raw:  # a project's is named and dropped by config.py (user-only keys)
         env = raw["env"]
         if isinstance(env, dict) and all(isinstance(v, (str, int, float, bool)) for v in env.values()):
             result["env"] = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in env.items()}

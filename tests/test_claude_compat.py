@@ -56,9 +56,10 @@ def test_a_copied_claude_settings_file_applies_with_unknown_keys_warned(shop: Pa
     untrusted = run_arnes("--provider", "script", "--script", script(tmp_path, turns), "-w", str(shop),
                           "--trace", str(trace), "x")  # fmt: skip
     assert untrusted.code == 0, untrusted.err
-    assert "Claude Code keys arnes does not use, ignored: env, permissions.additionalDirectories" in (
-        untrusted.err + untrusted.out
-    )
+    said = untrusted.err + untrusted.out
+    assert "settings.json: env ignored: only your user settings set variables" in said  # trusted or not
+    assert "settings.json: permissions.additionalDirectories ignored: only your user settings or --add-dir" in said
+    assert "Claude Code keys arnes does not use" not in said and "ignored until you trust this folder: allow" in said
     assert "WebFetch(domain:example.com)' skipped" in untrusted.err + untrusted.out
     decisions = [(e["decision"], e["reason"]) for e in read_trace(trace) if e["event"] == "permission"]
     assert decisions[0] == ("deny", "rule Read(.env)")  # a restriction holds untrusted

@@ -155,13 +155,13 @@ def test_the_model_may_not_read_the_file_in_any_mode(tmp_path: Path) -> None:
     for mode in ("default", "bypass"):
         check = run_arnes("--permission-mode", mode, "permissions", "check", "Read", str(path), "-w", str(ws),
                           env=env)  # fmt: skip
-        assert "\ndeny: rule Read(~/.claude.json) (from built in: secrets)" in check.out, (mode, check.out)
+        assert "deny: rule Read(~/.claude.json) (from built in: secrets)" in check.out.splitlines(), (mode, check.out)
     # Its servers start without trust: the file tools never write it, whatever the mode.
     write = run_arnes("--permission-mode", "bypass", "permissions", "check", "Write", str(path), "-w", str(ws), env=env)
-    assert "\ndeny: " in write.out and "is protected: the file tools never write it" in write.out, write.out
+    assert write.out.startswith("deny: ") and "is protected: the file tools never write it" in write.out, write.out
     credentials = Path(env["HOME"]) / ".claude" / ".credentials.json"
     check = run_arnes("permissions", "check", "Read", str(credentials), "-w", str(ws), env=env)
-    assert "\ndeny: rule Read(~/.claude/.credentials.json)" in check.out, check.out
+    assert "deny: rule Read(~/.claude/.credentials.json)" in "\n".join(check.out.splitlines()), check.out
 
 
 def test_sandboxed_commands_never_see_claude_codes_credentials(tmp_path: Path) -> None:

@@ -228,4 +228,4 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
     listed = results(events)[3][1]
     assert "NOT-FOR-HOOKS" not in listed and "inside.sh" in listed
     assert "stage=staging token=\n" in listed  # a secret's name stays arnes's
-    assert ".claude/settings.json: Claude Code keys arnes does not use, ignored: env" in done.out + done.err
+    assert ".claude/settings.json: env ignored: only your user settings set variables" in done.out + done.err
