@@ -207,3 +207,28 @@ def test_unquoted_globs_that_yaml_refuses_are_read_as_claude_code_reads_them(ws:
     text, notes, scoped = gathered(ws, home)
     assert "RULE" not in text and notes == []
     assert scoped == [".claude/rules/one.md=**/*.go", ".claude/rules/ts.md=**/*.ts,src/*.py"]
+
+
+def test_a_sub_folders_instructions_come_once_outermost_first_and_again_after_forget() -> None:
+    asked: list[str] = []
+
+    def folder(name: str) -> str:
+        asked.append(name)
+        if name == "broken":
+            raise OSError("gone")
+        return {"src": "SRC-RULES", "src/legacy": "LEGACY-RULES"}.get(name, "")
+
+    delivery = RuleDelivery(lambda: [], folder)
+    first = delivery.after("src/legacy/old.py")
+    assert (
+        first.index("under src/,")
+        < first.index("SRC-RULES")
+        < first.index("under src/legacy/")
+        < first.index("LEGACY-RULES")
+    )
+    assert delivery.after("src/legacy/other.py") == "" and delivery.after("src/new.py") == ""
+    assert delivery.after("README.md") == "" and delivery.after(None) == ""  # the workspace's own: at the start
+    assert delivery.after("broken/x.py") == ""  # a fault leaves the folder out, the run goes on
+    delivery.forget()  # compacted: said again at the next file under it, read from the cache
+    assert "LEGACY-RULES" in delivery.after("src/legacy/old.py")
+    assert asked == ["src", "src/legacy", "broken"]
