@@ -186,13 +186,21 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
         "#!/bin/bash\n"
         'f=$(python3 -c \'import json,sys; print(json.load(sys.stdin)["tool_input"]["file_path"])\')\n'
         'echo "$f" >> "$CLAUDE_PROJECT_DIR/seen.txt"\n'
+        'case "$f" in */secrets/*) echo "secrets are off limits: $f" >&2; exit 2;; esac\n'
         'case "$f" in "$CLAUDE_PROJECT_DIR"/*) exit 0;; esac\n'
         'echo "Refusing to write outside the project: $f" >&2; exit 2\n'
     )
     (scripts / "inside.sh").chmod(0o755)
     (home / ".claude" / "secret.txt").write_text("NOT-FOR-HOOKS\n")
+    (home / ".claude" / "bash-command-log.txt").write_text("")  # the hooks guide's logging example names it
+    log = hook("cat >> ~/.claude/bash-command-log.txt")  # a file it writes opens nothing (it fails: read-only)
     settings = {
-        "hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [hook("~/.claude/hooks/inside.sh")]}]},
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Write", "hooks": [hook("~/.claude/hooks/inside.sh")]},
+                {"matcher": "Bash", "hooks": [log]},
+            ]
+        },  # fmt: skip
         "env": {"MY_STAGE": "staging", "DEPLOY_TOKEN": "tok-4711"},  # Claude Code's `env`: set for the session
     }
     (home / ".claude" / "settings.json").write_text(json.dumps(settings))
@@ -202,10 +210,12 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
     writes = [
         {"name": "Write", "input": {"file_path": "src/app.py", "content": "x = 1\n"}},
         {"name": "Write", "input": {"file_path": "src/../../outside.txt", "content": "y\n"}},
-        {"name": "Write", "input": {"file_path": "out/../escaped.txt", "content": "z\n"}},  # `out` links out
+        # The file the tool opens, not another: `..` folds on the text (past the link), `~` expands.
+        {"name": "Write", "input": {"file_path": "lnk/../secrets/token", "content": "z\n"}},
+        {"name": "Write", "input": {"file_path": f"~/{os.path.relpath(ws, home)}/secrets/token", "content": "z\n"}},
     ]
-    (tmp_path / "elsewhere" / "deep").mkdir(parents=True)
-    (ws / "out").symlink_to(tmp_path / "elsewhere" / "deep")
+    (ws / "docs" / "deep").mkdir(parents=True)
+    (ws / "lnk").symlink_to(ws / "docs" / "deep")
     bash_call = bash("cat ~/.claude/secret.txt; ls ~/.claude/hooks; echo stage=$MY_STAGE token=$DEPLOY_TOKEN")
     done, events = run(
         tmp_path,
@@ -221,11 +231,12 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
     assert (ws / "src" / "app.py").read_text() == "x = 1\n"
     outside = os.path.dirname(root)
     assert (ws / "seen.txt").read_text().splitlines() == [
-        f"{root}/src/app.py", f"{outside}/outside.txt", f"{os.path.realpath(tmp_path)}/elsewhere/escaped.txt"
+        f"{root}/src/app.py", f"{outside}/outside.txt", f"{root}/secrets/token", f"{root}/secrets/token"
     ]  # fmt: skip
-    for blocked in results(events)[1:3]:
-        assert blocked[0] and "Refusing to write outside the project" in blocked[1]
-    listed = results(events)[3][1]
+    got = results(events)
+    assert got[1][0] and "Refusing to write outside the project" in got[1][1]
+    assert all(r[0] and "secrets are off limits" in r[1] for r in got[2:4]) and not (ws / "secrets").exists()
+    listed = got[4][1]
     assert "NOT-FOR-HOOKS" not in listed and "inside.sh" in listed
     assert "stage=staging token=\n" in listed  # a secret's name stays arnes's
     assert ".claude/settings.json: env ignored: only your user settings set variables" in done.out + done.err

@@ -7,7 +7,6 @@ failed, and hands back only what the loop needs: a block reason, a permission de
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from arnes.agent.events import HookEvent, Notice
 from arnes.agent.run_context import HookSite
 from arnes.extensions.hooks import HookOutcome
+from arnes.host.paths import absolute, resolve_real
 from arnes.messages import ToolCall
 from arnes.permissions.gate import HookDecision
 from arnes.tools.responses import tool_response
@@ -27,16 +27,15 @@ def hook_input(call: ToolCall, workspace: Path) -> dict[str, Any]:
     """The call's input as a hook sees it: a file path made absolute, as Claude Code's always is.
 
     Hooks written for Claude Code test `tool_input.file_path` against `$CLAUDE_PROJECT_DIR/*` or
-    `*/secrets/*`; the model's `src/app.py` would fail the first and slip past the second. Links
-    and `..` are resolved as the system will resolve them, so a guard judges the place the call
-    reaches (`link/../x` through a link out of the workspace is not a path inside it); the
-    model's own text is in the trace.
+    `*/secrets/*`; the model's `src/app.py` would fail the first and slip past the second. The
+    path is the very file the tool opens: `~` expanded and `..` folded on the text, as the tools
+    do (host/paths.py `absolute`), then its links resolved; the model's own text is in the trace.
     """
     given = dict(call.input)
     for key in PATH_KEYS:
         value = given.get(key)
-        if isinstance(value, str) and value and not value.startswith("~") and "\0" not in value:
-            given[key] = os.path.realpath(os.path.join(workspace, value))
+        if isinstance(value, str) and value and "\0" not in value:
+            given[key] = str(resolve_real(absolute(workspace, value)))
     return given
 
 

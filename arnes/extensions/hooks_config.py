@@ -152,29 +152,30 @@ def _lenient_entry(entry: Any, where: str, warnings: list[str]) -> dict[str, Any
 
 
 _HOME_PREFIXES = ("~/", "$HOME/", "${HOME}/")
+# Programs that run the script named after them: `bash ~/.claude/hooks/x.sh`, `python3 ~/bin/g.py`.
+_INTERPRETERS = frozenset({"bash", "sh", "zsh", "dash", "python", "python3", "node", "ruby", "perl", "deno", "bun"})
 
 
 def script_folders(command: str, home: Path) -> list[Path]:
-    """The folders under home a user's hook command names its scripts in (`~/.claude/hooks/x.sh`).
-
-    The sandbox hides the home folder; a hook the user keeps there (Claude Code's habit) would not
-    start. These folders are made readable for it, as if listed in sandbox.read_paths; never home
-    itself, and the known secret files inside stay hidden (sandbox/home.py).
+    """What of home a user's hook command needs to start: the script it runs (`~/.claude/hooks/x.sh`,
+    or the file after an interpreter), and the script's folder when that is a `hooks` folder
+    (scripts there share helpers). Never a file the command only reads or writes (`>> ~/.claude/log`),
+    never home itself: the sandbox hides home, and these are made readable as if listed in
+    sandbox.read_paths (the known secret files inside stay hidden, sandbox/home.py).
     """
     try:
         words = shlex.split(command)
     except ValueError:
         return []
+    runs = words[:1]
+    if words and os.path.basename(words[0]) in _INTERPRETERS:
+        runs += [next((w for w in words[1:] if not w.startswith("-")), "")]
     found: list[Path] = []
-    for word in words:
+    for word in runs:
         prefix = next((p for p in _HOME_PREFIXES if word.startswith(p)), None)
         path = home / word[len(prefix) :] if prefix else Path(word)
-        if not path.is_absolute():
-            continue
         real = Path(os.path.realpath(path))
-        if not real.exists():
+        if not path.is_absolute() or not real.is_file() or real.parent == home or not real.is_relative_to(home):
             continue
-        folder = real if real.is_dir() else real.parent
-        if folder != home and folder.is_relative_to(home) and folder not in found:
-            found.append(folder)
+        found.append(real.parent if real.parent.name == "hooks" else real)
     return found

@@ -38,6 +38,7 @@ SECRETS = (
     ".vault-token", ".pgpass", ".my.cnf", ".terraform.d/credentials.tfrc.json", ".config/anthropic",
     ".config/openai", ".config/arnes", ".m2/settings.xml", ".gradle/gradle.properties", ".env",
     ".claude.json", ".claude/.claude.json", ".claude/.credentials.json", ".claude/backups", ".gitconfig",
+    ".claude/settings.json", ".claude/settings.local.json", ".claude/projects", ".claude/history.jsonl",
     ".config/git/config",
 )  # fmt: skip
 
