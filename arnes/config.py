@@ -32,6 +32,7 @@ from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, lo
 from arnes.permissions.grants import split_grants
 from arnes.permissions.protected import claude_json_path, claude_user_dir, user_config_dir
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
+from arnes.sandbox.env import secret_setting
 
 if TYPE_CHECKING:
     from arnes.extensions.plugins import Plugin
@@ -228,6 +229,13 @@ class EffectiveConfig:
     hooks: list[HookEntry] = field(default_factory=list)  # every layer's, in order; `runs` says which may
     hooks_fail: FailMode = "open"  # Claude Code's: a hook that fails (exit 1, 127, ...) does not block
     rewind: RewindSettings = field(default_factory=RewindSettings)
+
+    def commands_see(self) -> tuple[str, ...]:
+        """The names off the allow list that commands get (sandbox/env.py): sandbox.env_passthrough,
+        and your settings' `env` names that say no secret (those stay arnes's). Not the names a
+        project's MCP file may expand: those are env_passthrough alone (mcp/expand.py)."""
+        shown = [name for name, value in self.env.items() if not secret_setting(name, value)]
+        return tuple(dict.fromkeys([*self.env_passthrough, *shown]))
 
     def configured_tests(self) -> TestCommand | None:
         """verify.command as the settings name it: the user's always, a project's only once the

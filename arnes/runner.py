@@ -40,7 +40,6 @@ from arnes.permissions.approvers import Approver, choose_approver
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.safe import terminal_console
 from arnes.sandbox.base import Sandbox
-from arnes.sandbox.env import looks_secret
 from arnes.session import NON_INTERACTIVE_TURNS, Session, default_tools, new_session_id, open_shared
 from arnes.tools.structured import StructuredAnswer
 from arnes.ui.render import TerminalRenderer
@@ -63,12 +62,10 @@ DEFAULT_READ_TIMEOUT = 300.0  # seconds between chunks: a reasoning model may th
 
 def apply_settings_env(cfg: EffectiveConfig) -> None:
     """Your settings' `env` (Claude Code's key), as Claude Code applies it: set in arnes's own
-    environment when the run starts (a provider's base URL counts), and given to the commands it
-    runs, except names that look secret, which stay arnes's (sandbox.env_passthrough gives one)."""
+    environment when the run starts (a provider's base URL counts); what commands see of it is
+    `EffectiveConfig.commands_see`."""
     for name, value in cfg.env.items():
         os.environ[name] = value
-        if not looks_secret(name, value) and name not in cfg.env_passthrough:
-            cfg.env_passthrough.append(name)
 
 
 def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = True) -> EffectiveConfig:
@@ -252,7 +249,7 @@ def build_session(
 
     checkpoints = make_checkpoints(workspace.resolve(), session_id, cfg)
     shared = open_shared(
-        workspace.resolve(), cfg.mode, cfg.rules, cfg.sandbox, cfg.network, tuple(cfg.env_passthrough),
+        workspace.resolve(), cfg.mode, cfg.rules, cfg.sandbox, cfg.network, cfg.commands_see(),
         tuple(cfg.read_paths), on_write=checkpoints.before_write if checkpoints is not None else None,
     )  # fmt: skip
     ws, sandbox = shared.engine.workspace, shared.sandbox
@@ -299,7 +296,7 @@ def build_session(
         rules=cfg.rules,
         sandbox_mode=cfg.sandbox,
         network=cfg.network,
-        env_passthrough=tuple(cfg.env_passthrough),
+        env_passthrough=cfg.commands_see(),
         read_paths=tuple(cfg.read_paths),
         approver=approver or choose_approver(sys.stdin, sys.stderr),
         never_ask=cfg.never_ask,
@@ -484,7 +481,7 @@ def check_sandbox(workspace: Path, cfg: EffectiveConfig, what: str) -> Sandbox:
     from arnes.session import workspace_sandbox
 
     engine = RuleEngine(workspace, cfg.mode, list(cfg.rules))
-    _, sandbox = workspace_sandbox(engine, cfg.sandbox, cfg.network, tuple(cfg.env_passthrough), tuple(cfg.read_paths))
+    _, sandbox = workspace_sandbox(engine, cfg.sandbox, cfg.network, cfg.commands_see(), tuple(cfg.read_paths))
     if sandbox.name != "bubblewrap" and not cfg.trusted:
         raise ConfigError(
             f"{what} would run this project's own commands outside bubblewrap (sandbox: {sandbox.name}) in a "

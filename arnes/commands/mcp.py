@@ -33,9 +33,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         )
         return 0
     # The sandbox a run would have: the servers start in the same one, the same way.
-    shared = open_shared(
-        ws, cfg.mode, cfg.rules, cfg.sandbox, cfg.network, tuple(cfg.env_passthrough), tuple(cfg.read_paths)
-    )
+    shared = open_shared(ws, cfg.mode, cfg.rules, cfg.sandbox, cfg.network, cfg.commands_see(), tuple(cfg.read_paths))
     hub = make_hub(shared, cfg.mcp_servers, network=cfg.network, env_passthrough=tuple(cfg.env_passthrough))
     try:
         if hub is None:

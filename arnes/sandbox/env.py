@@ -93,6 +93,23 @@ def looks_secret(name: str, value: str) -> bool:
     return bool(_SECRET_NAME.search(name) or _URL_WITH_USER.search(value))
 
 
+# Words that make a name a secret wherever they stand in it (`SENTRY_AUTH_TOKEN_RW`, `STRIPE_SK_LIVE`,
+# `MYSQL_PWD`, `CI_JOB_JWT`, `SLACK_WEBHOOK_URL`): for names the user set for the session, whose
+# values arnes hands to commands (the model reads what they print).
+_SECRET_WORDS = frozenset({
+    "KEY", "KEYS", "APIKEY", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASS", "PASSWD", "PASSWORD", "PWD",
+    "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "AUTH", "PAT", "JWT", "WEBHOOK", "DSN", "SK", "PRIVATE",
+    "COOKIE", "SESSION", "SIGNATURE", "CERT", "OTP", "BEARER",
+})  # fmt: skip
+
+
+def secret_setting(name: str, value: str) -> bool:
+    """`looks_secret`, stricter: any word of the name (split at `_`, `-`, `.`) that says secret.
+    `PWD` alone is the working folder."""
+    words = set(re.split(r"[_.-]+", name.upper())) - {""}
+    return looks_secret(name, value) or (name != "PWD" and bool(words & _SECRET_WORDS))
+
+
 def allowed_value(name: str, value: str) -> bool:
     """Whether an ALLOWED name's value may pass: a locale that looks like one, no credentials in a URL."""
     if name in LOCALE_NAMES or name == "LANGUAGE":
