@@ -740,6 +740,11 @@ def open_to_reads(cfg: EffectiveConfig, folders: list[str], where: str) -> None:
             cfg.warnings.append(f"{where}: {given} ignored: it holds your home folder; name a folder inside it")
         else:
             cfg.rules.append(SourcedRule("allow", rule, where.split(":")[0]))
+            # The built-in secret denies hold there too (they are anchored at the workspace): the
+            # file tools refuse, and the sandbox hides what they cover, as in the workspace.
+            base = rule.removeprefix("Read(").removesuffix("/**)")
+            tails = [spec.removeprefix("Read(**/").removesuffix(")") for spec in SECRET_DENIES]
+            cfg.rules += [SourcedRule("deny", f"Read({base}/**/{tail})", "built in: secrets") for tail in tails]
             if real not in cfg.read_paths:
                 cfg.read_paths.append(real)
 

@@ -117,15 +117,24 @@ def test_add_dir_and_additional_directories_open_a_folder_to_reads_only(shop: Pa
     shared = tmp_path / "shared"
     shared.mkdir()
     (shared / "README.md").write_text("shared doc\n")
+    (shared / "certs").mkdir()
+    (shared / ".env").write_text("TOKEN=SECRET-DOTENV-31\n")  # the built-in secret denies hold there too
+    (shared / "certs" / "server.key").write_text("SECRET-KEY-32\n")
     read = {"name": "Read", "input": {"file_path": str(shared / "README.md")}}
-    bash = {"name": "Bash", "input": {"command": f"cat {shared}/README.md; touch {shared}/new"}}
-    turns = [{"tool_calls": [read, bash]}, {"text": "done"}]
+    secret = {"name": "Read", "input": {"file_path": str(shared / ".env")}}
+    bash = {
+        "name": "Bash",
+        "input": {"command": f"cat {shared}/README.md; grep -rh SECRET {shared}; touch {shared}/new"},
+    }
+    turns = [{"tool_calls": [read, secret, bash]}, {"text": "done"}]
     run = scripted(tmp_path, shop, turns, "--allow", "Bash", "--add-dir", str(shared), "--")
     assert run.code == 0, run.err
-    results = [e for e in read_trace(tmp_path / "t.jsonl") if e["event"] == "tool_result"]
+    by_id = {e["id"]: e for e in read_trace(tmp_path / "t.jsonl") if e["event"] == "tool_result"}
+    results = [by_id[key] for key in sorted(by_id)]  # reads run in parallel: in the order they were called
     assert results[0]["output"] == "     1\tshared doc" and not results[0]["is_error"]
-    assert "shared doc" in results[1]["output"] and "Read-only file system" in results[1]["output"]
-    assert not (shared / "new").exists()
+    assert results[1]["is_error"] and "SECRET" not in results[1]["output"]
+    assert "shared doc" in results[2]["output"] and "Read-only file system" in results[2]["output"]
+    assert "SECRET" not in results[2]["output"] and not (shared / "new").exists()
     # Claude Code's settings key: yours applies, a project's is named and ignored; home is too wide
     home = Path(os.environ["HOME"])
     (home / ".claude").mkdir(parents=True, exist_ok=True)
@@ -134,7 +143,10 @@ def test_add_dir_and_additional_directories_open_a_folder_to_reads_only(shop: Pa
     (shop / ".claude").mkdir(exist_ok=True)
     (shop / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"additionalDirectories": ["/etc"]}}))
     cfg = load_config(shop, trusted=True)
-    assert [r.rule for r in cfg.rules if r.rule.startswith(f"Read({shared}")] == [f"Read({shared}/**)"]
+    assert [r.rule for r in cfg.rules if r.rule.startswith(f"Read({shared}") and r.kind == "allow"] == [
+        f"Read({shared}/**)"
+    ]
+    assert f"Read({shared}/**/.env)" in [r.rule for r in cfg.rules if r.kind == "deny"]
     said = "\n".join(cfg.warnings)
     assert f"permissions.additionalDirectories: {home} ignored: it holds your home folder" in said
     assert "permissions.additionalDirectories: 'notes' ignored: write the folder as an absolute path" in said
