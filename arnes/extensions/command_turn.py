@@ -42,6 +42,7 @@ class Prepared:
     prompt: str
     model: str | None  # the model this prompt runs with, when the command may choose one
     notes: tuple[str, ...]  # warnings for the user: what of the front matter does not apply
+    arguments: str = ""  # as typed after `/NAME`
 
 
 def prepare(command: Command, arguments: str, trusted: bool, provider: str) -> Prepared:
@@ -58,7 +59,7 @@ def prepare(command: Command, arguments: str, trusted: bool, provider: str) -> P
     model, note = model_for(model, provider)
     if note is not None:
         notes.append(f"{command.path}: {note}")
-    return Prepared(command, expand(command, arguments), model, tuple(notes))
+    return Prepared(command, expand(command, arguments), model, tuple(notes), arguments)
 
 
 def apply(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> str:
@@ -68,7 +69,10 @@ def apply(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> str:
     The fence wraps the session's policy, so the rules and the mode still decide inside it, and
     sub-agents started during the prompt inherit it (Session.child narrows `policy`)."""
     command = prepared.command
-    ran = run_commands(session, command, prepared.prompt)  # before the fence
+    # Before the fence, and on the command's own text: a `!`cmd`` in its arguments (an issue
+    # title in CI) is text, never a command. The outputs are put in before the arguments are.
+    ran = run_commands(session, command, command.body)
+    prompt = expand(dataclasses.replace(command, body=ran.prompt), prepared.arguments) if ran.said else prepared.prompt
     cfg.warnings += [line for level, line in ran.said if level == "warning" and line not in cfg.warnings]
     if command.allowed is not None:
         assert session.policy is not None
@@ -80,7 +84,7 @@ def apply(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> str:
     if prepared.model:
         _priced(session, cfg, prepared.model, command)
         session.provider = session.with_model(session.provider, prepared.model)
-    return ran.prompt
+    return prompt
 
 
 def _priced(session: Session, cfg: EffectiveConfig, model: str, command: Command) -> None:
