@@ -200,7 +200,7 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
                 {"matcher": "Write", "hooks": [hook("~/.claude/hooks/inside.sh")]},
                 {"matcher": "Bash", "hooks": [log]},
             ]
-        },  # fmt: skip
+        },
         "env": {"MY_STAGE": "staging", "DEPLOY_TOKEN": "tok-4711"},  # Claude Code's `env`: set for the session
     }
     (home / ".claude" / "settings.json").write_text(json.dumps(settings))

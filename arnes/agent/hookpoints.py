@@ -7,6 +7,7 @@ failed, and hands back only what the loop needs: a block reason, a permission de
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,19 +24,22 @@ MAX_STOP_BLOCKS = 3  # a Stop hook sends the model back at most this often per t
 PATH_KEYS = ("file_path", "notebook_path")  # the file tools' path arguments, absolute in Claude Code
 
 
-def hook_input(call: ToolCall, workspace: Path) -> dict[str, Any]:
+def hook_input(call: ToolCall, workspace: Path, judged: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The call's input as a hook sees it: a file path made absolute, as Claude Code's always is.
 
     Hooks written for Claude Code test `tool_input.file_path` against `$CLAUDE_PROJECT_DIR/*` or
     `*/secrets/*`; the model's `src/app.py` would fail the first and slip past the second. The
     path is the very file the tool opens: `~` expanded and `..` folded on the text, as the tools
     do (host/paths.py `absolute`), then its links resolved; the model's own text is in the trace.
+    `judged`: the real paths the gate judged and the tool will open (path as written -> real),
+    resolved once before the hook runs, so a link swapped while it runs cannot part them.
     """
     given = dict(call.input)
     for key in PATH_KEYS:
         value = given.get(key)
         if isinstance(value, str) and value and "\0" not in value:
-            given[key] = str(resolve_real(absolute(workspace, value)))
+            written = absolute(workspace, value)
+            given[key] = (judged or {}).get(str(written)) or str(resolve_real(written))
     return given
 
 
@@ -75,8 +79,8 @@ class HookPoints:
             s.bus.emit(Notice("warning", f"a {event} hook ended the run: {outcome.stop}"))
         return outcome
 
-    def pre_tool(self, call: ToolCall) -> PreTool:
-        given = hook_input(call, self.s.workspace)
+    def pre_tool(self, call: ToolCall, judged: Mapping[str, str] | None = None) -> PreTool:
+        given = hook_input(call, self.s.workspace, judged)
         got = self._run("PreToolUse", {"tool_name": call.name, "tool_input": given, "tool_use_id": call.id}, call.name)
         if got is None:
             return PreTool()

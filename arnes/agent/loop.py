@@ -572,7 +572,8 @@ class Agent:
         note = ""
         try:
             tool, args, request, dropped = self._request(call)
-            said = self.hooks.pre_tool(as_sent or call)
+            judged = {str(t.path): str(t.real) for t in request.targets if t.real is not None}
+            said = self.hooks.pre_tool(as_sent or call, judged)  # the paths the write will use
             if said.blocked is not None:
                 why = f"blocked by a PreToolUse hook: {said.blocked}"
                 s.bus.emit(PermissionEvent(call.id, call.name, "deny", why, "hook"))
