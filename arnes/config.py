@@ -572,7 +572,8 @@ def _warn_boxed_anyway(cfg: EffectiveConfig) -> None:
 
 # Files that hold keys and credentials: not read unless the user's own settings allow the same rule.
 SECRET_DENIES = (
-    "Read(**/.env)", "Read(**/.env.*)", "Read(**/*.pem)", "Read(**/*.key)", "Read(**/id_rsa*)",
+    "Read(**/.env)", "Read(**/.env.*)", "Read(**/.envrc)", "Read(**/.dev.vars)", "Read(**/*.pem)", "Read(**/*.key)",
+    "Read(**/id_rsa*)",
     "Read(**/id_ecdsa*)", "Read(**/id_ed25519*)", "Read(**/.netrc)", "Read(**/.pgpass)",
     "Read(**/.aws/credentials)", "Read(**/.docker/config.json)", "Read(**/.npmrc)", "Read(**/.pypirc)",
 )  # fmt: skip
@@ -740,13 +741,23 @@ def open_to_reads(cfg: EffectiveConfig, folders: list[str], where: str) -> None:
             cfg.warnings.append(f"{where}: {given} ignored: it holds your home folder; name a folder inside it")
         else:
             cfg.rules.append(SourcedRule("allow", rule, where.split(":")[0]))
-            # The built-in secret denies hold there too (they are anchored at the workspace): the
-            # file tools refuse, and the sandbox hides what they cover, as in the workspace.
-            base = rule.removeprefix("Read(").removesuffix("/**)")
-            tails = [spec.removeprefix("Read(**/").removesuffix(")") for spec in SECRET_DENIES]
-            cfg.rules += [SourcedRule("deny", f"Read({base}/**/{tail})", "built in: secrets") for tail in tails]
+            _secrets_hidden_in(cfg, real)
             if real not in cfg.read_paths:
                 cfg.read_paths.append(real)
+
+
+def _secrets_hidden_in(cfg: EffectiveConfig, folder: Path) -> None:
+    """The built-in secret denies, anchored at a folder outside the workspace that is opened to
+    reads (they are anchored at the workspace): the file tools refuse what they cover, and the
+    sandbox hides it, as in the workspace."""
+    from arnes.permissions.engine import folder_read_rule
+
+    rule = folder_read_rule(folder)
+    if rule is None:  # a name no rule can say: nothing of it is opened either
+        return
+    base = rule.removeprefix("Read(").removesuffix("/**)")
+    tails = [spec.removeprefix("Read(**/").removesuffix(")") for spec in SECRET_DENIES]
+    cfg.rules += [SourcedRule("deny", f"Read({base}/**/{tail})", "built in: secrets") for tail in tails]
 
 
 def _home(env: dict[str, str] | None) -> Path:
@@ -758,8 +769,13 @@ def _hook_script_folders(cfg: EffectiveConfig, hooks: HookSettings, home: Path) 
     for matchers in hooks.values():
         for entry in matchers:
             for hook in entry.hooks:
-                if hook.sandbox:
-                    cfg.read_paths += [f for f in script_folders(hook.command, home) if f not in cfg.read_paths]
+                if not hook.sandbox:
+                    continue
+                for opened in script_folders(hook.command, home):
+                    if opened not in cfg.read_paths:
+                        cfg.read_paths.append(opened)
+                        if opened.is_dir():  # a hooks folder: a .env or a key beside the script stays hidden
+                            _secrets_hidden_in(cfg, opened)
 
 
 def _without_user_keys(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:

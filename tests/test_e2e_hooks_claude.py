@@ -192,6 +192,7 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
     )
     (scripts / "inside.sh").chmod(0o755)
     (home / ".claude" / "secret.txt").write_text("NOT-FOR-HOOKS\n")
+    (scripts / ".env").write_text("SLACK=HOOK-FOLDER-SECRET\n")  # beside the script: hidden all the same
     (home / ".claude" / "bash-command-log.txt").write_text("")  # the hooks guide's logging example names it
     log = hook("cat >> ~/.claude/bash-command-log.txt")  # a file it writes opens nothing (it fails: read-only)
     settings = {
@@ -216,7 +217,8 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
     ]
     (ws / "docs" / "deep").mkdir(parents=True)
     (ws / "lnk").symlink_to(ws / "docs" / "deep")
-    bash_call = bash("cat ~/.claude/secret.txt; ls ~/.claude/hooks; echo stage=$MY_STAGE token=$DEPLOY_TOKEN")
+    bash_call = bash("cat ~/.claude/secret.txt; ls ~/.claude/hooks; echo stage=$MY_STAGE token=$DEPLOY_TOKEN; "
+                     "grep -rh SECRET ~/.claude/hooks")  # fmt: skip
     done, events = run(
         tmp_path,
         ws,
@@ -237,6 +239,6 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
     assert got[1][0] and "Refusing to write outside the project" in got[1][1]
     assert all(r[0] and "secrets are off limits" in r[1] for r in got[2:4]) and not (ws / "secrets").exists()
     listed = got[4][1]
-    assert "NOT-FOR-HOOKS" not in listed and "inside.sh" in listed
+    assert "NOT-FOR-HOOKS" not in listed and "inside.sh" in listed and "HOOK-FOLDER-SECRET" not in listed
     assert "stage=staging token=\n" in listed  # a secret's name stays arnes's
     assert ".claude/settings.json: env ignored: only your user settings set variables" in done.out + done.err

@@ -34,7 +34,7 @@ def _covered(engine: RuleEngine, tools: tuple[str, ...], judge: Callable[[Path],
     found: list[Path] = []
     ws, home = str(engine.workspace), str(engine.home)
     # Globs under the same folder share one ripgrep walk: this runs before every sandboxed command,
-    # and the built-in secret rules alone are thirteen globs under the workspace.
+    # and the built-in secret rules alone are fifteen globs under the workspace.
     globs: dict[str, list[str]] = {}
     for sourced in engine.listing():
         rule = parse_rule(sourced.rule)
