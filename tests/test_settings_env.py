@@ -18,14 +18,24 @@ from arnes.sandbox.env import secret_setting
     ("name", "secret"),
     [
         ("MY_PROJECT_ENV", False), ("NODE_ENV", False), ("PWD", False), ("API_BASE", False),
-        ("KEYBOARD_LAYOUT", False), ("BASH_DEFAULT_TIMEOUT_MS", False),
+        ("KEYBOARD_LAYOUT", True), ("BASH_DEFAULT_TIMEOUT_MS", False),  # KEYBOARD: a false alarm, the safe way
         ("MYSQL_PWD", True), ("SLACK_WEBHOOK_URL", True), ("AZURE_OPENAI_API_KEY_2", True), ("CI_JOB_JWT", True),
         ("SENTRY_AUTH_TOKEN_RW", True), ("HUGGINGFACE_HUB_TOKEN_ORG", True), ("STRIPE_SK_LIVE", True),
         ("DB_PASSWORD", True), ("ANTHROPIC_BASE_URL", True), ("my-session-id", True),
+        ("GITHUBTOKEN", True), ("npm_config__authToken", True), ("HONEYCOMB_WRITEKEY", True),
+        ("GOOGLE_OAUTH_CLIENT", True), ("SONAR_LOGIN", True), ("AZURE_STORAGE_CONNECTION_STRING", True),
+        ("PATH", False), ("DISK_SIZE", False), ("LOG_LEVEL", False),
     ],
 )  # fmt: skip
 def test_a_name_with_a_secret_word_anywhere_is_kept_from_commands(name: str, secret: bool) -> None:
     assert secret_setting(name, "value") is secret
+
+
+def test_a_value_that_carries_a_credential_is_kept_whatever_its_name() -> None:
+    assert secret_setting("DATABASE_URL", "postgresql://db.internal:5432/app?password=x")
+    assert secret_setting("AZURE_STORAGE", "DefaultEndpointsProtocol=https;AccountKey=abc")
+    assert secret_setting("HEADER", "Bearer abc")
+    assert not secret_setting("DATABASE_URL", "postgresql://db.internal:5432/app")
 
 
 def test_your_env_reaches_commands_but_never_a_projects_mcp_expansion(monkeypatch: pytest.MonkeyPatch) -> None:

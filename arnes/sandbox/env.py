@@ -93,21 +93,35 @@ def looks_secret(name: str, value: str) -> bool:
     return bool(_SECRET_NAME.search(name) or _URL_WITH_USER.search(value))
 
 
-# Words that make a name a secret wherever they stand in it (`SENTRY_AUTH_TOKEN_RW`, `STRIPE_SK_LIVE`,
-# `MYSQL_PWD`, `CI_JOB_JWT`, `SLACK_WEBHOOK_URL`): for names the user set for the session, whose
-# values arnes hands to commands (the model reads what they print).
-_SECRET_WORDS = frozenset({
-    "KEY", "KEYS", "APIKEY", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASS", "PASSWD", "PASSWORD", "PWD",
-    "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "AUTH", "PAT", "JWT", "WEBHOOK", "DSN", "SK", "PRIVATE",
-    "COOKIE", "SESSION", "SIGNATURE", "CERT", "OTP", "BEARER",
-})  # fmt: skip
+# For the names the user set for the session (settings' `env`), whose values arnes would hand to
+# commands (the model reads what they print): these words make a name secret anywhere in it, run
+# together or not (`GITHUBTOKEN`, `npm_config__authToken`, `HONEYCOMB_WRITEKEY`, `GOOGLE_OAUTH_ID`);
+# a false alarm keeps a harmless name from commands, a miss hands a key to the model.
+_SECRET_PARTS = (
+    "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH", "JWT", "WEBHOOK",
+    "PRIVATE", "COOKIE", "SESSION", "SIGNATURE", "BEARER", "LOGIN", "CONNECTIONSTRING", "DSN", "CERT",
+)  # fmt: skip
+# ... and these only as a whole word (`PAT` is in PATH, `SK` in DISK, `PWD` alone is the working folder).
+_SECRET_WORDS = frozenset({"PAT", "SK", "PWD", "PASS", "OTP", "PIN"})
+# A value that carries a credential whatever its name: `...?password=...`, `AccountKey=...`, `Bearer ...`.
+_SECRET_VALUE = re.compile(
+    r"(?i)(password|passwd|pwd|secret|token|accountkey|sharedaccesskey|apikey|api_key|access_key|sig)=|bearer\s"
+)
 
 
 def secret_setting(name: str, value: str) -> bool:
-    """`looks_secret`, stricter: any word of the name (split at `_`, `-`, `.`) that says secret.
-    `PWD` alone is the working folder."""
-    words = set(re.split(r"[_.-]+", name.upper())) - {""}
-    return looks_secret(name, value) or (name != "PWD" and bool(words & _SECRET_WORDS))
+    """`looks_secret`, much stricter: for names the user wrote into settings, not for the allow list."""
+    upper = name.upper()
+    joined = re.sub(r"[^A-Z0-9]", "", upper)
+    words = set(re.split(r"[^A-Z0-9]+", upper)) - {""}
+    if name == "PWD":
+        return False
+    return (
+        looks_secret(name, value)
+        or any(part in joined for part in _SECRET_PARTS)
+        or bool(words & _SECRET_WORDS)
+        or bool(_SECRET_VALUE.search(value))
+    )
 
 
 def allowed_value(name: str, value: str) -> bool:
