@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from arnes.config_conflicts import mode_conflict, rule_conflicts
 from arnes.errors import ConfigError
-from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings, script_folders
+from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings, hook_scripts
 from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.jsonfile import read_json
 from arnes.llm.profiles import pieces_of
@@ -324,7 +324,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         _add_servers(cfg, settings.mcpServers, path, layer, trusted)
         _add_hooks(cfg, settings.hooks, path, layer, trusted)
         if layer in USER_LAYERS:
-            _hook_script_folders(cfg, settings.hooks, Path(os.path.realpath(_home(env))))
+            _hook_scripts(cfg, settings.hooks, Path(os.path.realpath(_home(env))))
             cfg.env.update(settings.env)
         else:
             settings = _without_user_keys(settings, cfg, path)
@@ -764,18 +764,14 @@ def _home(env: dict[str, str] | None) -> Path:
     return Path((os.environ if env is None else env).get("HOME") or os.path.expanduser("~"))
 
 
-def _hook_script_folders(cfg: EffectiveConfig, hooks: HookSettings, home: Path) -> None:
-    """Your sandboxed hooks' script folders under home (~/.claude/hooks/) are readable to commands."""
+def _hook_scripts(cfg: EffectiveConfig, hooks: HookSettings, home: Path) -> None:
+    """Your sandboxed hooks' scripts under home (~/.claude/hooks/x.sh) are readable to commands."""
     for matchers in hooks.values():
         for entry in matchers:
             for hook in entry.hooks:
                 if not hook.sandbox:
                     continue
-                for opened in script_folders(hook.command, home):
-                    if opened not in cfg.read_paths:
-                        cfg.read_paths.append(opened)
-                        if opened.is_dir():  # a hooks folder: a .env or a key beside the script stays hidden
-                            _secrets_hidden_in(cfg, opened)
+                cfg.read_paths += [f for f in hook_scripts(hook.command, home) if f not in cfg.read_paths]
 
 
 def _without_user_keys(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:

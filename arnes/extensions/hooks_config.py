@@ -156,12 +156,13 @@ _HOME_PREFIXES = ("~/", "$HOME/", "${HOME}/")
 _INTERPRETERS = frozenset({"bash", "sh", "zsh", "dash", "python", "python3", "node", "ruby", "perl", "deno", "bun"})
 
 
-def script_folders(command: str, home: Path) -> list[Path]:
+def hook_scripts(command: str, home: Path) -> list[Path]:
     """What of home a user's hook command needs to start: the script it runs (`~/.claude/hooks/x.sh`,
-    or the file after an interpreter), and the script's folder when that is a `hooks` folder
-    (scripts there share helpers). Never a file the command only reads or writes (`>> ~/.claude/log`),
-    never home itself: the sandbox hides home, and these are made readable as if listed in
-    sandbox.read_paths (the known secret files inside stay hidden, sandbox/home.py).
+    or the file after an interpreter), that file alone. Not its folder (a `.env` or a key kept
+    beside a script would be read by the repository's commands too), never a file the command only
+    reads or writes (`>> ~/.claude/log`): the sandbox hides home, and the script is made readable as
+    if listed in sandbox.read_paths. A script that needs more (a helper it sources) needs that
+    listed in sandbox.read_paths, or `"sandbox": false` on the hook.
     """
     try:
         words = shlex.split(command)
@@ -177,5 +178,5 @@ def script_folders(command: str, home: Path) -> list[Path]:
         real = Path(os.path.realpath(path))
         if not path.is_absolute() or not real.is_file() or real.parent == home or not real.is_relative_to(home):
             continue
-        found.append(real.parent if real.parent.name == "hooks" else real)
+        found.append(real)
     return found
