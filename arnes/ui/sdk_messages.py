@@ -88,26 +88,32 @@ def assistant(
 ) -> dict[str, Any]:
     return {
         "type": "assistant",
-        "message": {
-            "id": f"msg_{uuid.uuid4().hex[:24]}",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": [block(b) for b in content],
-            "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": usage(input_tokens, output_tokens),
-        },
+        "message": stream_message(model, [block(b) for b in content], stop_reason, input_tokens, output_tokens),
         "parent_tool_use_id": parent,
         "session_id": session_id,
         "uuid": message_uuid or new_uuid(),
     }
 
 
-def stream_message(model: str) -> dict[str, Any]:
-    """The message a `message_start` stream event opens: empty, as the Messages API's."""
-    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model,
-            "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage(0, 0)}  # fmt: skip
+def stream_message(
+    model: str,
+    content: list[dict[str, Any]] | None = None,
+    stop_reason: str | None = None,
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+) -> dict[str, Any]:
+    """A Messages API message: an assistant line's whole one, or (the defaults) the empty one a
+    `message_start` stream event opens."""
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content or [],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage(input_tokens, output_tokens),
+    }
 
 
 def stream_event(event: dict[str, Any], session_id: str, parent: str | None) -> dict[str, Any]:
