@@ -382,8 +382,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             for rule in getattr(p, kind):
                 cfg.rules.append(SourcedRule(kind, rule, str(path)))
         if p.additionalDirectories:  # the user's own: a project's was dropped above
-            home = str(_home(env))
-            written = [home + d[1:] if d == "~" or d.startswith("~/") else d for d in p.additionalDirectories]
+            written = [_tilde(d, str(_home(env))) for d in p.additionalDirectories]
             open_to_reads(cfg, written, f"{path}: permissions.additionalDirectories")
         cfg.sandbox = settings.sandbox.mode or cfg.sandbox
         if settings.sandbox.network is not None:
@@ -740,24 +739,19 @@ def open_to_reads(cfg: EffectiveConfig, folders: list[str], where: str) -> None:
         elif real == Path("/") or home.is_relative_to(real) or rule is None:
             cfg.warnings.append(f"{where}: {given} ignored: it holds your home folder; name a folder inside it")
         else:
+            # The built-in secret denies, anchored at the workspace, are anchored here too: the
+            # file tools refuse what they cover, and the sandbox hides it, as in the workspace.
+            base = rule.removeprefix("Read(").removesuffix("/**)")
+            tails = [spec.removeprefix("Read(**/").removesuffix(")") for spec in SECRET_DENIES]
             cfg.rules.append(SourcedRule("allow", rule, where.split(":")[0]))
-            _secrets_hidden_in(cfg, real)
+            cfg.rules += [SourcedRule("deny", f"Read({base}/**/{tail})", "built in: secrets") for tail in tails]
             if real not in cfg.read_paths:
                 cfg.read_paths.append(real)
 
 
-def _secrets_hidden_in(cfg: EffectiveConfig, folder: Path) -> None:
-    """The built-in secret denies, anchored at a folder outside the workspace that is opened to
-    reads (they are anchored at the workspace): the file tools refuse what they cover, and the
-    sandbox hides it, as in the workspace."""
-    from arnes.permissions.engine import folder_read_rule
-
-    rule = folder_read_rule(folder)
-    if rule is None:  # a name no rule can say: nothing of it is opened either
-        return
-    base = rule.removeprefix("Read(").removesuffix("/**)")
-    tails = [spec.removeprefix("Read(**/").removesuffix(")") for spec in SECRET_DENIES]
-    cfg.rules += [SourcedRule("deny", f"Read({base}/**/{tail})", "built in: secrets") for tail in tails]
+def _tilde(written: str, home: str) -> str:
+    """`~` or `~/...` in a settings path, as the user's home (an absolute path stays as it is)."""
+    return home + written[1:] if written == "~" or written.startswith("~/") else written
 
 
 def _home(env: dict[str, str] | None) -> Path:
@@ -805,7 +799,7 @@ def _user_only_sandbox_keys(cfg: EffectiveConfig, layer: str, path: Path, sandbo
                 cfg.warnings.append(f"{path}: sandbox.{key} ignored: only your user settings ({layer} layer given)")
         return
     for raw in sandbox.read_paths:
-        expanded = home + raw[1:] if raw == "~" or raw.startswith("~/") else raw
+        expanded = _tilde(raw, home)
         if not os.path.isabs(expanded):
             raise ConfigError(f"{path}: sandbox.read_paths: {raw!r} is not an absolute path; write it as /... or ~/...")
         cfg.read_paths.append(Path(expanded))
