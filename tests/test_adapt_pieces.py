@@ -418,3 +418,41 @@ def test_nudges_say_how_to_change_a_file_in_the_session_s_edit_format(message: s
         whole = for_format(text, "whole")
         assert "Edit" not in whole and "corrected call" not in whole, whole
         assert "whole corrected file" in whole
+
+
+@pytest.mark.parametrize(
+    ("name", "before", "call_input", "barred"),
+    [
+        (
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\na = 1\n",
+            {"content": "[tool.pytest.ini_options]\na = 2\n"},
+            True,
+        ),
+        ("pyproject.toml", "[project]\nv = 1\n", {"content": "[project]\nv = 2\n"}, False),
+        ("pyproject.toml", "[project]\n", {"content": '[project]\n[tool.pytest]\naddopts = ["-k", "x"]\n'}, True),
+        (
+            "setup.cfg",
+            "[metadata]\nname = x\n",
+            {"content": "[metadata]\nname = x\n[tool:pytest]\naddopts = -k x\n"},
+            True,
+        ),
+        ("setup.cfg", "[metadata]\nname = x\n", {"content": "[metadata]\nname = y\n"}, False),
+        ("pyproject.toml", "[tool.pytest.ini_options]\na = 1\n", {"old_string": "a = 1", "new_string": "a = 3"}, True),
+        (
+            "pyproject.toml",
+            "[project]\nv = 1\n[tool.pytest.ini_options]\n",
+            {"old_string": "v = 1", "new_string": "v = 2"},
+            False,
+        ),
+        ("pyproject.toml", "[project]\n", {"old_string": "not there", "new_string": "[tool.pytest.ini_options]"}, True),
+    ],
+)
+def test_a_made_call_never_changes_pytests_settings(
+    tmp_path: Path, name: str, before: str, call_input: dict[str, Any], barred: bool
+) -> None:
+    (tmp_path / name).write_text(before)
+    made = ToolCall("c1", "Write" if "content" in call_input else "Edit", {"file_path": name, **call_input})
+    why = off_limits("Fix the code.", [tmp_path / name], tmp_path, made)
+    assert (why is not None) == barred, why
+    assert off_limits("Fix the code.", [tmp_path / name], tmp_path) is None  # without the call: by name only

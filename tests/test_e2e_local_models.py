@@ -258,3 +258,28 @@ def test_in_whole_a_small_model_is_offered_only_bash(tmp_path: Path) -> None:
     assert whole == ["Bash"]
     assert (tmp_path / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     assert {"Read", "Glob", "Grep", "Write", "Edit"} <= set(tools)
+
+
+PYPROJECT = '[project]\nname = "calc"\nversion = "0.1"\n\n[tool.pytest.ini_options]\ntestpaths = ["."]\n'
+
+
+def test_a_whole_block_never_changes_pytests_settings_for_the_model(tmp_path: Path) -> None:
+    """The judge's part of pyproject.toml: a `whole` reply that adds `addopts = "--deselect ..."`
+    would turn the failing suite green, so it is refused like a test file; a change to the rest of
+    the file (the project's own version) is made."""
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (tmp_path / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    deselect = PYPROJECT + 'addopts = "--deselect test_calc.py::test_add"\n'
+    version = PYPROJECT.replace('version = "0.1"', 'version = "0.2"')
+    trace = tmp_path / "t.jsonl"
+    turns = [{"text": f"pyproject.toml\n```toml\n{text}```\n"} for text in (deselect, version)] + [{"text": "Done."}]
+    with FakeLLMServer(turns) as server:
+        args = ["--provider", "openai", "--base-url", server.url + "/v1", "--model", "qwen2.5-coder-1.5b"]
+        run = run_arnes(*args, "--no-self-check", "--permission-mode", "acceptEdits", "-w", str(tmp_path),
+                        "--trace", str(trace), "Fix add() in calc.py; see pyproject.toml.")  # fmt: skip
+        told = json.dumps(server.requests[1][1]["messages"][-1])
+    assert run.code == 0, run.err
+    assert "NOT applied: arnes did not make this Write for you: it changes pytest's settings in pyproject.toml" in told
+    assert [e["output"] for e in events(trace, "tool_result")] == ["Overwrote pyproject.toml (6 lines)."]
+    assert (tmp_path / "pyproject.toml").read_text() == version

@@ -419,7 +419,7 @@ class Agent:
         if act.quiet and not s.quietly_allowed(request):
             return None
         if not request.read_only:
-            barred = off_limits("\n".join(self.said), [t.path for t in request.targets], s.workspace)
+            barred = off_limits("\n".join(self.said), [t.path for t in request.targets], s.workspace, call)
             if barred is not None:
                 return ToolResultBlock(call.id, f"arnes did not make this {call.name} for you: {barred}", True)
         self.result.arnes_calls += 1

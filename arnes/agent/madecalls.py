@@ -5,18 +5,24 @@ model is no judge, and a user who said "don't change X" meant it whoever sends t
 
 from __future__ import annotations
 
+import configparser
 import re
+import tomllib
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from arnes.host.paths import resolve_real
+from arnes.messages import ToolCall
 
 # unittest's own default pattern is test*.py; the runners' names and files are the judge's too (a
 # `unittest.py` beside the code would be the `python -m unittest` that runs, and says green).
 TEST_NAMES = (
     "test*.py", "test_*", "*_test.*", "*_tests.*", "*.test.*", "*.spec.*", "conftest.py", "tests.py",
-    "unittest.py", "pytest.py", "pytest.ini", "tox.ini", "noxfile.py",
+    "unittest.py", "pytest.py", "pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "noxfile.py",
 )  # fmt: skip
+# Files that hold pytest's settings beside other things: their pytest part is the judge's too (an
+# `addopts = "--deselect ..."` there turns a failing suite green), the rest is the project's.
+SHARED_SETTINGS = ("pyproject.toml", "setup.cfg")
 TEST_FOLDERS = frozenset({"test", "tests", "__tests__", "spec", "testdata", "unittest", "pytest", "_pytest"})
 _VERB = r"(?:change|modify|edit|touch|alter|rewrite|update|delete|overwrite|replace)"
 _DONT = re.compile(
@@ -57,10 +63,16 @@ def left_alone(task: str) -> set[str]:
     return names
 
 
-def off_limits(task: str, paths: list[Path], workspace: Path) -> str | None:
+def off_limits(task: str, paths: list[Path], workspace: Path, call: ToolCall | None = None) -> str | None:
     """Why a call made for the model may not write these paths, or None when it may. Each path is
-    judged as written and by its real path: a link named like code that points at a test is a test."""
+    judged as written and by its real path: a link named like code that points at a test is a test.
+    With the `call`, a Write or Edit of pyproject.toml or setup.cfg that changes pytest's settings
+    there is refused like a test file."""
     root = resolve_real(workspace)
+    for real in [resolve_real(path) for path in paths]:
+        if call is not None and real.name.lower() in SHARED_SETTINGS and _changes_pytest_settings(call, real):
+            shown = _relative(real, root)
+            return f"it changes pytest's settings in {shown}, and arnes never changes the tests' judge for the model."
     alone = {_plain(name) for name in left_alone(task)}
     for path in paths:
         real = resolve_real(path)
@@ -83,3 +95,36 @@ def _relative(path: Path, base: Path) -> str:
 def _plain(name: str) -> str:
     """A file name as a task writes it, compared loosely: `./Utils.PY` is utils.py."""
     return name.removeprefix("./").lower()
+
+
+def pytest_settings(name: str, text: str) -> object:
+    """pytest's own part of a pyproject.toml or setup.cfg, as data (None when there is none or the
+    file cannot be read: pytest stops on such a file, so no green comes of it)."""
+    try:
+        if name == "pyproject.toml":
+            tool = tomllib.loads(text).get("tool")
+            return tool.get("pytest") if isinstance(tool, dict) else None
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read_string(text)
+        return dict(parser["tool:pytest"]) if parser.has_section("tool:pytest") else None
+    except (tomllib.TOMLDecodeError, configparser.Error, UnicodeError):
+        return None
+
+
+def _changes_pytest_settings(call: ToolCall, path: Path) -> bool:
+    """Whether the Write or Edit `call` would change pytest's settings in `path`. An Edit whose
+    text is not found as written is judged by what it mentions: when in doubt, no."""
+    try:
+        before = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeError):
+        before = ""
+    args = call.input
+    if call.name == "Write":
+        after = str(args.get("content", ""))
+    else:
+        old, new = str(args.get("old_string", "")), str(args.get("new_string", ""))
+        if not old or old not in before:
+            return "pytest" in (old + new).lower() or pytest_settings(path.name.lower(), before) is not None
+        after = before.replace(old, new) if args.get("replace_all") else before.replace(old, new, 1)
+    name = path.name.lower()
+    return pytest_settings(name, before) != pytest_settings(name, after)
