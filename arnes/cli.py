@@ -22,11 +22,14 @@ SESSION_ID = re.compile(r"^(\d{8}-\d{6}-[0-9a-f]{6}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from arnes.ui.stdout import settle
+    from arnes.ui.stdout import settle, silence
 
     try:
         return _main(argv)
     except OutputClosed:  # the reader of stdout went away: nothing more to say, to anyone
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the same, from a subcommand's plain print (`arnes rewind --list | head -1`)
+        silence(sys.stdout)
         return EXIT_INTERRUPTED
     finally:
         settle()

@@ -149,6 +149,13 @@ def test_rewind_names_what_is_missing_in_one_line(tmp_path: Path) -> None:
     _run(tmp_path, ws, [{"text": "ok"}])
     wrong = run_arnes("-w", str(ws), "rewind", "9")
     assert wrong.code == 2 and "no checkpoint 9" in wrong.err and "Traceback" not in wrong.err
+    for args in (["--list"], ["--dry-run"]):  # `| head -1`: the reader gone before the first line
+        read, write = os.pipe()
+        os.close(read)
+        done = subprocess.run([ARNES, "-w", str(ws), "rewind", *args], stdout=write, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, text=True, check=False)  # fmt: skip
+        os.close(write)
+        assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
 
 
 def test_rewind_and_undo_at_the_prompt(tmp_path: Path) -> None:

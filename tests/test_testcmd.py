@@ -146,7 +146,7 @@ def test_unittest_and_pytest_runs_of_nothing_are_no_tests(tmp_path: Path) -> Non
 
 def test_a_runner_that_is_not_installed_ran_no_tests(tmp_path: Path) -> None:
     assert said("no-such-test-runner --all", tmp_path) == "no_tests"  # bash: exit 127, command not found
-    assert said("exit 1", tmp_path) == "failed" and said("true", tmp_path) == "passed"
+    assert said("exit 1", tmp_path) == "failed" and said("echo ok", tmp_path) == "passed"
     assert outcome(None, "Ran 3 tests in 0.1s") == "failed"  # cut off by its time limit
 
 
@@ -220,3 +220,32 @@ def test_one_suite_that_ran_outweighs_one_that_ran_nothing() -> None:
     assert outcome(2, both) == "failed"
     assert outcome(0, "Ran 0 tests in 0.000s\n\nOK\n3 passed in 0.02s\n") == "passed"
     assert outcome(2, "make: *** No rule to make target 'test'.  Stop.\n") == "failed"
+
+
+def test_a_runners_failure_count_wins_over_its_exit_code_and_silence_is_no_test(tmp_path: Path) -> None:
+    """Code under test can end its runner with exit 0: at import (nothing printed) or after the
+    summary (`atexit` + `os._exit(0)`). The summary is the truth; a run that printed nothing said
+    nothing of tests."""
+    (tmp_path / "app.py").write_text(
+        "import atexit, os\natexit.register(lambda: os._exit(0))\n\n\ndef price():\n    return 10\n"
+    )
+    (tmp_path / "test_app.py").write_text("from app import price\n\n\ndef test_price():\n    assert price() == 15\n")
+    pytest_run = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    assert said(pytest_run, tmp_path) == "failed"
+    (tmp_path / "app.py").write_text("import os, sys\nif 'pytest' in sys.modules:\n    os._exit(0)\n")
+    assert said(pytest_run, tmp_path) == "no_tests"
+    assert said("true", tmp_path) == "no_tests"
+    for summary in ("=== 1 failed, 2 passed in 0.1s ===", "2 passed, 1 error in 0.2s", "FAILED (failures=1)",
+                    "test result: FAILED. 1 passed; 1 failed", "--- FAIL: TestX (0.00s)", "Tests: 1 failed, 3 total",
+                    "# fail 2"):  # fmt: skip
+        assert outcome(0, f"Ran 3 tests in 0.1s\n{summary}\n") == "failed", summary
+    for fine in ("3 passed in 0.1s", "\N{INFORMATION SOURCE} fail 0", "Tests: 3 passed, 3 total"):
+        assert outcome(0, fine) == "passed", fine
+
+
+def test_verify_passes_on_exit_0_unless_a_runners_summary_counts_a_failure(tmp_path: Path) -> None:
+    from arnes.workflow.verify import run_check
+
+    assert run_check("true", tmp_path).passed  # a check of the user's own may print nothing
+    assert not run_check("echo '=== 1 failed, 1 passed in 0.1s ==='; exit 0", tmp_path).passed
+    assert not run_check("exit 1", tmp_path).passed

@@ -33,6 +33,7 @@ from arnes.host.nofollow import read_regular
 from arnes.host.testcmd import Outcome, outcome
 from arnes.messages import ToolCall, ToolResultBlock
 from arnes.tools.bash import exit_code_of
+from arnes.tools.processes import EXIT_LINE
 
 MOST_RUNS = 3  # per user message: the first check and two fixes
 HASHED = 16 << 20  # bytes of a changed file hashed; past that its size and time stand for the rest
@@ -59,7 +60,10 @@ def result_outcome(result: ToolResultBlock) -> Outcome:
     """What a Bash call's result says of the tests it ran (host/testcmd.py `outcome`): one that is no
     error exited 0; an error names its exit code, or has none (cut off by its time limit, refused)."""
     code = exit_code_of(result.content) if result.is_error else 0
-    return outcome(code, result.content)
+    lines = result.content.split("\n")
+    if lines and lines[0].startswith(EXIT_LINE):
+        lines = lines[1:]
+    return outcome(code, "" if lines == ["(no output)"] else "\n".join(lines))
 
 
 @dataclass

@@ -196,6 +196,25 @@ _RAN = re.compile(
 )
 
 
+# What each runner prints when tests failed, whatever its exit code says: code under test can end
+# the runner with exit 0 after the summary (`atexit` + `os._exit(0)`), and the summary is the truth.
+_FAILED = re.compile(
+    r"^=*\s*(?:\d+ \w+, )*[1-9]\d* (?:failed|errors?)\b"  # pytest's last line ("1 failed, 2 passed in 0.1s")
+    r"|^FAILED \((?:failures|errors)=\d+"  # unittest
+    r"|^test result: FAILED\."  # cargo
+    r"|^FAIL\s|^--- FAIL: "  # go
+    r"|^Tests?:.*?\b[1-9]\d* failed"  # jest
+    r"|^\s*Tests\s+[1-9]\d* failed"  # vitest
+    r"|^(?:#|\N{INFORMATION SOURCE}) fail [1-9]",  # node --test
+    re.MULTILINE,
+)
+
+
+def says_failed(output: str) -> bool:
+    """Whether a test runner's own summary in `output` counts a failed or erred test."""
+    return _FAILED.search(output) is not None
+
+
 def outcome(exit_code: int | None, output: str) -> Outcome:
     """What a finished test run says: passed, failed, or no_tests (no test ran, whatever the exit).
 
@@ -203,14 +222,17 @@ def outcome(exit_code: int | None, output: str) -> Outcome:
     "running 0 tests" for every binary, go's "[no test files]" for every package, jest/vitest
     "No tests found", node --test "tests 0") and no count anywhere says a test ran (`make test`
     may run two suites), or when the shell found no such command (exit 127): the runner is not
-    installed, and the code is not at fault. A run cut off by its time limit (no exit) failed.
+    installed, and the code is not at fault. A run cut off by its time limit (no exit) failed, as
+    did one whose runner counts a failure, whatever its exit code. A run that printed nothing at all
+    and exited 0 said nothing of tests (every runner prints a summary; code that ends the runner
+    at import does not): no test ran that anyone saw.
     """
-    if exit_code is None:
+    if exit_code is None or says_failed(output):
         return "failed"
     counts = [int(next(n for n in m.groups() if n is not None)) for m in _COUNTS.finditer(output)]
     if any(counts) or _RAN.search(output):
         return "passed" if exit_code == 0 else "failed"
-    if counts or _NONE.search(output) or exit_code == 127:
+    if counts or _NONE.search(output) or exit_code == 127 or (exit_code == 0 and not output.strip()):
         return "no_tests"
     return "passed" if exit_code == 0 else "failed"
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arnes.agent.run_context import Verdict as Said
+from arnes.host.testcmd import says_failed
 from arnes.sandbox.base import NoSandbox, Sandbox
 from arnes.tools.processes import run_foreground
 
@@ -37,7 +38,10 @@ def run_check(command: str, workspace: Path, sandbox: Sandbox | None = None, tim
     text = "\n".join(part for part in (done.stdout.rstrip(), done.stderr.rstrip()) if part)
     if done.timed_out:
         text = f"timed out after {timeout:g} s\n{text}"
-    return Verdict(command, done.exit_code == 0, done.exit_code, text[-OUTPUT_CAP:], done.seconds)
+    # exit 0 passes, unless a test runner's own summary in the output counts a failure (the code
+    # under test can end its runner with exit 0 after that summary)
+    passed = done.exit_code == 0 and not says_failed(text)
+    return Verdict(command, passed, done.exit_code, text[-OUTPUT_CAP:], done.seconds)
 
 
 @dataclass
