@@ -24,8 +24,10 @@ IGNORED: dict[str, tuple[str, str]] = {
     "include_hook_events": ("--include-hook-events", "hook runs are in the trace, not in stream-json"),
     "task_budget": ("--task-budget", "use --max-tokens"),
     "session_mirror": ("--session-mirror", "the session is in arnes's trace, no transcript_mirror lines"),
+    # the SDKs' own example of a stderr callback passes it
+    "debug_to_stderr": ("--debug-to-stderr", "arnes's record of a run is its trace (--trace); warnings go to stderr"),
 }
-_FLAGS = {"include_hook_events", "session_mirror"}
+_FLAGS = {"include_hook_events", "session_mirror", "debug_to_stderr"}
 
 
 def add_options(p: argparse.ArgumentParser) -> None:

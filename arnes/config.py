@@ -86,6 +86,9 @@ class PermissionSettings(Strict):
     additionalDirectories: list[str] = Field(  # noqa: N815  (Claude Code's key)
         default_factory=list, description="Folders outside the workspace the agent may read (your settings only)."
     )
+    disableBypassPermissionsMode: Literal["disable"] | None = Field(  # noqa: N815  (Claude Code's key)
+        None, description='"disable": no bypass mode, whatever a flag or defaultMode says (any settings file).'
+    )
 
     @field_validator("allow", "ask", "deny")
     @classmethod
@@ -216,6 +219,7 @@ class EffectiveConfig:
     warnings: list[str] = field(default_factory=list)
     said: list[str] = field(default_factory=list)  # warnings already printed on stderr (for JSON readers too)
     never_ask: bool = False  # Claude Code's dontAsk mode: what would be asked is denied
+    bypass_disabled: str | None = None  # the settings file whose disableBypassPermissionsMode turned bypass off
     json_schema: dict[str, Any] | None = None  # --json-schema: the answer's schema (tools/structured.py)
     output_style: str | None = None  # Claude Code's outputStyle, by name (extensions/output_styles.py)
     output_style_from: str = ""  # the settings file that chose it
@@ -378,6 +382,8 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             if layer == "claude-user":
                 claude_mode = (str(path), p.defaultMode)
             cfg.mode = p.defaultMode
+        if p.disableBypassPermissionsMode:  # a restriction: any file may make it, a project's too
+            cfg.bypass_disabled = str(path)
         for kind in ("allow", "ask", "deny"):
             for rule in getattr(p, kind):
                 cfg.rules.append(SourcedRule(kind, rule, str(path)))

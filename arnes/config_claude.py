@@ -70,7 +70,9 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
     if not isinstance(perms, dict):
         raise ConfigError(f"{path}: permissions must be an object")
     unused += [
-        f"permissions.{k}" for k in perms if k not in ("allow", "ask", "deny", "defaultMode", "additionalDirectories")
+        f"permissions.{k}"
+        for k in perms
+        if k not in ("allow", "ask", "deny", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode")
     ]
     if unused and not user:
         warnings.append(f"{path}: Claude Code keys arnes does not use, ignored: {', '.join(unused)}")
@@ -95,6 +97,10 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
         kept["additionalDirectories"] = folders
     elif folders is not None:
         warnings.append(f"{path}: permissions.additionalDirectories must be a list of folders; ignored")
+    if perms.get("disableBypassPermissionsMode") == "disable":
+        kept["disableBypassPermissionsMode"] = "disable"
+    elif "disableBypassPermissionsMode" in perms:
+        warnings.append(f'{path}: permissions.disableBypassPermissionsMode takes "disable"; ignored')
     mode = perms.get("defaultMode")
     if mode is not None:
         if mode in MODES:

@@ -89,6 +89,12 @@ def _mode(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
         cfg.mode, cfg.never_ask = "default", True
     elif mode:
         cfg.mode = cast(ModeName, "bypass" if mode == "bypassPermissions" else mode)
+    if cfg.mode == "bypass" and cfg.bypass_disabled:
+        cfg.mode = "default"
+        cfg.warnings.append(
+            f'{cfg.bypass_disabled}: permissions.disableBypassPermissionsMode is "disable", so the bypass mode '
+            "is off; running in the default mode (what would be asked is denied without a terminal)"
+        )
 
 
 def rule_lists(args: argparse.Namespace) -> list[tuple[RuleKind, str, str]]:

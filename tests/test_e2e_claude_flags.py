@@ -240,11 +240,11 @@ def test_fork_session_goes_on_in_a_new_session_with_the_old_conversation(shop: P
 def test_flags_the_sdks_pass_are_accepted_and_named_when_unused(shop: Path, tmp_path: Path) -> None:
     run = scripted(tmp_path, shop, [{"text": "ok"}], "--verbose", "--setting-sources=user,project",
                    "--max-thinking-tokens", "1000", "--include-partial-messages", "--permission-prompt-tool", "stdio",
-                   "--tools", "Read,Grep,Task", fmt="stream-json")  # fmt: skip
+                   "--tools", "Read,Grep,Task", "--debug-to-stderr", fmt="stream-json")  # fmt: skip
     assert run.code == 0, run.err
     assert init_line(run)["tools"] == ["Read", "Grep", "Delegate"]  # Task is Delegate's name in Claude Code
     warnings = json.loads(run.out.splitlines()[-1])["warnings"]
-    for flag in ("--setting-sources", "--max-thinking-tokens", "--permission-prompt-tool"):
+    for flag in ("--setting-sources", "--max-thinking-tokens", "--permission-prompt-tool", "--debug-to-stderr"):
         assert any(w.startswith(flag) for w in warnings), (flag, warnings)
     # --include-partial-messages is used: the reply's text streams as the Messages API's events
     events = [line["event"] for line in map(json.loads, run.out.splitlines()) if line["type"] == "stream_event"]
@@ -299,3 +299,20 @@ def test_resume_session_at_cuts_and_the_cut_holds_for_a_later_resume(shop: Path,
     assert len(sent) == 4
     assert "now PEAR" not in sent[2] and "TWO-REPLY" not in sent[2] and "ONE-REPLY" in sent[2]
     assert "now PEAR" not in sent[3] and "THREE-REPLY" in sent[3] and "third" in sent[3]
+
+
+def test_disable_bypass_permissions_mode_turns_every_bypass_off(shop: Path, tmp_path: Path) -> None:
+    """Claude Code's `permissions.disableBypassPermissionsMode: "disable"` (any settings file): the
+    flag and a user's defaultMode no longer reach the bypass mode (it was dropped, and bypass ran)."""
+    claude = Path(os.environ["HOME"]) / ".claude"
+    claude.mkdir(parents=True, exist_ok=True)
+    (claude / "settings.json").write_text(json.dumps({"permissions": {"disableBypassPermissionsMode": "disable"}}))
+    turns = [{"tool_calls": [{"name": "Bash", "input": {"command": "touch made-by-bypass"}}]}, {"text": "ok"}]
+    run = scripted(tmp_path, shop, turns, "--dangerously-skip-permissions", fmt="stream-json")
+    assert run.code == 0, run.err
+    assert init_line(run)["permissionMode"] == "default"
+    assert not (shop / "made-by-bypass").exists()
+    warnings = json.loads(run.out.splitlines()[-1])["warnings"]
+    assert any(
+        'permissions.disableBypassPermissionsMode is "disable", so the bypass mode is off' in w for w in warnings
+    )

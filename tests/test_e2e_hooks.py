@@ -264,7 +264,8 @@ def test_pre_compact_and_session_end_run_at_their_moments(tmp_path: Path) -> Non
     assert order[-2:] == ["SessionEnd", "session_end"]
     moments = [json.loads(line) for line in (ws / "moments.jsonl").read_text().splitlines() if line]
     assert moments[0]["hook_event_name"] == "PreCompact" and moments[0]["trigger"] == "auto"
-    assert moments[-1]["hook_event_name"] == "SessionEnd" and moments[-1]["reason"] == "end_turn"
+    end = moments[-1]
+    assert end["hook_event_name"] == "SessionEnd" and end["reason"] == "other" and end["stop_reason"] == "end_turn"
 
 
 def test_continue_false_ends_the_run(tmp_path: Path) -> None:

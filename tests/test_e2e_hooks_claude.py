@@ -242,3 +242,13 @@ def test_a_users_hook_kept_in_claude_hooks_runs_and_sees_absolute_file_paths(tmp
     assert "NOT-FOR-HOOKS" not in listed and "inside.sh" in listed and "HOOK-FOLDER-SECRET" not in listed
     assert "stage=staging token=\n" in listed  # a secret's name stays arnes's
     assert ".claude/settings.json: env ignored: only your user settings set variables" in done.out + done.err
+
+
+def test_a_hooks_system_message_is_shown_to_the_user_and_not_sent_to_the_model(tmp_path: Path) -> None:
+    """Claude Code's common JSON field `systemMessage`: a note for the user (it was dropped)."""
+    answer = json.dumps({"systemMessage": "formatter ran on 1 file"})
+    ws = workspace(tmp_path, {"PostToolUse": [{"matcher": "Bash", "hooks": [hook(f"echo '{answer}'")]}]})
+    done, events = run(tmp_path, ws, [{"tool_calls": [bash("echo hi")]}], "--trust", "--allow", "Bash(echo:*)")
+    assert done.code == 0, done.err
+    assert "PostToolUse hook: formatter ran on 1 file" in done.out + done.err
+    assert "formatter ran" not in json.dumps([e for e in events if e["event"] in ("tool_result", "message")])

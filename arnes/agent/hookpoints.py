@@ -74,6 +74,8 @@ class HookPoints:
             s.bus.emit(HookEvent(run.event, run.command, run.exit_code, run.decision, run.ms, run.output, run.error))
         for line in outcome.failures:
             s.bus.emit(Notice("warning", f"warning: {line}"))
+        for line in outcome.messages:
+            s.bus.emit(Notice("info", f"{event} hook: {line}"))
         if outcome.stop and self.halt is None:
             self.halt = outcome.stop
             s.bus.emit(Notice("warning", f"a {event} hook ended the run: {outcome.stop}"))
@@ -129,9 +131,11 @@ class HookPoints:
         got = self._run("SessionStart", {"source": source}, source) if self.s.depth == 0 else None
         return got.context if got else []
 
-    def session_end(self, reason: str) -> None:
+    def session_end(self, stop_reason: str) -> None:
+        """Claude Code's reasons are `clear`, `logout`, `prompt_input_exit` and `other`; a session of
+        arnes ends as `other`, with how its last turn stopped beside it."""
         if self.s.depth == 0:
-            self._run("SessionEnd", {"reason": reason})
+            self._run("SessionEnd", {"reason": "other", "stop_reason": stop_reason})
 
     def pre_compact(self, trigger: str) -> None:
         self._run("PreCompact", {"trigger": trigger, "custom_instructions": ""}, trigger)

@@ -61,6 +61,7 @@ class HookOutcome:
     updated_input: dict[str, Any] | None = None  # PreToolUse `updatedInput`: the input the call runs with
     stop: str | None = None  # `continue: false`: the run ends, with this reason
     failures: list[str] = field(default_factory=list)  # one line each, for the user
+    messages: list[str] = field(default_factory=list)  # `systemMessage`: shown to the user, not the model
     runs: list[HookRun] = field(default_factory=list)
 
     def block(self, reason: str) -> None:
@@ -199,6 +200,9 @@ def apply_output(event: str, out: str, outcome: HookOutcome) -> str:
     context = specific.get("additionalContext")
     if isinstance(context, str) and context.strip():
         outcome.context.append(context.strip())
+    shown = data.get("systemMessage")
+    if isinstance(shown, str) and shown.strip():
+        outcome.messages.append(shown.strip())
     legacy = {"approve": "allow", "block": "deny"}.get(str(data.get("decision"))) if event == "PreToolUse" else None
     permission = PERMISSIONS.get(str(specific.get("permissionDecision") or legacy))
     if updated is not None and permission != "deny":
