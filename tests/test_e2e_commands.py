@@ -226,3 +226,16 @@ def test_repl_help_completion_and_a_command_turn_that_narrows_only_itself(tmp_pa
     decisions = [(e["decision"], e["reason"]) for e in events if e["event"] == "permission"]
     assert decisions[0] == ("deny", "the /review command allows only: Read")
     assert decisions[1][0] == "allow"  # the next plain turn has the session's tools back
+
+
+def test_codex_custom_prompts_run_as_prompts_commands(tmp_path: Path) -> None:
+    """~/.codex/prompts/NAME.md is Codex's `/prompts:NAME` (it was an unknown command)."""
+    ws = workspace(tmp_path, {})
+    prompts = Path(os.environ["HOME"]) / ".codex" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "draftpr.md").write_text("---\ndescription: Draft a PR\n---\nDraft a PR for $1; notes: $ARGUMENTS\n")
+    with FakeLLMServer([{"text": "drafted"}]) as server:
+        done = run_arnes(*openai(server, ws, "-p", "/prompts:draftpr feature-x quickly"), env=KEYS)
+        said = first_user_text(server.requests[0][1])
+    assert done.code == 0, done.err
+    assert "Draft a PR for feature-x; notes: feature-x quickly" in said

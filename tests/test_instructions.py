@@ -244,3 +244,30 @@ def test_a_parent_file_someone_else_owns_is_not_read(
     assert "a stranger's words" not in text and "my words" in text  # the workspace is the user's choice
     assert notes == ["../AGENTS.md left out of the prompt: AGENTS.md is not yours (another user owns it), "
                      "so arnes does not read it"]  # fmt: skip
+
+
+def test_codex_reads_agents_override_first_and_its_fallback_names(tmp_path: Path, home: Path) -> None:
+    """Codex, per folder: AGENTS.override.md, else AGENTS.md, else the names in ~/.codex/config.toml's
+    `project_doc_fallback_filenames` (each was ignored: the model got AGENTS.md, or nothing)."""
+    root = tmp_path / "mono"
+    (root / ".git").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("ROOT-SHARED\n")
+    (root / "AGENTS.override.md").write_text("ROOT-OVERRIDE\n")
+    ws = root / "svc"
+    ws.mkdir()
+    (ws / "TEAM_GUIDE.md").write_text("SVC-FALLBACK\n")
+    (ws / "CLAUDE.md").write_text("SVC-CLAUDE\n")
+    text, notes = read(ws, home)
+    assert "ROOT-OVERRIDE" in text and "ROOT-SHARED" not in text
+    assert "SVC-CLAUDE" in text and "SVC-FALLBACK" not in text  # no fallback names configured
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text('model = "o3"\nproject_doc_fallback_filenames = ["TEAM_GUIDE.md"]\n')
+    text, notes = read(ws, home)
+    assert "SVC-FALLBACK" in text and "SVC-CLAUDE" not in text and notes == []
+    (home / ".codex" / "config.toml").write_text('project_doc_fallback_filenames = "TEAM_GUIDE.md"\n')
+    text, notes = read(ws, home)
+    assert "SVC-CLAUDE" in text
+    assert notes == [f"{home}/.codex/config.toml: project_doc_fallback_filenames is a list of file names; ignored"]
+    (home / ".codex" / "config.toml").write_text('project_doc_fallback_filenames = ["../../../.ssh/id_rsa"]\n')
+    text, notes = read(ws, home)
+    assert SECRET not in text and "is not a file name in a folder; ignored" in notes[0]

@@ -3,9 +3,10 @@
 In this order (a model weighs what comes later, and later is closer to the work):
 1. the user's own: `~/.codex/AGENTS.md` (its `AGENTS.override.md` first, as Codex reads it), then
    `~/.claude/CLAUDE.md`;
-2. the project's, from the repository root down to the workspace: in each folder AGENTS.md, else
-   CLAUDE.md, else .claude/CLAUDE.md (one of them: CLAUDE.md is often AGENTS.md again; but a
-   CLAUDE.md that imports AGENTS.md is read after it, for its own lines), then CLAUDE.local.md.
+2. the project's, from the repository root down to the workspace: in each folder AGENTS.override.md,
+   else AGENTS.md, else Codex's fallback names, else CLAUDE.md, else .claude/CLAUDE.md (one of them:
+   CLAUDE.md is often AGENTS.md again; but a CLAUDE.md that imports AGENTS.md is read after it,
+   for its own lines), then CLAUDE.local.md.
    Nothing above the repository root; with no repository, the workspace alone. A sub-folder's
    files wait until a file under it is touched (`folder_instructions`, agent/rule_delivery.py).
 Claude Code's rules without `paths:` join at its places (agent/rules.py): `~/.claude/rules/` after
@@ -30,6 +31,7 @@ from arnes.agent.imports import MAX_DEPTH, import_paths
 from arnes.agent.instruction_files import Loaded, Places, UserDirs, repository_root
 from arnes.agent.rule_globs import MAX_WEIGHT
 from arnes.agent.rules import Rule, find_rules
+from arnes.extensions.codex_config import codex_config
 from arnes.host.files import HostFiles, Refused
 from arnes.host.git import repository, run_git
 from arnes.host.paths import is_inside
@@ -37,8 +39,10 @@ from arnes.safe import one_line
 
 CAP = 32 * 1024  # bytes of instructions in the first message at most
 MAX_FILES = 64  # files read at most, imports included: a fan of imports cannot make a start slow
-PROJECT_NAMES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md")
-CLAUDE_NAME = PROJECT_NAMES[1]
+# In each folder the first of these that is there; Codex's fallback names (~/.codex/config.toml)
+# go after AGENTS.md, as Codex looks for them.
+OVERRIDE_NAME, AGENTS_NAME, CLAUDE_NAME = "AGENTS.override.md", "AGENTS.md", "CLAUDE.md"
+PROJECT_NAMES = (OVERRIDE_NAME, AGENTS_NAME, CLAUDE_NAME, ".claude/CLAUDE.md")
 LOCAL_NAME = "CLAUDE.local.md"
 PROJECT_HEADER = "The project's {} (its own rules; follow them):"
 LOCAL_HEADER = "Your notes for this project, {} (follow them):"
@@ -84,6 +88,12 @@ class _Walk:
     weight: int = 0  # of the scoped rules' globs: what matching them costs per character of a path
     seen: set[Path] = field(default_factory=set)
     stopped: bool = False  # MAX_FILES reached: said once
+    names: tuple[str, ...] = PROJECT_NAMES
+
+    def __post_init__(self) -> None:
+        codex = codex_config(self.places.user.codex)
+        self.notes += codex.notes
+        self.names = (OVERRIDE_NAME, AGENTS_NAME, *codex.fallbacks, CLAUDE_NAME, ".claude/CLAUDE.md")
 
     def user_level(self) -> None:
         dirs, read = self.places.user, self.places.user_file
@@ -106,10 +116,10 @@ class _Walk:
     def folder(self, root: Path, top: HostFiles, folder: Path) -> None:
         """One folder's files: a parent's (read as the repository's), the workspace's, or a sub-folder's."""
         workspace = self.places.files.root
-        main = next((name for name in PROJECT_NAMES if os.path.lexists(folder / name)), None)
+        main = next((name for name in self.names if os.path.lexists(folder / name)), None)
         # CLAUDE.md beside AGENTS.md is read too when it imports it: "AGENTS.md, and for Claude
         # these lines more" (the import itself is skipped: AGENTS.md was read just before).
-        also = CLAUDE_NAME if main == PROJECT_NAMES[0] else None
+        also = CLAUDE_NAME if main == AGENTS_NAME else None
         for name in (main, also, LOCAL_NAME):
             if name == LOCAL_NAME and folder == workspace:
                 self._rules(False, PROJECT_RULE_HEADER)  # Claude Code's place: before CLAUDE.local.md
@@ -185,7 +195,7 @@ class _Walk:
 
 
 def _imports_agents(loaded: Loaded) -> bool:
-    return any(os.path.normpath(written) == PROJECT_NAMES[0] for written in import_paths(loaded.text))
+    return any(os.path.normpath(written) == AGENTS_NAME for written in import_paths(loaded.text))
 
 
 def gather(files: HostFiles, notes: list[str], *, user: UserDirs | None = None, cap: int = CAP) -> str:

@@ -26,9 +26,10 @@ from arnes.errors import ConfigError
 from arnes.extensions.frontmatter import MAX_BYTES, Document, decode, load_user
 from arnes.extensions.plugins import enabled_plugins
 from arnes.host.files import HostFiles, Refused
-from arnes.permissions.protected import claude_user_dir, user_config_dir
+from arnes.permissions.protected import claude_user_dir, codex_user_dir, user_config_dir
 
 Kind = Literal["commands", "agents", "skills", "output-styles"]
+CODEX_PROMPTS = "prompts:"  # the namespace of ~/.codex/prompts/*.md
 NAMESPACE_DEPTH = 3  # folder levels under a command folder: `a/b/c/x.md` is /a:b:c:x
 PROJECT_DIRS: dict[Kind, tuple[str, ...]] = {
     "commands": (".arnes/commands", ".claude/commands"),
@@ -85,6 +86,12 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
         for name, path in _user_entries(kind, user):
             try:
                 found.append(Found(name, load_user(path), "user"))
+            except ConfigError as exc:
+                refused.append(Refusal(path, str(exc)))
+    if kind == "commands":  # Codex's custom prompts, run as Codex runs them: /prompts:NAME
+        for name, path in _user_entries(kind, codex_user_dir(env) / "prompts"):
+            try:
+                found.append(Found(CODEX_PROMPTS + name, load_user(path), "user", CODEX_PROMPTS))
             except ConfigError as exc:
                 refused.append(Refusal(path, str(exc)))
     plugins = enabled_plugins(env, files.root)[0]

@@ -1,0 +1,50 @@
+"""What arnes takes from Codex's own settings, `~/.codex/config.toml` (CODEX_HOME moves it).
+
+Only what means the same here: `project_doc_fallback_filenames`, the names Codex reads in a folder
+that has no AGENTS.md. The file is the user's own; a file that does not parse, or a value of the
+wrong shape, is one note naming the file and the key, and nothing of it is taken.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arnes.nesting import toml_loads
+
+MOST_BYTES = 256 * 1024
+MOST_NAMES = 8
+
+
+@dataclass(frozen=True)
+class CodexConfig:
+    fallbacks: tuple[str, ...] = ()  # file names read where a folder has no AGENTS.md
+    notes: list[str] = field(default_factory=list)
+
+
+def codex_config(codex_dir: Path) -> CodexConfig:
+    path = codex_dir / "config.toml"
+    if not path.is_file():  # the user's own file: a link to their dotfiles is fine
+        return CodexConfig()
+    try:
+        with path.open("rb") as file:
+            data = file.read(MOST_BYTES)
+    except OSError as exc:
+        return CodexConfig(notes=[f"{path}: not read ({exc.strerror or exc})"])
+    try:
+        raw = toml_loads(data.decode("utf-8"))
+    except (ValueError, UnicodeError) as exc:
+        return CodexConfig(notes=[f"{path}: not read: {exc}; fix the file or move it aside"])
+    names = raw.get("project_doc_fallback_filenames", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return CodexConfig(notes=[f"{path}: project_doc_fallback_filenames is a list of file names; ignored"])
+    kept = tuple(n for n in names if _plain_name(n))[:MOST_NAMES]
+    notes = [f"{path}: project_doc_fallback_filenames: {n!r} is not a file name in a folder; ignored"
+             for n in names if not _plain_name(n)]  # fmt: skip
+    return CodexConfig(kept, notes)
+
+
+def _plain_name(name: str) -> bool:
+    """A name inside the folder it is looked for in (`TEAM_GUIDE.md`, `.agents.md`, `docs/AI.md`)."""
+    parts = name.split("/")
+    return bool(name) and not name.startswith("/") and all(p not in ("", ".", "..") for p in parts) and "\0" not in name
