@@ -30,7 +30,7 @@ from arnes.mcp.approval import DISABLED, ENABLE_ALL, ENABLED, Approval
 from arnes.mcp.claude_json import read_claude_json, shown_path
 from arnes.mcp.settings import MCP_FILE, McpServer, ServerEntry, check_names, load_mcp_file
 from arnes.permissions.grants import split_grants
-from arnes.permissions.protected import claude_json_path, claude_user_dir, user_config_dir
+from arnes.permissions.protected import claude_json_path, claude_user_dir, codex_user_dir, user_config_dir
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.sandbox.env import secret_setting
 
@@ -310,6 +310,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
     from_claude = read_claude_json(claude_json, workspace, shown_path(claude_json, env))
     cfg.warnings += from_claude.warnings
     _add_servers(cfg, from_claude.user, shown_path(claude_json, env), "claude-user", trusted)
+    _codex_servers(cfg, env, trusted)
     local_scope = f"{shown_path(claude_json, env)} (this project)"
     approval = Approval()  # of the .mcp.json servers, from every file that counts here (mcp/approval.py)
     approval.add(local_scope, from_claude.approval)
@@ -665,6 +666,24 @@ def rule_literal(rel: str) -> str:
 def add_flag_servers(cfg: EffectiveConfig, servers: dict[str, McpServer], flag: str) -> None:
     """Servers a flag names (`--mcp-config`): the user's own choice for this run, as their settings are."""
     _add_servers(cfg, servers, Path(flag), "user", True)
+
+
+def _codex_servers(cfg: EffectiveConfig, env: dict[str, str] | None, trusted: bool) -> None:
+    """The user's servers in Codex's `~/.codex/config.toml` (`[mcp_servers.NAME]`), under ~/.claude.json's
+    of the same name; a server that does not read is one warning, and the others still start."""
+    from arnes.extensions.codex_config import codex_config
+    from arnes.mcp.settings import parse_servers
+
+    codex = codex_config(codex_user_dir(env))
+    cfg.warnings += [note for note in codex.notes if "mcp_servers" in note]
+    where = str(codex_user_dir(env) / "config.toml")
+    for name, given in codex.servers.items():
+        if name in cfg.mcp_servers:
+            continue  # ~/.claude.json named it first; your arnes settings come after both
+        try:
+            _add_servers(cfg, parse_servers({"mcpServers": {name: given}}, where), where, "claude-user", trusted)
+        except ConfigError as exc:
+            cfg.warnings.append(f"{exc}; that server is left out")
 
 
 def _add_servers(

@@ -189,3 +189,30 @@ def test_the_read_is_bounded_and_odd_shapes_are_quiet(tmp_path: Path) -> None:
     assert read_claude_json(path, ws, "~/.claude.json") == ClaudeJsonServers()  # nothing to say
     path.write_text("[]")
     assert "is not a JSON object" in read_claude_json(path, ws, "~/.claude.json").warnings[0]
+
+
+def test_codex_config_toml_servers_start_as_the_users_own(tmp_path: Path) -> None:
+    """Codex's `[mcp_servers.NAME]` in ~/.codex/config.toml (they were not read): a user's server,
+    under ~/.claude.json's of the same name; `enabled = false` and a broken entry are left out."""
+    ws, _, env = setup(tmp_path)
+    codex = Path(env["HOME"]) / ".codex"
+    codex.mkdir()
+    started = (
+        f'command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ws / "mcp_server.py"))}, "stdio", "codex"]'
+    )
+    (codex / "config.toml").write_text(
+        f'model = "o3"\n\n[mcp_servers.codexsrv]\n{started}\nstartup_timeout_sec = 20\ncwd = "/tmp"\n\n'
+        f"[mcp_servers.shared]\n{started}\n\n"
+        '[mcp_servers.off]\ncommand = "no-such-server"\nenabled = false\n\n'
+        "[mcp_servers.broken]\nargs = [1]\n"
+    )
+    run, events = run_calls(tmp_path, ws, args_calls("codexsrv", "shared"), "--allow", "mcp__codexsrv",
+                            "--allow", "mcp__shared", env=env)  # fmt: skip
+    assert run.code == 0, run.err
+    got = results(events)
+    assert got["mcp__codexsrv__args"] == (False, "codex")
+    assert got["mcp__shared__args"] == (False, "user")  # ~/.claude.json's comes first
+    said = run.out + run.err
+    assert "mcp_servers.codexsrv: keys arnes does not use, ignored: cwd" in said
+    assert "mcpServers.broken.args.0: Input should be a valid string; that server is left out" in said
+    assert "no-such-server" not in said
