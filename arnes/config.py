@@ -178,6 +178,9 @@ class Settings(Strict):
     env: dict[str, str] = Field(
         default_factory=dict, description="Variables for arnes and the commands it runs (your user settings only)."
     )
+    apiKeyHelper: str | None = Field(  # noqa: N815  (Claude Code's key)
+        None, description="A command printing the Anthropic API key, run on your machine (your user settings only)."
+    )
 
 
 @dataclass
@@ -200,6 +203,8 @@ class EffectiveConfig:
     read_paths: list[Path] = field(default_factory=list)
     env_passthrough: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # the user's settings' `env`: set when the run starts
+    key_helper: tuple[str, str] | None = None  # (command, the user's file that set it): apiKeyHelper
+    helper_key: str | None = None  # what it printed, once a run (runner.py)
     agents: object = None  # --agents: definitions given with the run (extensions/agents.py given_agents)
     partial_messages: bool = False  # --include-partial-messages: stream-json streams the reply's text
     verify_command: str | None = None
@@ -331,6 +336,8 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         if layer in USER_LAYERS:
             _hook_scripts(cfg, settings.hooks, Path(os.path.realpath(_home(env))))
             cfg.env.update(settings.env)
+            if settings.apiKeyHelper:
+                cfg.key_helper = (settings.apiKeyHelper, str(path))
         else:
             settings = _without_user_keys(settings, cfg, path)
         if layer in PROJECT_LAYERS and settings.sandbox.mode in ("off", "landlock"):
@@ -803,8 +810,11 @@ def _without_user_keys(settings: Settings, cfg: EffectiveConfig, path: Path) -> 
     if settings.permissions.additionalDirectories:
         cfg.warnings.append(f"{path}: permissions.additionalDirectories ignored: only your user settings or "
                             "--add-dir open a folder outside the workspace")  # fmt: skip
+    if settings.apiKeyHelper:
+        cfg.warnings.append(f"{path}: apiKeyHelper ignored: only your user settings name a program that gives "
+                            "your key (it runs on your machine, outside the sandbox)")  # fmt: skip
     permissions = settings.permissions.model_copy(update={"additionalDirectories": []})
-    return settings.model_copy(update={"env": {}, "permissions": permissions})
+    return settings.model_copy(update={"env": {}, "permissions": permissions, "apiKeyHelper": None})
 
 
 def _restrictions_only(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:

@@ -64,7 +64,7 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
         raise ConfigError(f"{path}: a settings file is a JSON object")
     warnings: list[str] = []
     # enabledPlugins is read by extensions/plugins.py, which says what it does with each
-    taken = ("permissions", "hooks", "outputStyle", "enabledPlugins", "env", *APPROVAL_KEYS)
+    taken = ("permissions", "hooks", "outputStyle", "enabledPlugins", "env", "apiKeyHelper", *APPROVAL_KEYS)
     unused = [k for k in raw if k not in taken]
     perms = raw.get("permissions") or {}
     if not isinstance(perms, dict):
@@ -109,6 +109,11 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
             warnings.append(f"{path}: permissions.defaultMode {mode!r} is not one arnes knows; ignored")
     result: dict[str, Any] = {"permissions": kept} if kept else {}
     result |= approval_keys(raw, str(path), warnings)
+    helper = raw.get("apiKeyHelper")
+    if isinstance(helper, str) and helper.strip():
+        result["apiKeyHelper"] = helper.strip()
+    elif helper is not None:
+        warnings.append(f"{path}: apiKeyHelper must be a command line; ignored")
     style = raw.get("outputStyle")
     if isinstance(style, str) and style.strip():
         result["outputStyle"] = style.strip()

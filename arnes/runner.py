@@ -111,6 +111,20 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
     return cfg
 
 
+HELPED_KEY = "ANTHROPIC_API_KEY"  # the key Claude Code's apiKeyHelper gives
+
+
+def _helper_key(cfg: EffectiveConfig) -> str | None:
+    """The key the user's apiKeyHelper prints, when the environment has none (run once a run)."""
+    if cfg.key_helper is None or os.environ.get(HELPED_KEY):
+        return None
+    if cfg.helper_key is None:
+        from arnes.host.key_helper import run_key_helper
+
+        cfg.helper_key = run_key_helper(*cfg.key_helper)
+    return cfg.helper_key
+
+
 def _settings(
     chosen: ModelSettings, cfg: EffectiveConfig, stream: bool, window: int | None, role: RoleName | None = None
 ) -> ProviderSettings:
@@ -127,6 +141,7 @@ def _settings(
         provider=name,
         model=model,
         base_url=base_url,
+        api_key=_helper_key(cfg) if profile.api_key_env == HELPED_KEY and not repo_url else None,
         script=chosen.script or cfg.script,
         stream=stream,
         env_key=not repo_url,  # a key from the environment never goes to a URL a repository chose

@@ -190,3 +190,26 @@ def test_anthropic_requests_mark_the_fixed_prefix_for_prompt_caching(shop: Path)
     assert system["type"] == "text" and system["cache_control"] == {"type": "ephemeral"}
     assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
     assert all("cache_control" not in tool for tool in body["tools"][:-1])  # one breakpoint for the prefix
+
+
+def test_the_users_api_key_helper_gives_the_anthropic_key_and_a_projects_is_refused(shop: Path, tmp_path: Path) -> None:
+    """Claude Code's `apiKeyHelper` in ~/.claude/settings.json (the server got `withheld`); a
+    project's would run a program of the repository's on the host: named and ignored."""
+    import os
+
+    claude = Path(os.environ["HOME"]) / ".claude"
+    claude.mkdir(parents=True, exist_ok=True)
+    (claude / "settings.json").write_text(json.dumps({"apiKeyHelper": "echo sk-from-helper"}))
+    (shop / ".claude").mkdir(exist_ok=True)
+    (shop / ".claude" / "settings.json").write_text(json.dumps({"apiKeyHelper": "touch pwned; echo x"}))
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        run = run_arnes(*provider_args("anthropic", server), "-w", str(shop), "--trust", "hi")
+        sent = server.headers[0]
+    assert run.code == 0, run.err
+    assert "sk-from-helper" in (sent.get("x-api-key", ""), sent.get("authorization", "").removeprefix("Bearer "))
+    assert "apiKeyHelper ignored: only your user settings" in run.out + run.err
+    assert not (shop / "pwned").exists() and "sk-from-helper" not in run.out + run.err
+    (claude / "settings.json").write_text(json.dumps({"apiKeyHelper": "echo vault locked >&2; exit 3"}))
+    failed = run_arnes("--provider", "anthropic", "--base-url", "http://127.0.0.1:9", "-w", str(shop), "hi")
+    assert failed.code == 2 and "apiKeyHelper exited with 3 and printed no key (vault locked)" in failed.err
+    assert "Traceback" not in failed.err
