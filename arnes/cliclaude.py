@@ -14,7 +14,6 @@ MODES = ["default", "acceptEdits", "plan", "bypass", "bypassPermissions", "dontA
 
 # Accepted and ignored, each with what the caller should know; dest -> (flag, why).
 IGNORED: dict[str, tuple[str, str]] = {
-    "setting_sources": ("--setting-sources", "arnes reads its own settings layers (user, then the project's)"),
     "max_thinking_tokens": ("--max-thinking-tokens", "arnes asks for no thinking budget"),
     "thinking": ("--thinking", "arnes asks for no thinking budget"),
     "thinking_display": ("--thinking-display", "arnes prints no thinking blocks"),
@@ -56,6 +55,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--agents", metavar="JSON", help='sub-agents for this run: {"NAME": {"description": ..., "prompt": ...}}'
     )
+    p.add_argument(
+        "--setting-sources", dest="setting_sources", metavar="SOURCES",
+        help="which settings to read: user, project and/or local, comma-separated (default: all three)",
+    )  # fmt: skip
     p.add_argument("--tools", metavar="NAMES", help='the built-in tools offered ("" none, "default" all)')
     p.add_argument(
         "--dangerously-skip-permissions", action="store_true", help="the bypass permission mode (deny rules still hold)"

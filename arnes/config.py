@@ -33,6 +33,7 @@ from arnes.permissions.grants import split_grants
 from arnes.permissions.protected import claude_json_path, claude_user_dir, codex_user_dir, user_config_dir
 from arnes.permissions.rules import RuleError, SourcedRule, parse_rule
 from arnes.sandbox.env import secret_setting
+from arnes.setting_sources import Source, reads
 
 if TYPE_CHECKING:
     from arnes.extensions.plugins import Plugin
@@ -272,8 +273,15 @@ def user_settings_path(env: dict[str, str] | None = None) -> Path:
     return user_config_dir(env) / "settings.json"
 
 
+LAYER_SOURCES: dict[str, Source] = {
+    "claude-user": "user", "user": "user", "claude-project": "project", "claude-local": "local",
+    "project": "project", "local": "local",
+}  # fmt: skip
+
+
 def settings_layers(workspace: Path, env: dict[str, str] | None = None) -> list[tuple[str, Path]]:
-    return [
+    """The settings files in order, those of the sources this run reads (setting_sources.py)."""
+    layers = [
         # Each level's Claude Code file before arnes's own, so that arnes's win where both set a value.
         ("claude-user", claude_user_dir(env) / "settings.json"),
         ("user", user_settings_path(env)),
@@ -282,6 +290,7 @@ def settings_layers(workspace: Path, env: dict[str, str] | None = None) -> list[
         ("project", workspace / ".arnes" / "settings.json"),
         ("local", workspace / ".arnes" / "settings.local.json"),
     ]
+    return [(layer, path) for layer, path in layers if reads(LAYER_SOURCES[layer])]
 
 
 def load_file(path: Path) -> Settings:
@@ -314,8 +323,9 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
     claude_json = claude_json_path(env)
     from_claude = read_claude_json(claude_json, workspace, shown_path(claude_json, env))
     cfg.warnings += from_claude.warnings
-    _add_servers(cfg, from_claude.user, shown_path(claude_json, env), "claude-user", trusted)
-    _codex_servers(cfg, env, trusted)
+    if reads("user"):
+        _add_servers(cfg, from_claude.user, shown_path(claude_json, env), "claude-user", trusted)
+        _codex_servers(cfg, env, trusted)
     local_scope = f"{shown_path(claude_json, env)} (this project)"
     approval = Approval()  # of the .mcp.json servers, from every file that counts here (mcp/approval.py)
     approval.add(local_scope, from_claude.approval)
@@ -421,12 +431,13 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         cfg.verify_build = settings.verify.build or cfg.verify_build
         cfg.ladder.update({str(k): v for k, v in settings.verify.ladder.items()})
     mcp_file = workspace / MCP_FILE
-    if mcp_file.is_file():  # the project's own server list: a grant, like mcpServers in its settings
+    if mcp_file.is_file() and reads("project"):  # the project's own server list: a grant, like its mcpServers
         servers = load_mcp_file(mcp_file)
         _add_mcp_json(cfg, servers, mcp_file, trusted, approval)
         if servers:
             cfg.files.append(mcp_file)
-    _add_servers(cfg, from_claude.local, local_scope, "claude-user", trusted)
+    if reads("local"):
+        _add_servers(cfg, from_claude.local, local_scope, "claude-user", trusted)
     _add_plugins(cfg, workspace, env, trusted)
     for name, entry in list(cfg.mcp_servers.items()):
         if not entry.held and (held := approval.any_server(name)):

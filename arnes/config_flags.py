@@ -68,6 +68,13 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig, workspace
         )
 
 
+def note_sources(args: argparse.Namespace) -> None:
+    """`--setting-sources` (setting_sources.py), before any settings are read."""
+    from arnes import setting_sources
+
+    setting_sources.note(getattr(args, "setting_sources", None))
+
+
 def note_plugin_dirs(args: argparse.Namespace) -> None:
     """`--plugin-dir`, before or after a subcommand: the folders go in ARNES_PLUGIN_DIRS, where every
     reader of plugins (settings, commands, agents, skills, doctor) and arnes's own child processes

@@ -23,7 +23,14 @@ from arnes.agent.transcript import open_transcript, transcript_file
 from arnes.cliargs import workspace_of
 from arnes.closing import close
 from arnes.config import EffectiveConfig, ModelSettings, RoleName
-from arnes.config_flags import apply_claude_flags, chosen_session_id, note_plugin_dirs, offered_tools, system_prompts
+from arnes.config_flags import (
+    apply_claude_flags,
+    chosen_session_id,
+    note_plugin_dirs,
+    note_sources,
+    offered_tools,
+    system_prompts,
+)
 from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, ConfigError
 from arnes.extensions.hooks_config import FailMode
 from arnes.host.files import HostFiles, open_log
@@ -73,6 +80,7 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
     # At a terminal the user is asked about trust, except with -p (a print run never asks, as in Claude Code).
     terminal = ask and not getattr(args, "print", False) and sys.stdin.isatty() and sys.stderr.isatty()
     note_plugin_dirs(args)  # before the settings: they read the plugins
+    note_sources(args)  # and which of them to read
     cfg = trusted_config(workspace, getattr(args, "trust", False), terminal)
     apply_settings_env(cfg)
     for kind in ("allow", "ask", "deny"):

@@ -244,7 +244,7 @@ def test_flags_the_sdks_pass_are_accepted_and_named_when_unused(shop: Path, tmp_
     assert run.code == 0, run.err
     assert init_line(run)["tools"] == ["Read", "Grep", "Delegate"]  # Task is Delegate's name in Claude Code
     warnings = json.loads(run.out.splitlines()[-1])["warnings"]
-    for flag in ("--setting-sources", "--max-thinking-tokens", "--permission-prompt-tool", "--debug-to-stderr"):
+    for flag in ("--max-thinking-tokens", "--permission-prompt-tool", "--debug-to-stderr"):
         assert any(w.startswith(flag) for w in warnings), (flag, warnings)
     # --include-partial-messages is used: the reply's text streams as the Messages API's events
     events = [line["event"] for line in map(json.loads, run.out.splitlines()) if line["type"] == "stream_event"]
@@ -316,3 +316,35 @@ def test_disable_bypass_permissions_mode_turns_every_bypass_off(shop: Path, tmp_
     assert any(
         'permissions.disableBypassPermissionsMode is "disable", so the bypass mode is off' in w for w in warnings
     )
+
+
+def test_setting_sources_chooses_which_settings_and_instructions_are_read(shop: Path, tmp_path: Path) -> None:
+    """The SDKs' `setting_sources` (`--setting-sources`): only the named sources are read (the flag
+    was accepted and ignored, so an app's run got the developer's own CLAUDE.md and rules)."""
+    from tests.fakes.llm_server import FakeLLMServer
+
+    claude = Path(os.environ["HOME"]) / ".claude"
+    (claude / "commands").mkdir(parents=True, exist_ok=True)
+    (claude / "CLAUDE.md").write_text("USER-MEMORY-1\n")
+    (claude / "commands" / "mine.md").write_text("Do my thing.\n")
+    (shop / "AGENTS.md").write_text("PROJECT-MEMORY-2\n")
+    (shop / ".claude" / "settings.json").parent.mkdir(exist_ok=True)
+    (shop / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read(./README.md)"]}}))
+    seen = {}
+    for sources in ("user,project,local", "project", ""):
+        with FakeLLMServer([{"text": "ok"}]) as server:
+            run = run_arnes("--provider", "openai", "--base-url", server.url + "/v1", "--model", "m", "-w", str(shop),
+                            f"--setting-sources={sources}", "-p", "hi", env={"OPENAI_API_KEY": "x"})  # fmt: skip
+            assert run.code == 0, run.err
+            seen[sources] = json.dumps(server.requests[0][1]["messages"])
+    assert "USER-MEMORY-1" in seen["user,project,local"] and "PROJECT-MEMORY-2" in seen["user,project,local"]
+    assert "USER-MEMORY-1" not in seen["project"] and "PROJECT-MEMORY-2" in seen["project"]
+    assert "USER-MEMORY-1" not in seen[""] and "PROJECT-MEMORY-2" not in seen[""]
+    unknown = run_arnes("-w", str(shop), "--setting-sources", "user,policy", "-p", "/mine")
+    assert unknown.code == 2 and unknown.err.strip().endswith("give user, project and/or local, comma-separated")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+    mine = ["--provider", "script", "--script", str(script), "-w", str(shop), "-p", "/mine"]
+    assert run_arnes(*mine).code == 0
+    gone = run_arnes(*mine, "--setting-sources", "project")
+    assert gone.code == 2 and "/mine" in gone.err, gone.err

@@ -36,6 +36,7 @@ from arnes.host.files import HostFiles, Refused
 from arnes.host.git import repository, run_git
 from arnes.host.paths import is_inside
 from arnes.safe import one_line
+from arnes.setting_sources import reads
 
 CAP = 32 * 1024  # bytes of instructions in the first message at most
 MAX_FILES = 64  # files read at most, imports included: a fan of imports cannot make a start slow
@@ -96,6 +97,8 @@ class _Walk:
         self.names = (OVERRIDE_NAME, AGENTS_NAME, *codex.fallbacks, CLAUDE_NAME, ".claude/CLAUDE.md")
 
     def user_level(self) -> None:
+        if not reads("user"):
+            return
         dirs, read = self.places.user, self.places.user_file
         header = USER_HEADER
         override, codex, claude = dirs.codex / "AGENTS.override.md", dirs.codex / "AGENTS.md", dirs.claude / "CLAUDE.md"
@@ -120,10 +123,14 @@ class _Walk:
         # CLAUDE.md beside AGENTS.md is read too when it imports it: "AGENTS.md, and for Claude
         # these lines more" (the import itself is skipped: AGENTS.md was read just before).
         also = CLAUDE_NAME if main == AGENTS_NAME else None
-        for name in (main, also, LOCAL_NAME):
-            if name == LOCAL_NAME and folder == workspace:
-                self._rules(False, PROJECT_RULE_HEADER)  # Claude Code's place: before CLAUDE.local.md
-            if name is None or not os.path.lexists(folder / name):
+        theirs = [name for name in (main, also) if name is not None] if reads("project") else []
+        for name in [*theirs, LOCAL_NAME]:
+            if name == LOCAL_NAME:
+                if folder == workspace and reads("project"):
+                    self._rules(False, PROJECT_RULE_HEADER)  # Claude Code's place: before CLAUDE.local.md
+                if not reads("local"):
+                    continue
+            if not os.path.lexists(folder / name):
                 continue
             header = LOCAL_HEADER if name == LOCAL_NAME and _personal(root, folder) else PROJECT_HEADER
             wanted = _imports_agents if name is also else None

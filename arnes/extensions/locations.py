@@ -27,6 +27,7 @@ from arnes.extensions.frontmatter import MAX_BYTES, Document, decode, load_user
 from arnes.extensions.plugins import enabled_plugins
 from arnes.host.files import HostFiles, Refused
 from arnes.permissions.protected import claude_user_dir, codex_user_dir, user_config_dir
+from arnes.setting_sources import reads
 
 Kind = Literal["commands", "agents", "skills", "output-styles"]
 CODEX_PROMPTS = "prompts:"  # the namespace of ~/.codex/prompts/*.md
@@ -82,19 +83,20 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
     decides by the final name, the first winning it; `shadowed` says why another is not used."""
     found: list[Found] = []
     refused: list[Refusal] = []
-    for user in user_folders(kind, env):
+    mine, theirs = reads("user", env), reads("project", env)
+    for user in user_folders(kind, env) if mine else []:
         for name, path in _user_entries(kind, user):
             try:
                 found.append(Found(name, load_user(path), "user"))
             except ConfigError as exc:
                 refused.append(Refusal(path, str(exc)))
-    if kind == "commands":  # Codex's custom prompts, run as Codex runs them: /prompts:NAME
+    if kind == "commands" and mine:  # Codex's custom prompts, run as Codex runs them: /prompts:NAME
         for name, path in _user_entries(kind, codex_user_dir(env) / "prompts"):
             try:
                 found.append(Found(CODEX_PROMPTS + name, load_user(path), "user", CODEX_PROMPTS))
             except ConfigError as exc:
                 refused.append(Refusal(path, str(exc)))
-    plugins = enabled_plugins(env, files.root)[0]
+    plugins = enabled_plugins(env, files.root)[0] if mine else []
     for plugin in plugins:
         # A --plugin-dir folder is whatever the user pointed at (often the repository's): its
         # prompts are the project's, whose grants (a `model`) wait for trust.
@@ -106,7 +108,7 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
                     found.append(Found(plugin.namespace + name, document, origin, plugin.namespace))
                 except ConfigError as exc:
                     refused.append(Refusal(path, str(exc)))
-    project, project_refused = project_files(kind, files)
+    project, project_refused = project_files(kind, files) if theirs else ([], [])
     spaces = tuple(plugin.namespace for plugin in plugins)
     for item in [item for item in project if spaces and item.name.startswith(spaces)]:
         project.remove(item)  # `/kit:check` is your plugin's: a repository may not answer to it
