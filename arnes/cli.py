@@ -24,6 +24,8 @@ SESSION_ID = re.compile(r"^(\d{8}-\d{6}-[0-9a-f]{6}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9
 def main(argv: Sequence[str] | None = None) -> int:
     from arnes.ui.stdout import settle, silence
 
+    if sys.stdout is None:  # started with stdout closed (`arnes ... >&-`): what it prints goes nowhere
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (open for the life of the process)
     try:
         return _main(argv)
     except OutputClosed:  # the reader of stdout went away: nothing more to say, to anyone

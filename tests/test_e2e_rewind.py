@@ -156,6 +156,9 @@ def test_rewind_names_what_is_missing_in_one_line(tmp_path: Path) -> None:
                               stdin=subprocess.DEVNULL, text=True, check=False)  # fmt: skip
         os.close(write)
         assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+        closed = subprocess.run(["bash", "-c", f'"{ARNES}" -w "{ws}" rewind {args[0]} >&-'], capture_output=True,
+                                text=True, check=False)  # fmt: skip
+        assert "Traceback" not in closed.stderr and closed.returncode == 0, closed.stderr  # stdout closed: said nowhere
 
 
 def test_rewind_and_undo_at_the_prompt(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ def test_09_11_12_no_program_but_git_reads_the_object_store(tmp_path: Path) -> N
     assert len(results) == 5, out
     assert all(r["is_error"] for r in results[:4]), results
     for result in results[:3]:
-        assert "git's object store" in result["output"], result
+        assert "where git keeps copies of files' contents" in result["output"], result
     assert "print('hi')" in results[4]["output"]  # the working tree reads as before
     hexed = zlib.compress((ws / ".env").read_bytes()).hex()[:12]
     assert hexed[4:] not in json.dumps(results)
@@ -79,3 +79,31 @@ def test_15_code_that_ends_its_runner_with_exit_0_is_not_green(tmp_path: Path) -
         assert end["verified"] is not True, (name, out)
         said = out.lower()
         assert ("none ran" in said) if name == "import" else ("fail" in said), (name, out)
+
+
+def test_14b_01_12_the_copies_git_keeps_in_plain_text_are_hidden_too(tmp_path: Path) -> None:
+    """git-lfs keeps every version of a tracked `*.pem` in `.git/lfs/objects`, a stopped rebase the
+    patch it applies, rerere both sides of a conflict: plain text the Read and Grep tools and `cat`
+    showed, while the working tree's copy was hidden."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run([*GIT, "init", "-q"], cwd=ws, check=True)
+    key = "-----BEGIN PRIVATE KEY-----\nSECRET-PEM-0042\n"
+    lfs = ws / ".git" / "lfs" / "objects" / "41" / "0f" / ("410f" + "0" * 60)
+    patch = ws / ".git" / "rebase-merge" / "patch"
+    preimage = ws / ".git" / "rr-cache" / ("ab" * 20) / "preimage"
+    for path, text in ((lfs, key), (patch, "+GH=SECRET-ENV-0043\n"), (preimage, "GH=SECRET-ENV-0044\n")):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    rel = [str(p.relative_to(ws)) for p in (lfs, patch, preimage)]
+    turns: list[dict[str, object]] = [{"tool_calls": [{"name": "Read", "input": {"file_path": r}}]} for r in rel]
+    turns += [{"tool_calls": [{"name": "Bash", "input": {"command": f"cat {r}"}}]} for r in rel]
+    turns += [{"tool_calls": [{"name": "Grep", "input": {"pattern": "SECRET", "path": ".git"}}]},
+              {"tool_calls": [{"name": "Bash", "input": {"command": "cat .git/HEAD"}}]}, {"text": "done"}]  # fmt: skip
+    trace, out = _scripted(tmp_path, ws, turns, "--permission-mode", "plan")
+    results = [e for e in read_trace(trace) if e["event"] == "tool_result"]
+    assert len(results) == 8, out
+    assert "SECRET-" not in json.dumps(results)
+    for result in results[:6]:
+        assert result["is_error"] and "where git keeps copies of files' contents" in result["output"], result
+    assert "ref: refs/heads/" in results[7]["output"]  # git's metadata reads as before

@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from arnes.adapt.selfcheck import FAILED, MOST_RUNS, STILL_RED, SelfCheck, runs_tests
+from arnes.adapt.selfcheck import FAILED, MOST_RUNS, STILL_RED, SelfCheck
 from arnes.agent.trace import read_trace
+from arnes.host.testcmd import runs_tests
 from arnes.messages import ToolCall, ToolResultBlock
 from tests.conftest import run_arnes
 from tests.fakes.llm_server import FakeLLMServer

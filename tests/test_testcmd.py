@@ -249,3 +249,25 @@ def test_verify_passes_on_exit_0_unless_a_runners_summary_counts_a_failure(tmp_p
     assert run_check("true", tmp_path).passed  # a check of the user's own may print nothing
     assert not run_check("echo '=== 1 failed, 1 passed in 0.1s ==='; exit 0", tmp_path).passed
     assert not run_check("exit 1", tmp_path).passed
+
+
+def test_a_run_where_no_test_passed_is_not_green_and_a_hidden_count_still_fails() -> None:
+    """Red team 14b: the code under test skips or xfails its own test (pytest `1 skipped`, unittest
+    `OK (skipped=1)`): none passed, so none says the code works. A repository's `-qq` hides pytest's
+    count line: its progress line and short summary still say a test failed."""
+    assert outcome(0, "s                                   [100%]\n1 skipped in 0.10s\n") == "no_tests"
+    assert outcome(0, "x                                   [100%]\n1 xfailed in 1.07s\n") == "no_tests"
+    assert outcome(0, "Ran 1 test in 0.000s\n\nOK (skipped=1)\n") == "no_tests"
+    assert outcome(0, "Ran 2 tests in 0.000s\n\nOK (skipped=1)\n") == "passed"
+    assert outcome(0, ".s                                  [100%]\n1 passed, 1 skipped in 0.1s\n") == "passed"
+    assert outcome(0, "F                                   [100%]\n") == "failed"
+    assert outcome(0, "FAILED tests/test_app.py::test_price - assert 10 == 15\n") == "failed"
+
+
+def test_verify_of_a_test_run_that_ran_or_passed_nothing_is_not_verified(tmp_path: Path) -> None:
+    from arnes.workflow.verify import run_check
+
+    assert not run_check("exit 0  # python -m pytest -q", tmp_path).passed  # a test run that printed nothing
+    assert not run_check("echo 'no tests ran in 1.66s'  # pytest", tmp_path).passed
+    assert run_check("echo '3 passed in 0.1s'  # pytest", tmp_path).passed
+    assert run_check("test -d .", tmp_path).passed  # the shell's test, not a runner: exit 0 is the answer

@@ -24,13 +24,12 @@ verify) turns this off, and so does `--no-self-check`.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.host.nofollow import read_regular
-from arnes.host.testcmd import Outcome, outcome
+from arnes.host.testcmd import Outcome, outcome, runs_tests
 from arnes.messages import ToolCall, ToolResultBlock
 from arnes.tools.bash import exit_code_of
 from arnes.tools.processes import EXIT_LINE
@@ -48,12 +47,6 @@ STILL_RED = (
     "[arnes] The tests failed when they last ran, and no file has changed since, so the task is not "
     "done. Read the failure above and fix the code (not the tests) with Edit. If they cannot pass, say why."
 )
-_TEST_WORD = re.compile(r"\b(?:test|tests|pytest|unittest|tox|nox)\b|test_\w*|\w*_test\b")
-
-
-def runs_tests(command: str) -> bool:
-    """Whether a shell command looks like a test run (`python -m pytest`, `npm test`, `go test`)."""
-    return _TEST_WORD.search(command) is not None
 
 
 def result_outcome(result: ToolResultBlock) -> Outcome:

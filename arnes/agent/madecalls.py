@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import configparser
 import re
-import tomllib
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from arnes.host.paths import resolve_real
 from arnes.messages import ToolCall
+from arnes.nesting import toml_loads
 
 # unittest's own default pattern is test*.py; the runners' names and files are the judge's too (a
 # `unittest.py` beside the code would be the `python -m unittest` that runs, and says green).
@@ -102,12 +102,12 @@ def pytest_settings(name: str, text: str) -> object:
     file cannot be read: pytest stops on such a file, so no green comes of it)."""
     try:
         if name == "pyproject.toml":
-            tool = tomllib.loads(text).get("tool")
+            tool = toml_loads(text).get("tool")
             return tool.get("pytest") if isinstance(tool, dict) else None
         parser = configparser.ConfigParser(interpolation=None)
         parser.read_string(text)
         return dict(parser["tool:pytest"]) if parser.has_section("tool:pytest") else None
-    except (tomllib.TOMLDecodeError, configparser.Error, UnicodeError):
+    except (ValueError, configparser.Error):  # toml_loads: a TOMLDecodeError or too deep
         return None
 
 

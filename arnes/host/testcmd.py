@@ -205,9 +205,31 @@ _FAILED = re.compile(
     r"|^FAIL\s|^--- FAIL: "  # go
     r"|^Tests?:.*?\b[1-9]\d* failed"  # jest
     r"|^\s*Tests\s+[1-9]\d* failed"  # vitest
-    r"|^(?:#|\N{INFORMATION SOURCE}) fail [1-9]",  # node --test
+    r"|^(?:#|\N{INFORMATION SOURCE}) fail [1-9]"  # node --test
+    r"|^(?:FAILED|ERROR) \S+::"  # pytest's short summary, there when a config hides the count
+    r"|^[.sxX]*[FE][.sxXFE]*\s+\[\s*\d+%\]$",  # pytest's progress line with a failure
     re.MULTILINE,
 )
+
+
+_TEST_WORD = re.compile(r"\b(?:test|tests|pytest|unittest|tox|nox)\b|test_\w*|\w*_test\b")
+
+
+def runs_tests(command: str) -> bool:
+    """Whether a shell command looks like a test run (`python -m pytest`, `npm test`, `go test`)."""
+    return _TEST_WORD.search(command) is not None
+
+
+_RUNNER = re.compile(
+    r"\b(?:pytest|unittest|tox|nox|jest|vitest|mocha)\b"
+    r"|\b(?:npm|pnpm|yarn|bun|cargo|go|make|deno|mvn|gradle)\s+(?:run\s+)?test\b"
+)
+
+
+def names_a_runner(command: str) -> bool:
+    """Whether a command runs a test runner that prints a summary (`python -m pytest`, `npm test`);
+    `test -f out.txt` is the shell's test, which prints nothing."""
+    return _RUNNER.search(command) is not None
 
 
 def says_failed(output: str) -> bool:
@@ -230,6 +252,8 @@ def outcome(exit_code: int | None, output: str) -> Outcome:
     if exit_code is None or says_failed(output):
         return "failed"
     counts = [int(next(n for n in m.groups() if n is not None)) for m in _COUNTS.finditer(output)]
+    if exit_code == 0 and passed(output) == 0:
+        return "no_tests"  # every test skipped or expected to fail: none passed, so none says the code works
     if any(counts) or _RAN.search(output):
         return "passed" if exit_code == 0 else "failed"
     if counts or _NONE.search(output) or exit_code == 127 or (exit_code == 0 and not output.strip()):
@@ -241,7 +265,10 @@ def outcome(exit_code: int | None, output: str) -> Outcome:
 # erred; pytest, cargo, jest and vitest count the passed ones; go names each.
 _UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.MULTILINE)
 _UNITTEST_BAD = re.compile(r"^FAILED \((.*)\)$", re.MULTILINE)
-_BAD_KIND = re.compile(r"\b(failures|errors|unexpected successes)=(\d+)")
+_UNITTEST_OK = re.compile(r"^OK \((.*)\)$", re.MULTILINE)
+# what did not pass: failed, erred, or (after OK) skipped or expected to fail
+_BAD_KIND = re.compile(r"\b(failures|errors|unexpected successes|skipped|expected failures)=(\d+)")
+_PYTEST_END = re.compile(r"^=*\s*(\d+ [\w ]+?(?:, \d+ [\w ]+?)*) in [\d.]+s\b", re.MULTILINE)
 _PASSED = re.compile(
     r"^=*\s*(?:\d+ \w+, )*(\d+) passed\b"  # pytest's last line ("2 failed, 3 passed in 0.1s")
     r"|^test result: \w+\. (\d+) passed;"  # cargo, per test binary
@@ -257,17 +284,23 @@ def passed(output: str) -> int | None:
 
     A run that fails sooner (a syntax error before any test) passed none: unittest says so
     with `Ran 1 test` and one error, pytest with an error count and no passes."""
+    found: list[int] = []  # per runner whose count is in the output (`make test` may run two)
     ran = _UNITTEST_RAN.findall(output)
     if ran:
         total = sum(int(n) for n in ran)
-        bad = sum(int(n) for m in _UNITTEST_BAD.findall(output) for _, n in _BAD_KIND.findall(m))
-        return max(0, total - bad)
+        ended = _UNITTEST_BAD.findall(output) + _UNITTEST_OK.findall(output)
+        bad = sum(int(n) for m in ended for _, n in _BAD_KIND.findall(m))
+        found.append(max(0, total - bad))
     counts = [int(next(n for n in m.groups() if n is not None)) for m in _PASSED.finditer(output)]
     if counts:
-        return sum(counts)
+        found.append(sum(counts))
     go = len(_GO_PASS.findall(output))
     if go:
-        return go
+        found.append(go)
+    if found:
+        return sum(found)
     if re.search(r"^=*\s*(?:\d+ \w+, )*\d+ (?:failed|errors?)\b", output, re.MULTILINE):
         return 0  # pytest: only failures and errors
+    if _PYTEST_END.search(output):
+        return 0  # pytest's last line with no pass in it: skipped, xfailed, deselected
     return None

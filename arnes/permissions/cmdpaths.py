@@ -90,34 +90,9 @@ def read(engine: CommandRules, folder: Path, arg: str, mode: Mode) -> Decision:
             return Decision("ask", f"{arg!r} may match a file a Read rule hides", "rule")
         arg = fixed_folder(arg)
     decision = judge(engine, folder, arg or ".", "read", mode)
-    if decision.kind == "allow" and engine.has_read_rules():
-        store = object_store(folder, arg or ".", engine.home)
-        if store is not None:
-            return Decision("deny", OBJECT_STORE.format(path=store), "builtin")
     if decision.kind == "allow" and decision.source != "rule":
         return Decision("allow", decision.reason, decision.source)
     return decision
-
-
-OBJECT_STORE = (
-    "{path} is git's object store, which holds every committed version of the files your Read rules "
-    "hide; read the repository through git commands, which arnes checks for what they would show"
-)
-
-
-def object_store(folder: Path, arg: str, home: Path) -> str | None:
-    """The object store of git a path read by a program other than git lies in (`.git/objects/ab/cd...`,
-    a pack, a submodule's `.git/modules/x/objects`, a bare repository's), or None. Its bytes are
-    every stored version of every file, hidden ones too, zlib-compressed. (A program that copies
-    or archives the whole `.git` writes, and is judged as a writer.)"""
-    expanded = expand_tilde(arg, folder, home)
-    if expanded is None:
-        return None
-    path = Path(os.path.realpath(os.path.join(folder, expanded)))
-    for place in (path, *path.parents):
-        if place.name == "objects" and (place.parent / "HEAD").is_file():
-            return str(place)
-    return None
 
 
 def listed(engine: CommandRules, folder: Path, pattern: str, mode: Mode) -> Decision:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arnes.host.paths import inside_str, is_inside, real_path, resolve_real
+from arnes.permissions.gitstore import MESSAGE as GIT_STORE
+from arnes.permissions.gitstore import git_store, named_store
 from arnes.permissions.globmatch import LinearGlob, needs_linear
 from arnes.permissions.protected import (
     ANY_DEPTH,
@@ -239,6 +241,10 @@ class RuleEngine:
             protected = self._protected(forms)
             if protected:
                 return Decision("deny", f"{protected} is protected: the file tools never write it", "builtin")
+        elif self.has_read_rules():
+            store = next(filter(None, map(git_store, forms)), None)
+            if store is not None:
+                return Decision("deny", GIT_STORE.format(path=store), "builtin")
         with self._lock:
             hit = self._first("deny", tools, forms, every=False)
             if hit:
@@ -335,16 +341,21 @@ class RuleEngine:
         written = str(path)
         if real_path(written, self._root) != written:
             return False
+        if named_store(written) is not None and self.has_read_rules():
+            return False
         tools = rule_tools(tool, "read")
         with self._lock:
             return not any(self._first(kind, tools, (written,), every=False) for kind in ("deny", "ask"))
 
     def rule_hides(self, tool: str, path: str) -> bool:
         """Whether a deny or ask rule covers reading `path` (one form, no link check): the cheap
-        test a search applies to every hit it counts; what it shows also passes `listable`."""
+        test a search applies to every hit it counts; what it shows also passes `listable`. A copy
+        git keeps of files' contents is hidden with them (gitstore.py)."""
         tools = rule_tools(tool, "read")
         with self._lock:
-            return any(self._first(kind, tools, (path,), every=False) for kind in ("deny", "ask"))
+            if any(self._first(kind, tools, (path,), every=False) for kind in ("deny", "ask")):
+                return True
+        return named_store(path) is not None and self.has_read_rules()
 
     def allow_rule_covers(self, tool: str, target: Target) -> bool:
         """Whether an allow rule covers this path in both its forms (a skill's `allowed-tools`

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arnes.agent.run_context import Verdict as Said
-from arnes.host.testcmd import says_failed
+from arnes.host.testcmd import names_a_runner, outcome, says_failed
 from arnes.sandbox.base import NoSandbox, Sandbox
 from arnes.tools.processes import run_foreground
 
@@ -39,8 +39,11 @@ def run_check(command: str, workspace: Path, sandbox: Sandbox | None = None, tim
     if done.timed_out:
         text = f"timed out after {timeout:g} s\n{text}"
     # exit 0 passes, unless a test runner's own summary in the output counts a failure (the code
-    # under test can end its runner with exit 0 after that summary)
+    # under test can end its runner with exit 0 after that summary), or, for a command that runs
+    # a test runner, the output says none ran or none passed (it printed nothing, or every test skipped)
     passed = done.exit_code == 0 and not says_failed(text)
+    if passed and names_a_runner(command):
+        passed = outcome(done.exit_code, text) == "passed"
     return Verdict(command, passed, done.exit_code, text[-OUTPUT_CAP:], done.seconds)
 
 
