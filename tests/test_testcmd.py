@@ -267,7 +267,21 @@ def test_a_run_where_no_test_passed_is_not_green_and_a_hidden_count_still_fails(
 def test_verify_of_a_test_run_that_ran_or_passed_nothing_is_not_verified(tmp_path: Path) -> None:
     from arnes.workflow.verify import run_check
 
-    assert not run_check("exit 0  # python -m pytest -q", tmp_path).passed  # a test run that printed nothing
-    assert not run_check("echo 'no tests ran in 1.66s'  # pytest", tmp_path).passed
-    assert run_check("echo '3 passed in 0.1s'  # pytest", tmp_path).passed
+    def pytest(prints: str) -> str:  # a stand-in runner, by its name
+        return f"pytest() {{ {prints} :; }}; pytest -q"
+
+    assert not run_check(pytest(""), tmp_path).passed  # a test run that printed nothing
+    assert not run_check(pytest("echo 'no tests ran in 1.66s';"), tmp_path).passed
+    assert run_check(pytest("echo '3 passed in 0.1s';"), tmp_path).passed
+    assert run_check("touch /tmp/pytest-of-me/ran || true", tmp_path).passed  # a path, not a runner
     assert run_check("test -d .", tmp_path).passed  # the shell's test, not a runner: exit 0 is the answer
+
+
+def test_a_runner_is_named_by_the_commands_words() -> None:
+    from arnes.host.testcmd import names_a_runner
+
+    for command in ("python -m pytest -q", "pytest", "npm test", "npm run test", "cargo test", "go test ./...",
+                    "make test", "/usr/bin/python3 -m unittest discover -s tests", "uv run pytest"):  # fmt: skip
+        assert names_a_runner(command), command
+    for command in ("test -f out.txt", "touch /tmp/pytest-of-root/ran", "ruff check .", "npm run build"):
+        assert not names_a_runner(command), command

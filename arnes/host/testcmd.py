@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -220,16 +221,25 @@ def runs_tests(command: str) -> bool:
     return _TEST_WORD.search(command) is not None
 
 
-_RUNNER = re.compile(
-    r"\b(?:pytest|unittest|tox|nox|jest|vitest|mocha)\b"
-    r"|\b(?:npm|pnpm|yarn|bun|cargo|go|make|deno|mvn|gradle)\s+(?:run\s+)?test\b"
-)
+_RUNNERS = frozenset({"pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha"})
+_TOOLS_WITH_TEST = frozenset({"npm", "pnpm", "yarn", "bun", "cargo", "go", "make", "deno", "mvn", "gradle"})
 
 
 def names_a_runner(command: str) -> bool:
-    """Whether a command runs a test runner that prints a summary (`python -m pytest`, `npm test`);
-    `test -f out.txt` is the shell's test, which prints nothing."""
-    return _RUNNER.search(command) is not None
+    """Whether a command runs a test runner that prints a summary (`python -m pytest`, `npm test`),
+    by its words; `test -f out.txt` is the shell's test, and `/tmp/pytest-of-me/x` a path."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        words = command.split()
+    names = [word.rsplit("/", 1)[-1] for word in words]
+    for i, name in enumerate(names):
+        after = names[i + 1 : i + 3]
+        if name in _RUNNERS or (name == "-m" and after[:1] in (["pytest"], ["unittest"])):
+            return True
+        if name in _TOOLS_WITH_TEST and (after[:1] == ["test"] or after == ["run", "test"]):
+            return True
+    return False
 
 
 def says_failed(output: str) -> bool:
