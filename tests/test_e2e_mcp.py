@@ -234,3 +234,20 @@ def test_stream_json_init_lists_the_mcp_tools_and_each_servers_status(tmp_path: 
     status = {s["name"]: s["status"] for s in init["mcp_servers"]}
     assert status == {"fake": "connected", "dead": "failed"}
     assert [line for line in lines if line.get("subtype") == "init"] == [init]
+
+
+def test_a_servers_prompt_runs_as_a_slash_command(tmp_path: Path) -> None:
+    """Claude Code's `/mcp__SERVER__PROMPT args`: the server's prompt, its arguments filled in order
+    (the last takes the rest), is the user's message (it was an unknown command)."""
+    from tests.fakes.llm_server import FakeLLMServer
+
+    ws = workspace(tmp_path, {"fake": stdio()})
+    with FakeLLMServer([{"text": "reviewed"}]) as server:
+        model = ["--provider", "openai", "--base-url", server.url + "/v1", "--model", "m"]
+        run = run_arnes(*model, "-w", str(ws), "--trust", "-p", "/mcp__fake__review 456 error handling",
+                        env={"OPENAI_API_KEY": "x"})  # fmt: skip
+        sent = json.dumps(server.requests[0][1]["messages"][-1])
+    assert run.code == 0, run.err
+    assert "Review pull request #456, looking at error handling." in sent
+    missing = run_arnes("-w", str(ws), "--trust", "-p", "/mcp__fake__nothing")
+    assert missing.code == 2 and "/mcp__fake__nothing" in missing.err and "Traceback" not in missing.err

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING
 
 from arnes.errors import ConfigError
 from arnes.extensions.command_shell import run_commands
-from arnes.extensions.commands import Catalog, Command, expand, load_catalog, split_invocation, unknown_message
+from arnes.extensions.commands import (
+    Catalog,
+    Command,
+    expand,
+    load_catalog,
+    split_invocation,
+    unknown_message,
+    words,
+)
 from arnes.llm.claude_ids import model_for
 from arnes.messages import ToolSpec
 from arnes.permissions.scope import Fence, Fenced
@@ -128,6 +136,10 @@ def one_shot(session: Session, cfg: EffectiveConfig, task: str) -> str:
     command, note = resolve(catalog, session, name)
     if note is not None:
         cfg.warnings.append(note)
+    if command is None and name.startswith(MCP_PROMPT):
+        prompt = mcp_prompt(session, name, arguments)
+        if prompt is not None:
+            return prompt
     if command is None:
         if name in BUILTINS:
             raise ConfigError(
@@ -139,6 +151,32 @@ def one_shot(session: Session, cfg: EffectiveConfig, task: str) -> str:
     cfg.warnings.extend(prepared.notes)  # shown and traced once the run's subscribers listen
     cfg.warnings.extend(r.why for r in catalog.refused if r.shadowed and r.path.stem == name)
     return apply(session, prepared, cfg)
+
+
+MCP_PROMPT = "mcp__"  # `/mcp__SERVER__PROMPT`: a server's prompt, as Claude Code names it
+
+
+def mcp_prompt(session: Session, name: str, arguments: str) -> str | None:
+    """The text of an MCP server's prompt for `/mcp__SERVER__PROMPT words` (None: no server offers
+    it). The words fill the prompt's arguments in the server's order, the last taking the rest;
+    the text is the user's message, as a command's is. ConfigError when the server fails."""
+    hub = session.mcp
+    server, _, prompt = name.removeprefix(MCP_PROMPT).partition("__")
+    if hub is None or server not in hub.servers or not prompt:
+        return None
+    hub.wait()
+    found = next((p for p in hub.servers[server].prompts if p.name == prompt), None)
+    if found is None:
+        return None
+    given = words(arguments)
+    names = found.arguments
+    filled = dict(zip(names, given, strict=False))
+    if names and len(given) > len(names):
+        filled[names[-1]] = " ".join(given[len(names) - 1 :])
+    try:
+        return hub.prompt(server, prompt, filled)
+    except ConnectionError as exc:
+        raise ConfigError(f"/{name}: {exc}") from None
 
 
 def resolve(catalog: Catalog, session: Session, name: str) -> tuple[Command | None, str | None]:

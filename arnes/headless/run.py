@@ -115,7 +115,7 @@ class Driven:
 
     def _running_turn(self, agent: Agent, text: str) -> RunResult:
         """One turn, a custom command's when the message starts with `/NAME`; `interrupt` may stop it."""
-        from arnes.extensions.command_turn import applied, resolve
+        from arnes.extensions.command_turn import applied, mcp_prompt, resolve
         from arnes.extensions.command_turn import prepare as prepare_command
 
         with self._lock:
@@ -128,6 +128,9 @@ class Driven:
             command, clash = resolve(self.catalog, self.ready.session, invocation[0]) if invocation else (None, None)
             if clash is not None:
                 self.ready.session.bus.emit(Notice("warning", f"warning: {clash}"))
+            if invocation is not None and command is None:  # an MCP server's prompt, or the text as it is
+                served = mcp_prompt(self.ready.session, *invocation)
+                return agent.turn(served if served is not None else text, self._message)
             if invocation is None or command is None:
                 return agent.turn(text, self._message)
             prepared = prepare_command(command, invocation[1], self.ready.cfg.trusted, self.ready.session.provider.name)

@@ -50,6 +50,15 @@ class ListedTool:
     schema: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class ListedPrompt:
+    """A prompt a server offers: Claude Code runs it as `/mcp__SERVER__NAME arguments`."""
+
+    name: str
+    description: str
+    arguments: tuple[str, ...]  # in the server's order: the words after the command fill them
+
+
 @dataclass
 class ServerState:
     """What `arnes mcp list` and the banner show of one server."""
@@ -57,6 +66,7 @@ class ServerState:
     entry: ServerEntry
     state: str = "starting"  # starting | started | not started: untrusted | failed: WHY
     tools: list[ListedTool] = field(default_factory=list)
+    prompts: list[ListedPrompt] = field(default_factory=list)
     sandbox: str = ""
     ready: threading.Event = field(default_factory=threading.Event)
     session: ClientSession | None = None
@@ -179,6 +189,7 @@ class McpHub:
                     ListedTool(t.name, t.description or "", dict(t.input_schema or {"type": "object"}))
                     for t in listed.tools
                 ]
+                st.prompts = await _prompts(session)
                 st.session, st.state = session, "started"
                 st.ready.set()
                 assert st.stop is not None
@@ -264,6 +275,30 @@ class McpHub:
             raise ConnectionError(f"the MCP server {server!r} failed the call: {_reason(exc)}") from exc
         return render(result), bool(getattr(result, "isError", False) or getattr(result, "is_error", False))
 
+    def prompt(self, server: str, name: str, arguments: dict[str, str]) -> str:
+        """A server's prompt filled with `arguments`, as the text of its messages (Claude Code's
+        `/mcp__SERVER__NAME`). Raises ConnectionError when the server cannot give it."""
+        st = self.servers[server]
+        session = st.session
+        if session is None or self._loop is None:
+            raise ConnectionError(f"the MCP server {server!r} is not running ({st.state})")
+        import asyncio
+
+        timeout = st.entry.config.tool_timeout
+        future = asyncio.run_coroutine_threadsafe(session.get_prompt(name, arguments), self._loop)
+        try:
+            result = future.result(timeout)
+        except (FutureTimeout, TimeoutError) as exc:
+            future.cancel()
+            raise ConnectionError(f"the MCP server {server!r} did not give its prompt within {timeout:g} s") from exc
+        except Exception as exc:
+            raise ConnectionError(f"the MCP server {server!r} failed to give {name!r}: {_reason(exc)}") from exc
+        from types import SimpleNamespace
+
+        # each message holds one block (text, an image, a resource): rendered as a tool result's are
+        parts = [render(SimpleNamespace(content=[m.content])) for m in getattr(result, "messages", [])]
+        return "\n\n".join(part for part in parts if part != "(no output)")
+
     # -- for the SDK's control requests (headless/control_mcp.py) ----------------------------------
     def offers(self, server: str, tool: str) -> bool:
         """Whether the server runs now and lists the tool: what the next request offers."""
@@ -334,6 +369,20 @@ class McpHub:
             for box in st.boxes:
                 with contextlib.suppress(OSError):
                     box.close()
+
+
+async def _prompts(session: ClientSession) -> list[ListedPrompt]:
+    """The prompts a server lists; none when it offers none (most answer "method not found")."""
+    capabilities = session.get_server_capabilities() if hasattr(session, "get_server_capabilities") else None
+    if capabilities is not None and getattr(capabilities, "prompts", None) is None:
+        return []
+    try:
+        listed = await session.list_prompts()
+    except Exception:  # a server that says it has prompts and fails to list them: it offers none
+        return []
+    return [
+        ListedPrompt(p.name, p.description or "", tuple(a.name for a in (p.arguments or []))) for p in listed.prompts
+    ]
 
 
 def render(result: Any) -> str:

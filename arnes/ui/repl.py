@@ -95,7 +95,7 @@ class Repl:
 
     def _custom(self, text: str) -> bool:
         """`/NAME ARGS` from a command file, as one turn with its tools and model; False: no such file."""
-        from arnes.extensions.command_turn import applied, prepare, resolve
+        from arnes.extensions.command_turn import applied, mcp_prompt, prepare, resolve
 
         invocation = split_invocation(text)
         if invocation is None:
@@ -104,8 +104,12 @@ class Repl:
             command, note = resolve(self.catalog, self.session, invocation[0])
             if note is not None:
                 self.session.bus.emit(Notice("warning", f"warning: {note}"))
-        except ConfigError as exc:  # the skill's folder changed since the start: not loaded
+            served = mcp_prompt(self.session, *invocation) if command is None else None
+        except ConfigError as exc:  # the skill's folder changed since the start, the server failed
             self.console.print(visible(str(exc)), style="red", markup=False)
+            return True
+        if served is not None:  # an MCP server's prompt: the user's message, as Claude Code sends it
+            self._turn(served)
             return True
         if command is None:
             return False

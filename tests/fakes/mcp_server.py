@@ -58,6 +58,11 @@ def args() -> str:
     return " ".join(sys.argv[2:]) + (f" root={root}" if root is not None else "")
 
 
+@server.prompt(description="Review a pull request.")
+def review(number: str, focus: str = "everything") -> str:
+    return f"Review pull request #{number}, looking at {focus}."
+
+
 INSTANCE = os.urandom(8).hex()  # a pid would not do: in the sandbox's own pid namespace it is always the same
 
 
