@@ -250,5 +250,5 @@ def test_a_hooks_system_message_is_shown_to_the_user_and_not_sent_to_the_model(t
     ws = workspace(tmp_path, {"PostToolUse": [{"matcher": "Bash", "hooks": [hook(f"echo '{answer}'")]}]})
     done, events = run(tmp_path, ws, [{"tool_calls": [bash("echo hi")]}], "--trust", "--allow", "Bash(echo:*)")
     assert done.code == 0, done.err
-    assert "PostToolUse hook: formatter ran on 1 file" in done.out + done.err
+    assert "warning: PostToolUse hook: formatter ran on 1 file" in done.out + done.err
     assert "formatter ran" not in json.dumps([e for e in events if e["event"] in ("tool_result", "message")])

@@ -74,8 +74,8 @@ class HookPoints:
             s.bus.emit(HookEvent(run.event, run.command, run.exit_code, run.decision, run.ms, run.output, run.error))
         for line in outcome.failures:
             s.bus.emit(Notice("warning", f"warning: {line}"))
-        for line in outcome.messages:
-            s.bus.emit(Notice("info", f"{event} hook: {line}"))
+        for line in outcome.messages:  # Claude Code's "warning message shown to the user"
+            s.bus.emit(Notice("warning", f"warning: {event} hook: {line}"))
         if outcome.stop and self.halt is None:
             self.halt = outcome.stop
             s.bus.emit(Notice("warning", f"a {event} hook ended the run: {outcome.stop}"))
