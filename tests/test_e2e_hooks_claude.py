@@ -252,3 +252,20 @@ def test_a_hooks_system_message_is_shown_to_the_user_and_not_sent_to_the_model(t
     assert done.code == 0, done.err
     assert "warning: PostToolUse hook: formatter ran on 1 file" in done.out + done.err
     assert "formatter ran" not in json.dumps([e for e in events if e["event"] in ("tool_result", "message")])
+
+
+def test_a_hook_that_cannot_reach_the_network_in_the_sandbox_fails_and_does_not_block(tmp_path: Path) -> None:
+    """A trusted project's `uv run` hook fetches its dependencies; in the sandbox there is no network
+    and uv exits 2, which blocked every prompt (survey 2, H2-01). A hook that could not run is a
+    failure, said with the cause; a hook's own exit 2 still blocks."""
+    uv = "echo 'error: Failed to fetch: `https://pypi.org/simple/python-dotenv/`' >&2; " \
+         "echo '  Caused by: dns error: failed to lookup address information' >&2; exit 2"  # fmt: skip
+    ws = workspace(tmp_path, {"UserPromptSubmit": [{"hooks": [hook(uv)]}]})
+    done, events = run(tmp_path, ws, [{"text": "hi"}], "--trust")
+    said = done.out + done.err
+    assert done.code == 0, said
+    assert "it needed the network, which the sandbox does not give hooks" in said and "uv sync" in said
+    assert [e for e in events if e["event"] == "message"]  # the prompt went to the model
+    ws2 = workspace(tmp_path / "own", {"UserPromptSubmit": [{"hooks": [hook("echo 'not today' >&2; exit 2")]}]})
+    blocked, _ = run(tmp_path / "own", ws2, [{"text": "hi"}], "--trust")
+    assert blocked.code == 1 and "blocked the prompt: not today" in blocked.out + blocked.err

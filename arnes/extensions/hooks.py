@@ -15,6 +15,7 @@ fails closed.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -141,6 +142,13 @@ class Hooks:
             self._failed(entry, outcome, f"timed out after {entry.hook.timeout:g} s", None, shown, started)
             return
         code = done.exit_code
+        offline = entry.sandboxed and not (self.spec is not None and self.spec.network)
+        if code != 0 and offline and _NO_NETWORK.search(err):  # `uv run` fetching, in a sandbox with no network
+            why = (f"exited with {code}: it needed the network, which the sandbox does not give hooks "
+                   f"({err.strip().splitlines()[-1][:200]}); install what it needs first (`uv sync`), or give "
+                   'your own hook "sandbox": false in your user settings')  # fmt: skip
+            self._failed(entry, outcome, why, code, shown, started)
+            return
         if code == 2:
             outcome.block(err.strip() or f"blocked by the {event} hook `{command}` (exit 2, no reason given)")
             outcome.runs.append(HookRun(event, command, code, "block", ms_since(started), shown[:TRACE_CAP]))
@@ -219,6 +227,15 @@ def apply_output(event: str, out: str, outcome: HookOutcome) -> str:
         outcome.stop = str(data.get("stopReason") or f"a {event} hook ended the run")
         decided = "stop"
     return decided
+
+
+# What a program prints when it cannot reach the network (uv, pip, npm, curl, Python's socket): a
+# hook that could not run is a failure of the hook, not its decision, even when it exits 2 (uv does).
+_NO_NETWORK = re.compile(
+    r"dns error|failed to lookup address|could not resolve host|temporary failure in name resolution"
+    r"|name or service not known|network is unreachable|getaddrinfo (?:failed|ENOTFOUND|EAI_AGAIN)",
+    re.IGNORECASE,
+)
 
 
 def ms_since(started: float) -> int:
