@@ -269,3 +269,16 @@ def test_a_hook_that_cannot_reach_the_network_in_the_sandbox_fails_and_does_not_
     ws2 = workspace(tmp_path / "own", {"UserPromptSubmit": [{"hooks": [hook("echo 'not today' >&2; exit 2")]}]})
     blocked, _ = run(tmp_path / "own", ws2, [{"text": "hi"}], "--trust")
     assert blocked.code == 1 and "blocked the prompt: not today" in blocked.out + blocked.err
+
+
+def test_a_guards_block_that_quotes_network_words_still_blocks(tmp_path: Path) -> None:
+    """The other side of the network rule: the model puts "dns error" in its command, the user's
+    guard quotes the command in its block reason. A PreToolUse block stays a block."""
+    guard = 'cmd=$(python3 -c "import json,sys; print(json.load(sys.stdin)[\'tool_input\'][\'command\'])"); ' \
+            'echo "blocked: $cmd" >&2; exit 2'  # fmt: skip
+    ws = workspace(tmp_path, {"PreToolUse": [{"matcher": "Bash", "hooks": [hook(guard)]}]})
+    done, events = run(tmp_path, ws, [{"tool_calls": [bash("touch ran # dns error")]}], "--trust",
+                       "--allow", "Bash(touch:*)")  # fmt: skip
+    assert done.code == 0, done.err
+    assert not (ws / "ran").exists()
+    assert results(events)[0][0] and "blocked: touch ran # dns error" in results(events)[0][1]

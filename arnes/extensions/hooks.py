@@ -143,7 +143,7 @@ class Hooks:
             return
         code = done.exit_code
         offline = entry.sandboxed and not (self.spec is not None and self.spec.network)
-        if code != 0 and offline and _NO_NETWORK.search(err):  # `uv run` fetching, in a sandbox with no network
+        if code != 0 and offline and _could_not_run(event, err, data):  # `uv run` fetching, with no network
             why = (f"exited with {code}: it needed the network, which the sandbox does not give hooks "
                    f"({err.strip().splitlines()[-1][:200]}); install what it needs first (`uv sync`), or give "
                    'your own hook "sandbox": false in your user settings')  # fmt: skip
@@ -236,6 +236,16 @@ _NO_NETWORK = re.compile(
     r"|name or service not known|network is unreachable|getaddrinfo (?:failed|ENOTFOUND|EAI_AGAIN)",
     re.IGNORECASE,
 )
+
+
+def _could_not_run(event: str, err: str, payload: bytes) -> bool:
+    """Whether a hook's failure is the sandbox's missing network rather than its decision. Never
+    for PreToolUse: a guard's block must not turn into "the call goes on" because the command it
+    quotes back holds these words; nor when the words came in with the hook's own input."""
+    found = _NO_NETWORK.search(err)
+    if found is None or event == "PreToolUse":
+        return False
+    return found.group(0).lower().encode() not in payload.lower()
 
 
 def ms_since(started: float) -> int:
