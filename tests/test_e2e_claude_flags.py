@@ -348,3 +348,13 @@ def test_setting_sources_chooses_which_settings_and_instructions_are_read(shop: 
     assert run_arnes(*mine).code == 0
     gone = run_arnes(*mine, "--setting-sources", "project")
     assert gone.code == 2 and "/mine" in gone.err, gone.err
+
+
+def test_an_untrusted_projects_disable_bypass_holds_it_only_takes_a_mode_away(shop: Path, tmp_path: Path) -> None:
+    (shop / ".claude").mkdir(exist_ok=True)
+    (shop / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"disableBypassPermissionsMode": "disable"}})
+    )
+    run = scripted(tmp_path, shop, [{"text": "ok"}], "--dangerously-skip-permissions", fmt="stream-json")
+    assert run.code == 0, run.err
+    assert init_line(run)["permissionMode"] == "default"

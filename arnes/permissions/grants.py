@@ -1,8 +1,8 @@
 """What an untrusted project's settings may still decide: only what narrows (DESIGN §10).
 
 A clone's `.arnes/settings.json` is someone else's choice. Its `deny`/`ask` rules, a stricter
-`defaultMode`, `sandbox.network: false` and lower limits keep applying; everything else is a
-grant and waits until the user trusts the folder. The list of restrictions is closed: a key
+`defaultMode`, `disableBypassPermissionsMode`, `sandbox.network: false` and lower limits keep
+applying; everything else is a grant and waits until the user trusts the folder. The list of restrictions is closed: a key
 added to the settings later is a grant until someone decides otherwise ("when in doubt, no").
 """
 
@@ -78,7 +78,8 @@ def split_grants(data: Mapping[str, Any], mode: str, limits: Mapping[str, float 
 def _permissions(split: Split, value: Mapping[str, Any], mode: str) -> None:
     for key, item in value.items():
         narrower = key == "defaultMode" and item is not None and MODE_RANK[item] <= MODE_RANK[mode]
-        if key in ("deny", "ask") or narrower:
+        no_bypass = key == "disableBypassPermissionsMode" and item == "disable"  # only takes a mode away
+        if key in ("deny", "ask") or narrower or no_bypass:
             split.keep("permissions", key, item)
         else:
             split.ignore(f"permissions.{key}", item)
