@@ -2,8 +2,9 @@
 
 A clone's `.arnes/settings.json` is someone else's choice. Its `deny`/`ask` rules, a stricter
 `defaultMode`, `disableBypassPermissionsMode`, `sandbox.network: false` and lower limits keep
-applying; everything else is a grant and waits until the user trusts the folder. The list of restrictions is closed: a key
-added to the settings later is a grant until someone decides otherwise ("when in doubt, no").
+applying; everything else is a grant and waits until the user trusts the folder. The list of
+restrictions is closed: a key added to the settings later is a grant until someone decides
+otherwise ("when in doubt, no").
 """
 
 from __future__ import annotations
