@@ -17,7 +17,7 @@ import shlex
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,7 +181,7 @@ class McpHub:
                     url = cfg.url or ""
                     read, write = await stack.enter_async_context(streamable_http_client(url, http_client=client))
                 session = await stack.enter_async_context(ClientSession(read, write))
-                await session.initialize()
+                started = await session.initialize()
                 listed = await session.list_tools()
                 if confined is not None:  # the server runs: bubblewrap has read its seccomp filter
                     confined.close()
@@ -189,7 +189,7 @@ class McpHub:
                     ListedTool(t.name, t.description or "", dict(t.input_schema or {"type": "object"}))
                     for t in listed.tools
                 ]
-                st.prompts = await _prompts(session)
+                st.prompts = await _prompts(session) if started.capabilities.prompts is not None else []
                 st.session, st.state = session, "started"
                 st.ready.set()
                 assert st.stop is not None
@@ -250,6 +250,23 @@ class McpHub:
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """Run one tool: (text for the model, is_error). Raises ConnectionError when it cannot run."""
+        timeout = self.servers[server].entry.config.tool_timeout
+        result = self._request(server, lambda s: s.call_tool(tool, arguments, read_timeout_seconds=timeout), "the call")
+        return render(result), bool(getattr(result, "isError", False) or getattr(result, "is_error", False))
+
+    def prompt(self, server: str, name: str, arguments: dict[str, str]) -> str:
+        """A server's prompt filled with `arguments`, as the text of its messages (Claude Code's
+        `/mcp__SERVER__NAME`). Raises ConnectionError when the server cannot give it."""
+        from types import SimpleNamespace
+
+        result = self._request(server, lambda s: s.get_prompt(name, arguments), f"its prompt {name!r}")
+        # each message holds one block (text, an image, a resource): rendered as a tool result's are
+        parts = [render(SimpleNamespace(content=[m.content])) for m in getattr(result, "messages", [])]
+        return "\n\n".join(part for part in parts if part != "(no output)")
+
+    def _request(self, server: str, make: Callable[[ClientSession], Coroutine[Any, Any, Any]], what: str) -> Any:
+        """One request to a running server on the hub's loop, within its `tool_timeout`; every way
+        it can fail is a ConnectionError saying which server and why."""
         st = self.servers[server]
         session = st.session
         if session is None or self._loop is None:
@@ -257,12 +274,10 @@ class McpHub:
         import asyncio
 
         timeout = st.entry.config.tool_timeout
-        future = asyncio.run_coroutine_threadsafe(
-            session.call_tool(tool, arguments, read_timeout_seconds=timeout), self._loop
-        )
+        future = asyncio.run_coroutine_threadsafe(make(session), self._loop)
         late = f'the MCP server {server!r} did not answer within {timeout:g} s ("tool_timeout" in its settings)'
         try:
-            result = future.result(timeout + 5)
+            return future.result(timeout + 5)
         except (FutureTimeout, TimeoutError) as exc:
             future.cancel()
             raise ConnectionError(late) from exc
@@ -272,32 +287,7 @@ class McpHub:
             if st.session is None:
                 last = f" (its stderr: {st.stderr_tail[-1]})" if st.stderr_tail else ""
                 raise ConnectionError(f"the MCP server {server!r} stopped: {st.state}{last}") from exc
-            raise ConnectionError(f"the MCP server {server!r} failed the call: {_reason(exc)}") from exc
-        return render(result), bool(getattr(result, "isError", False) or getattr(result, "is_error", False))
-
-    def prompt(self, server: str, name: str, arguments: dict[str, str]) -> str:
-        """A server's prompt filled with `arguments`, as the text of its messages (Claude Code's
-        `/mcp__SERVER__NAME`). Raises ConnectionError when the server cannot give it."""
-        st = self.servers[server]
-        session = st.session
-        if session is None or self._loop is None:
-            raise ConnectionError(f"the MCP server {server!r} is not running ({st.state})")
-        import asyncio
-
-        timeout = st.entry.config.tool_timeout
-        future = asyncio.run_coroutine_threadsafe(session.get_prompt(name, arguments), self._loop)
-        try:
-            result = future.result(timeout)
-        except (FutureTimeout, TimeoutError) as exc:
-            future.cancel()
-            raise ConnectionError(f"the MCP server {server!r} did not give its prompt within {timeout:g} s") from exc
-        except Exception as exc:
-            raise ConnectionError(f"the MCP server {server!r} failed to give {name!r}: {_reason(exc)}") from exc
-        from types import SimpleNamespace
-
-        # each message holds one block (text, an image, a resource): rendered as a tool result's are
-        parts = [render(SimpleNamespace(content=[m.content])) for m in getattr(result, "messages", [])]
-        return "\n\n".join(part for part in parts if part != "(no output)")
+            raise ConnectionError(f"the MCP server {server!r} failed {what}: {_reason(exc)}") from exc
 
     # -- for the SDK's control requests (headless/control_mcp.py) ----------------------------------
     def offers(self, server: str, tool: str) -> bool:
@@ -372,13 +362,10 @@ class McpHub:
 
 
 async def _prompts(session: ClientSession) -> list[ListedPrompt]:
-    """The prompts a server lists; none when it offers none (most answer "method not found")."""
-    capabilities = session.get_server_capabilities() if hasattr(session, "get_server_capabilities") else None
-    if capabilities is not None and getattr(capabilities, "prompts", None) is None:
-        return []
+    """The prompts a server that says it has some lists (one that fails to list them offers none)."""
     try:
         listed = await session.list_prompts()
-    except Exception:  # a server that says it has prompts and fails to list them: it offers none
+    except Exception:
         return []
     return [
         ListedPrompt(p.name, p.description or "", tuple(a.name for a in (p.arguments or []))) for p in listed.prompts
