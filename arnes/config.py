@@ -692,9 +692,10 @@ def _codex_servers(cfg: EffectiveConfig, env: dict[str, str] | None, trusted: bo
     from arnes.extensions.codex_config import codex_config
     from arnes.mcp.settings import parse_servers
 
-    codex = codex_config(codex_user_dir(env))
-    cfg.warnings += [note for note in codex.notes if "mcp_servers" in note]
-    where = str(codex_user_dir(env) / "config.toml")
+    folder = codex_user_dir(env)
+    codex = codex_config(folder)
+    cfg.warnings += codex.server_notes
+    where = str(folder / "config.toml")
     for name, given in codex.servers.items():
         if name in cfg.mcp_servers:
             continue  # ~/.claude.json named it first; your arnes settings come after both

@@ -92,6 +92,8 @@ class _Walk:
     names: tuple[str, ...] = PROJECT_NAMES
 
     def __post_init__(self) -> None:
+        if not reads("user"):  # Codex's fallback names are the user's settings
+            return
         codex = codex_config(self.places.user.codex)
         self.notes += codex.notes
         self.names = (OVERRIDE_NAME, AGENTS_NAME, *codex.fallbacks, CLAUDE_NAME, ".claude/CLAUDE.md")

@@ -69,13 +69,12 @@ def off_limits(task: str, paths: list[Path], workspace: Path, call: ToolCall | N
     With the `call`, a Write or Edit of pyproject.toml or setup.cfg that changes pytest's settings
     there is refused like a test file."""
     root = resolve_real(workspace)
-    for real in [resolve_real(path) for path in paths]:
-        if call is not None and real.name.lower() in SHARED_SETTINGS and _changes_pytest_settings(call, real):
-            shown = _relative(real, root)
-            return f"it changes pytest's settings in {shown}, and arnes never changes the tests' judge for the model."
     alone = {_plain(name) for name in left_alone(task)}
     for path in paths:
         real = resolve_real(path)
+        if call is not None and real.name.lower() in SHARED_SETTINGS and _changes_pytest_settings(call, real):
+            shown = _relative(real, root)
+            return f"it changes pytest's settings in {shown}, and arnes never changes the tests' judge for the model."
         for form, base in ((path, workspace.absolute()), (real, root)):
             shown = _relative(form, base)
             if is_test_file(form, base):

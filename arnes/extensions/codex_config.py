@@ -21,8 +21,9 @@ MOST_NAMES = 8
 @dataclass(frozen=True)
 class CodexConfig:
     fallbacks: tuple[str, ...] = ()  # file names read where a folder has no AGENTS.md
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # on the file and its fallback names: for the instructions
     servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # as mcpServers entries
+    server_notes: list[str] = field(default_factory=list)  # on its servers: for the settings' warnings
 
 
 def codex_config(codex_dir: Path) -> CodexConfig:
@@ -38,7 +39,8 @@ def codex_config(codex_dir: Path) -> CodexConfig:
         raw = toml_loads(data.decode("utf-8"))
     except (ValueError, UnicodeError) as exc:
         return CodexConfig(notes=[f"{path}: not read: {exc}; fix the file or move it aside"])
-    servers, notes = _servers(raw.get("mcp_servers", {}), path)
+    servers, server_notes = _servers(raw.get("mcp_servers", {}), path)
+    notes: list[str] = []
     names = raw.get("project_doc_fallback_filenames", [])
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         notes.append(f"{path}: project_doc_fallback_filenames is a list of file names; ignored")
@@ -46,7 +48,7 @@ def codex_config(codex_dir: Path) -> CodexConfig:
     kept = tuple(n for n in names if _plain_name(n))[:MOST_NAMES]
     notes += [f"{path}: project_doc_fallback_filenames: {n!r} is not a file name in a folder; ignored"
               for n in names if not _plain_name(n)]  # fmt: skip
-    return CodexConfig(kept, notes, servers)
+    return CodexConfig(kept, notes, servers, server_notes)
 
 
 # Codex's server keys -> arnes's (mcp/settings.py McpServer); `enabled = false` leaves a server out.
