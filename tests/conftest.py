@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -12,6 +13,8 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+
+from tests.fakes.arnes_forks import ArnesForks
 
 ARNES = str(Path(sys.executable).parent / "arnes")
 DEMO_SHOP = Path(str(resources.files("arnes.demo") / "shop"))
@@ -35,9 +38,17 @@ class Run:
     err: str
 
 
+@functools.cache
+def _forks() -> ArnesForks:
+    return ArnesForks()
+
+
 def run_arnes(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60) -> Run:
-    """Run the real `arnes` console script with no terminal (stdin is /dev/null)."""
+    """Run the real `arnes` with no terminal (stdin is /dev/null): forked from a pre-imported arnes
+    (tests/fakes/arnes_forks.py), or, with ARNES_TEST_EXEC=1, as a new console-script process."""
     full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
+    if os.environ.get("ARNES_TEST_EXEC") != "1":
+        return Run(*_forks().run([ARNES, *args], str(cwd) if cwd else None, full_env, timeout))
     proc = subprocess.run(
         [ARNES, *args],
         cwd=cwd,
