@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from arnes.config_conflicts import mode_conflict, rule_conflicts
 from arnes.errors import ConfigError
 from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings, hook_scripts
+from arnes.host.key_helper import KeyHelper
 from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.jsonfile import read_json
 from arnes.llm.profiles import pieces_of
@@ -204,7 +205,7 @@ class EffectiveConfig:
     read_paths: list[Path] = field(default_factory=list)
     env_passthrough: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # the user's settings' `env`: set when the run starts
-    key_helper: tuple[str, str] | None = None  # (command, the user's file that set it): apiKeyHelper
+    key_helper: KeyHelper | None = None  # the user's apiKeyHelper
     helper_key: str | None = None  # what it printed, once a run (runner.py)
     agents: object = None  # --agents: definitions given with the run (extensions/agents.py given_agents)
     partial_messages: bool = False  # --include-partial-messages: stream-json streams the reply's text
@@ -347,7 +348,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             _hook_scripts(cfg, settings.hooks, Path(os.path.realpath(_home(env))))
             cfg.env.update(settings.env)
             if settings.apiKeyHelper:
-                cfg.key_helper = (settings.apiKeyHelper, str(path))
+                cfg.key_helper = KeyHelper(settings.apiKeyHelper, str(path), workspace)
         else:
             settings = _without_user_keys(settings, cfg, path)
         if layer in PROJECT_LAYERS and settings.sandbox.mode in ("off", "landlock"):

@@ -129,7 +129,7 @@ def _helper_key(cfg: EffectiveConfig) -> str | None:
     if cfg.helper_key is None:
         from arnes.host.key_helper import run_key_helper
 
-        cfg.helper_key = run_key_helper(*cfg.key_helper)
+        cfg.helper_key = run_key_helper(cfg.key_helper)
     return cfg.helper_key
 
 

@@ -213,3 +213,23 @@ def test_the_users_api_key_helper_gives_the_anthropic_key_and_a_projects_is_refu
     failed = run_arnes("--provider", "anthropic", "--base-url", "http://127.0.0.1:9", "-w", str(shop), "hi")
     assert failed.code == 2 and "apiKeyHelper exited with 3 and printed no key (vault locked)" in failed.err
     assert "Traceback" not in failed.err
+
+
+def test_the_users_api_key_helper_never_runs_the_repositorys_programs(shop: Path, tmp_path: Path) -> None:
+    """The helper is the user's program on the host: `python3 -m keyring` must not import the
+    repository's keyring.py, nor `op` come from the repository's activated venv."""
+    import os
+
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    (shop / "keyring.py").write_text("import pathlib\npathlib.Path.home().joinpath('PWNED-py').touch()\nprint('k')\n")
+    venv = shop / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "op").write_text('#!/bin/sh\ntouch "$HOME/PWNED-op"\necho k\n')
+    (venv / "op").chmod(0o755)
+    for helper in ("python3 -m keyring get anthropic key", "op read op://vault/key"):
+        (home / ".claude" / "settings.json").write_text(json.dumps({"apiKeyHelper": helper}))
+        run = run_arnes("--provider", "anthropic", "--base-url", "http://127.0.0.1:9", "-w", str(shop), "hi",
+                        cwd=shop, env={"PATH": f"{venv}:{os.environ['PATH']}"})  # fmt: skip
+        assert run.code == 2 and "apiKeyHelper exited with" in run.err, run.err  # the user's own is missing
+    assert not (home / "PWNED-py").exists() and not (home / "PWNED-op").exists()

@@ -2,24 +2,50 @@
 
 It runs on the host (it reads the user's keychain or vault), once a run, with a time limit; its
 output is the key and is never shown. A helper that fails is one line naming the file and the
-fix, never a key on the screen.
+fix, never a key on the screen. It is the user's program, so it must not find the repository's:
+it runs from the home folder (or `/` when the workspace holds the home), with the workspace's and
+relative entries out of PATH, PYTHONPATH and NODE_PATH, and with PYTHONSAFEPATH (`python -m
+keyring` must not import a `keyring.py` of the repository).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NamedTuple
 
 from arnes.errors import ConfigError
+from arnes.host.paths import is_inside, resolve_real, search_path
 
 TIMEOUT = 30.0  # seconds: a vault asked over the network may be slow, a hung helper must not hang arnes
 
 
-def run_key_helper(command: str, source: str) -> str:
-    """The key `command` prints (its first line, stripped); ConfigError when it prints none."""
-    where = f"{source}: apiKeyHelper"
+class KeyHelper(NamedTuple):
+    command: str
+    source: str  # the user's settings file that set it
+    workspace: Path  # the folder whose files the helper must not pick up
+
+
+def helper_env(environ: Mapping[str, str], workspace: Path) -> dict[str, str]:
+    fixed = {name: search_path(environ[name], workspace) for name in ("PATH", "PYTHONPATH", "NODE_PATH")
+             if name in environ}  # fmt: skip
+    return {**environ, **fixed, "PYTHONSAFEPATH": "1"}
+
+
+def helper_folder(workspace: Path) -> str:
+    home = resolve_real(Path.home())
+    return "/" if is_inside(resolve_real(workspace), home) else str(home)
+
+
+def run_key_helper(helper: KeyHelper) -> str:
+    """The key the helper prints (its first line, stripped); ConfigError when it prints none."""
+    where = f"{helper.source}: apiKeyHelper"
     try:
-        done = subprocess.run(["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=TIMEOUT, check=False)  # fmt: skip
+        done = subprocess.run(["/bin/sh", "-c", helper.command], stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=TIMEOUT, check=False, cwd=helper_folder(helper.workspace),
+                              env=helper_env(os.environ, helper.workspace))  # fmt: skip
     except subprocess.TimeoutExpired:
         raise ConfigError(f"{where} printed no key within {TIMEOUT:g} s; fix it or export ANTHROPIC_API_KEY") from None
     except OSError as exc:
