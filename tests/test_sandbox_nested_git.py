@@ -93,12 +93,13 @@ def test_a_config_that_runs_programs_in_a_new_repository_is_renamed_aside(
 
 
 def test_a_repository_the_model_makes_and_uses_keeps_working(ws: Path, tmp_path: Path) -> None:
-    """What git itself writes (`git init`, `git config user.*`, a commit, a remote, a clone) is
-    inert: nothing is renamed, nothing said."""
+    """What git itself writes (`git init`, `git config user.*`, a commit, a remote, a branch) is
+    inert: nothing is renamed, nothing said. (A clone asks while Read rules hide files:
+    tests/test_redteam_round15.py.)"""
     commands = [
         "git init -q own && echo x > own/f && git -C own config user.email m@m && git -C own add f && "
         "git -C own commit -qm one && git -C own remote add origin https://example.com/x.git && "
-        "git -C own branch -q side && git clone -q own copy && echo OK"
+        "git -C own branch -q side && echo OK"
     ]
     outputs, printed = session(tmp_path, ws, commands)
     assert "OK" in outputs[0] and "arnes-disabled" not in outputs[0] + printed

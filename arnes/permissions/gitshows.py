@@ -28,6 +28,12 @@ NAMES_ONLY = frozenset(
     show-ref sparse-checkout stage stash status stripspace switch tag var verify-commit verify-pack verify-tag
     version whatchanged worktree""".split()
 )
+# Of those, the ones that write the repository's files again under new paths (a clone, a worktree, a
+# fetch into another repository and its checkout there), where the Read rules that hide them by
+# path do not reach: `git clone . copy && cat copy/.env`. A fetch or pull names its source by a
+# remote whose URL the repository's own config may point back at the workspace (`insteadOf`), so
+# none of them is told apart by its source.
+_COPIES = {"clone": (), "fetch": (), "pull": (), "worktree": ("add",), "submodule": ("add", "update")}
 # Not on it: plumbing that puts an object under any name (`update-index --cacheinfo`, `read-tree`,
 # `mktree`, `commit-tree`, `update-ref`): a hidden file's blob staged as `notes.txt` and checked out.
 
@@ -112,6 +118,9 @@ def _view(sub: str, args: list[str]) -> Shows:
 
 
 def _names_only(sub: str, args: list[str]) -> Shows:
+    if sub in _COPIES and (not _COPIES[sub] or any(w in _COPIES[sub] for w in args[:1])):
+        return Shows(unread=f"git {sub} writes the repository's files again under new paths, where the rules that "
+                     "hide them do not reach")  # fmt: skip
     letters, longs = _HUNKS.get(sub, ("", ()))
     for word in args:
         if word == "--":

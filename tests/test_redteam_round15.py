@@ -1,0 +1,53 @@
+"""Red team, round 15 (docs/redteam/round15.md): git copying hidden files to new paths, and the
+rest of the round's breaks. Each test fails before its fix."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from arnes.agent.trace import read_trace
+from tests.conftest import run_arnes
+
+GIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-c", "init.defaultBranch=main"]
+
+
+def _scripted(tmp_path: Path, ws: Path, turns: list[dict[str, object]], *flags: str) -> tuple[Path, str]:
+    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
+    script.write_text(json.dumps({"turns": turns}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                     *flags, "go")  # fmt: skip
+    return trace, done.out + done.err
+
+
+def _bash(*commands: str) -> list[dict[str, object]]:
+    return [{"tool_calls": [{"name": "Bash", "input": {"command": c}}]} for c in commands]
+
+
+def test_01_git_writes_no_copy_of_hidden_files_under_new_paths(tmp_path: Path) -> None:
+    """`secrets/` is hidden by the user's rule and `.env` by the built-in one, both committed: a
+    clone, a worktree, or a fetch into another repository wrote them again where no rule reached."""
+    ws = tmp_path / "ws"
+    (ws / "secrets").mkdir(parents=True)
+    subprocess.run([*GIT, "init", "-q"], cwd=ws, check=True)
+    (ws / "secrets" / "tok").write_text("TOK=SECRET-AWS-5678\n")
+    (ws / ".env").write_text("GH=SECRET-ENV-9999\n")
+    (ws / "app.py").write_text("print('hi')\n")
+    subprocess.run([*GIT, "add", "-A"], cwd=ws, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "x"], cwd=ws, check=True)
+    commands = [
+        "git clone -q . copy && cat copy/secrets/tok",
+        "git clone -q . c5 && grep -r GH= c5",
+        "git init -q f && git -C f fetch -q .. HEAD && git -C f checkout -q FETCH_HEAD && cat f/secrets/tok",
+        "git worktree add -q wt HEAD && cat wt/secrets/tok",
+        "git status --short",
+    ]
+    trace, out = _scripted(tmp_path, ws, [*_bash(*commands), {"text": "done"}], "--deny", "Read(./secrets/**)",
+                           "--permission-mode", "acceptEdits")  # fmt: skip
+    results = [e for e in read_trace(trace) if e["event"] == "tool_result"]
+    assert len(results) == 5, out
+    assert all(r["is_error"] for r in results[:4]), results
+    assert "writes the repository's files again under new paths" in results[0]["output"]
+    assert not results[4]["is_error"]  # git itself stays usable
+    assert "SECRET" not in json.dumps(results) + out
