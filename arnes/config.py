@@ -604,6 +604,15 @@ SECRET_DENIES = (
 )  # fmt: skip
 # Claude Code's account (OAuth) and its credentials, in the home folder: never the model's to read.
 CLAUDE_SECRET_DENIES = ("Read(~/.claude.json)", "Read(~/.claude/.claude.json)", "Read(~/.claude/.credentials.json)")
+# Credentials in the home folder: the workspace rules above are anchored at the workspace, and in
+# bypass mode a read outside it is not asked. Keys, cloud and registry logins, other agents' tokens.
+HOME_SECRET_DENIES = (
+    "Read(~/.ssh/**)", "Read(~/.gnupg/**)", "Read(~/.aws/**)", "Read(~/.azure/**)", "Read(~/.config/gcloud/**)",
+    "Read(~/.kube/**)", "Read(~/.docker/config.json)", "Read(~/.git-credentials)", "Read(~/.config/git/credentials)",
+    "Read(~/.config/gh/hosts.yml)", "Read(~/.config/hub)", "Read(~/.netrc)", "Read(~/.pgpass)", "Read(~/.npmrc)",
+    "Read(~/.pypirc)", "Read(~/.cargo/credentials)", "Read(~/.cargo/credentials.toml)", "Read(~/.vault-token)",
+    "Read(~/.terraform.d/credentials.tfrc.json)", "Read(~/.codex/auth.json)", "Read(~/.local/share/keyrings/**)",
+)  # fmt: skip
 SECRET_SOURCE = "built in: secrets"
 
 
@@ -613,7 +622,7 @@ def _deny_secrets_by_default(cfg: EffectiveConfig, user: list[str], claude_json:
     # (Unset, the file sits beside ~/.claude, not in it, and the built-in `~/` rules say it all.)
     paths = (claude_json, claude_json.parent / ".credentials.json") if claude_json.parent == claude_dir else ()
     moved = [f"Read({p})" for p in paths if not set("*?[]()") & set(str(p))]
-    denies = dict.fromkeys([*SECRET_DENIES, *CLAUDE_SECRET_DENIES, *moved])
+    denies = dict.fromkeys([*SECRET_DENIES, *CLAUDE_SECRET_DENIES, *HOME_SECRET_DENIES, *moved])
     cfg.rules += [SourcedRule("deny", rule, SECRET_SOURCE) for rule in denies if rule not in lifted]
 
 

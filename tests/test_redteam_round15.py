@@ -51,3 +51,27 @@ def test_01_git_writes_no_copy_of_hidden_files_under_new_paths(tmp_path: Path) -
     assert "writes the repository's files again under new paths" in results[0]["output"]
     assert not results[4]["is_error"]  # git itself stays usable
     assert "SECRET" not in json.dumps(results) + out
+
+
+def test_08_credentials_in_the_home_folder_are_not_read_even_in_bypass(tmp_path: Path) -> None:
+    """Bypass turns the ask for a read outside the workspace into yes, and the built-in secret
+    rules were anchored at the workspace: `~/.ssh/id_rsa`, `~/.git-credentials`, ... were read."""
+    import os
+
+    home = Path(os.environ["HOME"])
+    planted = {".ssh/id_rsa": "SECRET-SSH", ".ssh/deploy_key": "SECRET-SSH2", ".git-credentials": "SECRET-GITCRED",
+               ".codex/auth.json": "SECRET-CODEX", ".config/gh/hosts.yml": "SECRET-GH", ".kube/config": "SECRET-KUBE",
+               ".cargo/credentials.toml": "SECRET-CARGO", ".aws/config": "SECRET-AWS"}  # fmt: skip
+    for name, text in planted.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(text + "\n")
+    (home / "notes.txt").write_text("plain notes\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    reads = [{"tool_calls": [{"name": "Read", "input": {"file_path": f"~/{name}"}}]} for name in [*planted, "notes.txt"]]
+    trace, out = _scripted(tmp_path, ws, [*reads, {"text": "done"}], "--permission-mode", "bypass")
+    results = [e for e in read_trace(trace) if e["event"] == "tool_result"]
+    assert len(results) == len(planted) + 1, out
+    assert all(r["is_error"] for r in results[:-1]), results
+    assert "plain notes" in results[-1]["output"]  # the rest of home reads as bypass says
+    assert "SECRET" not in json.dumps(results) + out
