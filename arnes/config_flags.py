@@ -104,6 +104,15 @@ def _mode(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
         )
 
 
+BYPASS_AT_START = "the bypass mode is chosen when arnes starts (--permission-mode bypass), not switched to"
+
+
+def bypass_refused(cfg: EffectiveConfig) -> str | None:
+    """Why a running session may not switch to bypass (None: it started in it). As Claude Code
+    wants the dangerous mode chosen at start; `disableBypassPermissionsMode` never starts in it."""
+    return None if cfg.mode == "bypass" else BYPASS_AT_START
+
+
 def rule_lists(args: argparse.Namespace) -> list[tuple[RuleKind, str, str]]:
     """The words given to --allowedTools / --disallowedTools, as Claude Code takes them: each flag
     takes words up to the next option. ConfigError for a later word that names no tool: it is the

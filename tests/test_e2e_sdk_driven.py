@@ -145,7 +145,7 @@ def test_the_clients_mode_model_and_context_requests_are_answered(shop: Path, tm
         models = [body.get("model") for path, body in server.requests if path.endswith("/chat/completions")]
     assert asked == []  # acceptEdits: the Edit inside the workspace ran unasked
     assert "DISCOUNT_RATE = 0.15" in (shop / "pricing.py").read_text()
-    assert refused and "bypassPermissions is chosen when arnes starts" in refused[0]
+    assert refused and "bypass mode is chosen when arnes starts" in refused[0]
     assert models == ["fake-model"] * 3 + ["fake-model-large"]
     [context] = usage
     assert context["model"] == "fake-model" and 0 < context["totalTokens"] < context["maxTokens"]

@@ -68,10 +68,41 @@ def test_08_credentials_in_the_home_folder_are_not_read_even_in_bypass(tmp_path:
     (home / "notes.txt").write_text("plain notes\n")
     ws = tmp_path / "ws"
     ws.mkdir()
-    reads = [{"tool_calls": [{"name": "Read", "input": {"file_path": f"~/{name}"}}]} for name in [*planted, "notes.txt"]]
+    names = [*planted, "notes.txt"]
+    reads = [{"tool_calls": [{"name": "Read", "input": {"file_path": f"~/{name}"}}]} for name in names]
     trace, out = _scripted(tmp_path, ws, [*reads, {"text": "done"}], "--permission-mode", "bypass")
     results = [e for e in read_trace(trace) if e["event"] == "tool_result"]
     assert len(results) == len(planted) + 1, out
     assert all(r["is_error"] for r in results[:-1]), results
     assert "plain notes" in results[-1]["output"]  # the rest of home reads as bypass says
     assert "SECRET" not in json.dumps(results) + out
+
+
+def test_05_the_prompt_never_switches_into_bypass(tmp_path: Path) -> None:
+    """`/mode bypass` at the prompt switched a session into bypass although the user's
+    disableBypassPermissionsMode is "disable" (the flag and the SDK's request were held)."""
+    import os
+
+    import pexpect
+
+    from tests.conftest import ARNES
+
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "settings.json").write_text('{"permissions": {"disableBypassPermissionsMode": "disable"}}')
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "hi"}]}))
+    child = pexpect.spawn(ARNES, ["--provider", "script", "--script", str(script), "-w", str(ws)],
+                          env={**os.environ, "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}, encoding="utf-8",
+                          timeout=30, dimensions=(40, 160))  # fmt: skip
+    child.expect("arnes>")
+    child.sendline("/mode bypass")
+    child.expect("bypass mode is chosen when arnes starts")
+    child.expect("arnes>")
+    child.sendline("/mode")
+    child.expect("mode: default")
+    child.expect("arnes>")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from arnes.config import EffectiveConfig
+from arnes.config_flags import bypass_refused
 from arnes.headless.channel import Json, Unanswered
 from arnes.llm.base import PROFILES
 from arnes.permissions.types import MODES, Mode
@@ -32,10 +33,8 @@ def set_permission_mode(session: Session, cfg: EffectiveConfig, request: Json) -
     if mode not in MODES:
         known = ", ".join(["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"])
         raise Unanswered(f"arnes has no permission mode {wanted!r} (it has: {known})")
-    if mode == "bypass" and cfg.mode != "bypass":
-        raise Unanswered(
-            "bypassPermissions is chosen when arnes starts (--permission-mode bypassPermissions), not switched to"
-        )
+    if mode == "bypass" and (refused := bypass_refused(cfg)):
+        raise Unanswered(refused)
     chosen: Mode = next(m for m in MODES if m == mode)
     session.mode = session.engine.mode = chosen
     return {}

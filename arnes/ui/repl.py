@@ -13,6 +13,7 @@ from rich.console import Console
 from arnes.agent.events import Notice
 from arnes.agent.loop import Agent
 from arnes.config import EffectiveConfig
+from arnes.config_flags import bypass_refused
 from arnes.errors import ArnesError, ConfigError
 from arnes.extensions.commands import Catalog, load_catalog, split_invocation, unknown_message
 from arnes.extensions.locations import one_warning
@@ -251,6 +252,9 @@ class Repl:
         if rest:
             if rest not in MODES:
                 self.console.print(f"modes: {', '.join(MODES)}", style="yellow", markup=False)
+                return
+            if rest == "bypass" and (refused := bypass_refused(self.cfg)):
+                self.console.print(refused, style="yellow", markup=False)
                 return
             mode: Mode = next(m for m in MODES if m == rest)
             s.mode = s.engine.mode = mode
