@@ -106,3 +106,29 @@ def test_05_the_prompt_never_switches_into_bypass(tmp_path: Path) -> None:
     child.expect("arnes>")
     child.sendline("/exit")
     child.expect(pexpect.EOF)
+
+
+def test_14_16_a_huge_sparse_project_file_is_not_read_whole(tmp_path: Path) -> None:
+    """`truncate -s 6G Makefile` in the sandbox: test-command detection (doctor, init, the
+    self-check) read it whole on the host. Here under a 1.5 GiB address-space limit."""
+    import os
+    import resource
+
+    from tests.conftest import ARNES
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name in ("Makefile", "package.json"):
+        with open(ws / name, "wb") as f:
+            f.truncate(4 << 30)
+        for command in ("doctor", "init"):
+            done = subprocess.run([ARNES, command], cwd=ws, env={**os.environ, "NO_COLOR": "1"}, capture_output=True,
+                                  text=True, timeout=120, preexec_fn=limited, check=False)  # fmt: skip
+            assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, (name, command, done.stderr)
+        (ws / name).unlink()
+        for made in (ws / "AGENTS.md", ws / ".arnes"):
+            if made.is_file():
+                made.unlink()

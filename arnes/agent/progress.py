@@ -6,14 +6,16 @@ from facts it knows (stop reason, files changed), not from the model's word.
 
 from __future__ import annotations
 
+import errno
 import re
 from datetime import date
 
-from arnes.host.files import HostFiles
+from arnes.host.files import HostFiles, Refused
 
 FILE = "PROGRESS.md"
 SECTIONS = ("Done", "In progress", "Blocked", "Next")
 PROMPT_CAP = 4000
+RECORD_CAP = 4 << 20  # bytes: past it, a file is not a progress list to rewrite whole
 _HEADING = re.compile(r"^##\s+(.+?)\s*$")
 
 
@@ -52,7 +54,10 @@ def record(files: HostFiles, task: str, stop_reason: str, detail: str, changed: 
 
     Refused (nothing written) when PROGRESS.md is a link out or a rule covers reading or writing it.
     """
-    sections = parse(files.read_text(FILE) or "")
+    text = files.read_text(FILE, RECORD_CAP + 1) or ""
+    if len(text) > RECORD_CAP:
+        raise Refused(errno.EFBIG, f"{FILE} is over {RECORD_CAP >> 20} MiB; arnes does not rewrite it")
+    sections = parse(text)
     title = " ".join(task.split())[:120]
     for name in sections:
         sections[name] = [line for line in sections[name] if title not in line and line != "- (none)"]

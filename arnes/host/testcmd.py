@@ -167,11 +167,17 @@ def _venv_has_pytest(root: Path) -> bool:
     return False
 
 
+PROJECT_FILE_CAP = 1 << 20  # bytes: no real package.json, Makefile or pyproject.toml is larger
+
+
 def _text(files: HostFiles, name: str) -> str | None:
+    """The project file's text; None when absent, refused, or past the cap (a sparse file the
+    model made by `truncate -s 6G Makefile` must not take the host's memory)."""
     try:
-        return files.read_text(name)
+        text = files.read_text(name, PROJECT_FILE_CAP + 1)
     except OSError:
         return None
+    return None if text is None or len(text) > PROJECT_FILE_CAP else text
 
 
 # What each runner prints when it ran nothing, and the counts it prints when it ran something.

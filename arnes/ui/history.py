@@ -12,6 +12,7 @@ from prompt_toolkit.history import History
 from arnes.host.files import HostFiles
 
 FILE = ".arnes/history"
+HISTORY_CAP = 64 << 20  # bytes
 
 
 class WorkspaceHistory(History):
@@ -22,8 +23,10 @@ class WorkspaceHistory(History):
     def load_history_strings(self) -> Iterable[str]:
         """Newest first, from FileHistory's format: `# time` lines, then `+`-prefixed lines."""
         try:
-            text = self._files.read_text(self._rel) or ""
+            text = self._files.read_text(self._rel, HISTORY_CAP + 1) or ""
         except OSError:
+            return []
+        if len(text) > HISTORY_CAP:  # a planted sparse file: kept in memory only, as for a link out
             return []
         strings: list[str] = []
         lines: list[str] = []
