@@ -132,3 +132,18 @@ def test_14_16_a_huge_sparse_project_file_is_not_read_whole(tmp_path: Path) -> N
         for made in (ws / "AGENTS.md", ws / ".arnes"):
             if made.is_file():
                 made.unlink()
+
+
+def test_10_a_lone_surrogate_in_a_call_is_one_escaped_stream_json_line(tmp_path: Path) -> None:
+    """stream-json wrote each line as UTF-8: a model's `\\ud800` in a path ended the run with a traceback."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    script = tmp_path / "s.json"
+    script.write_text('{"turns": [{"tool_calls": [{"name": "Read", "input": {"file_path": "a\\ud800.py"}}]},'
+                      ' {"text": "done \\udc9b"}]}')  # fmt: skip
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--output-format",
+                     "stream-json", "--verbose", "go")  # fmt: skip
+    assert done.code == 0 and "Traceback" not in done.err, done.err
+    lines = [json.loads(line) for line in done.out.splitlines()]
+    assert lines[-1]["type"] == "result" and "\\ud800" in done.out

@@ -80,8 +80,14 @@ class Stdout:
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def line(self, obj: dict[str, Any]) -> None:
-        """One JSON object on one line, flushed at once: a reader sees it while the run goes."""
-        self.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        """One JSON object on one line, flushed at once: a reader sees it while the run goes. A lone
+        surrogate (a model's call may hold `\\ud800`) cannot be UTF-8: that line is written escaped."""
+        text = json.dumps(obj, ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(obj)
+        self.write(text + "\n")
 
     def write(self, text: str) -> None:
         self.guard(lambda: _put(self.stream, text))
