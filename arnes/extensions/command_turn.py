@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from arnes.errors import ConfigError
 from arnes.extensions.command_shell import run_commands
 from arnes.extensions.commands import (
+    MCP_PROMPT_PREFIX,
     Catalog,
     Command,
     expand,
@@ -136,7 +137,8 @@ def one_shot(session: Session, cfg: EffectiveConfig, task: str) -> str:
     command, note = resolve(catalog, session, name)
     if note is not None:
         cfg.warnings.append(note)
-    if command is None and name.startswith(MCP_PROMPT):
+    cfg.warnings.extend(r.why for r in catalog.refused if r.shadowed and r.path.stem == name)
+    if command is None and name.startswith(MCP_PROMPT_PREFIX):
         prompt = mcp_prompt(session, name, arguments)
         if prompt is not None:
             return prompt
@@ -149,11 +151,7 @@ def one_shot(session: Session, cfg: EffectiveConfig, task: str) -> str:
         raise ConfigError(unknown_message(name, catalog, [], skill_names(session)))
     prepared = prepare(command, arguments, cfg.trusted, session.provider.name)
     cfg.warnings.extend(prepared.notes)  # shown and traced once the run's subscribers listen
-    cfg.warnings.extend(r.why for r in catalog.refused if r.shadowed and r.path.stem == name)
     return apply(session, prepared, cfg)
-
-
-MCP_PROMPT = "mcp__"  # `/mcp__SERVER__PROMPT`: a server's prompt, as Claude Code names it
 
 
 def mcp_prompt(session: Session, name: str, arguments: str) -> str | None:
@@ -161,7 +159,7 @@ def mcp_prompt(session: Session, name: str, arguments: str) -> str | None:
     it). The words fill the prompt's arguments in the server's order, the last taking the rest;
     the text is the user's message, as a command's is. ConfigError when the server fails."""
     hub = session.mcp
-    server, _, prompt = name.removeprefix(MCP_PROMPT).partition("__")
+    server, _, prompt = name.removeprefix(MCP_PROMPT_PREFIX).partition("__")
     if hub is None or server not in hub.servers or not prompt:
         return None
     hub.wait()

@@ -81,6 +81,9 @@ class Catalog:
         return None
 
 
+MCP_PROMPT_PREFIX = "mcp__"  # `/mcp__SERVER__PROMPT`: a server's prompt, as Claude Code names it
+
+
 def load_catalog(files: HostFiles, reserved: frozenset[str], env: dict[str, str] | None = None) -> Catalog:
     """Every command file, first location winning a name (the user's own, then the project's:
     locations.py); `reserved` are the built-in names (no slash)."""
@@ -94,6 +97,10 @@ def load_catalog(files: HostFiles, reserved: frozenset[str], env: dict[str, str]
                 "'folder:'); rename the file or its folder"
             )
             catalog.refused.append(Refusal(path, why))
+            continue
+        if item.name.startswith(MCP_PROMPT_PREFIX):  # a repository's file must not answer for your server's prompt
+            why = f"{path}: '/{item.name}' names an MCP server's prompt, so no command file takes it; rename it"
+            catalog.refused.append(Refusal(path, why, shadowed=True))
             continue
         try:
             command = _command(item)
