@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 from arnes.agent.trace import read_trace
@@ -166,3 +167,32 @@ def test_03_a_command_file_never_answers_for_a_servers_prompt(tmp_path: Path) ->
     assert run.code == 0, run.err
     assert "Review pull request #456" in sent and "REPO-HIJACK" not in sent
     assert "mcp__fake__review.md" in run.out + run.err and "names an MCP server's prompt" in run.out + run.err
+
+
+def test_12_codex_servers_offer_only_the_tools_the_user_left_on(tmp_path: Path) -> None:
+    """`disabled_tools` / `enabled_tools` of `~/.codex/config.toml` were dropped with a note: the
+    tools the user turned off were offered to the model and ran."""
+    import os
+    import shutil
+
+    from tests.test_e2e_mcp import SERVER, results, run_calls
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.copy(SERVER, ws / "mcp_server.py")
+    codex = Path(os.environ["HOME"]) / ".codex"
+    codex.mkdir()
+    server = f'command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ws / "mcp_server.py"))}, "stdio"]\n'
+    (codex / "config.toml").write_text(f'[mcp_servers.on]\n{server}enabled_tools = ["add", "where"]\n'
+                                       f'disabled_tools = ["where"]\n')  # fmt: skip
+    calls = [{"name": "mcp__on__add", "input": {"a": 2, "b": 3}}, {"name": "mcp__on__where", "input": {}},
+             {"name": "mcp__on__fail", "input": {"why": "x"}}]  # fmt: skip
+    run, events = run_calls(tmp_path, ws, calls, "--allow", "mcp__on", "--output-format", "stream-json",
+                            "--verbose")  # fmt: skip
+    assert run.code == 0, run.err
+    init = json.loads(run.out.splitlines()[0])
+    assert [t for t in init["tools"] if t.startswith("mcp__")] == ["mcp__on__add"]
+    seen = results(events)
+    assert seen["mcp__on__add"] == (False, "sum=5")
+    assert seen["mcp__on__where"][0] and seen["mcp__on__fail"][0]
+    assert "keys arnes does not use" not in run.err

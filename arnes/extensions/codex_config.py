@@ -52,7 +52,7 @@ def codex_config(codex_dir: Path) -> CodexConfig:
 
 
 # Codex's server keys -> arnes's (mcp/settings.py McpServer); `enabled = false` leaves a server out.
-_SAME = ("command", "args", "env", "url")
+_SAME = ("command", "args", "env", "url", "enabled_tools", "disabled_tools")
 _RENAMED = {"http_headers": "headers", "startup_timeout_sec": "timeout", "tool_timeout_sec": "tool_timeout"}
 
 

@@ -188,6 +188,7 @@ class McpHub:
                 st.tools = [
                     ListedTool(t.name, t.description or "", dict(t.input_schema or {"type": "object"}))
                     for t in listed.tools
+                    if cfg.offers(t.name)
                 ]
                 st.prompts = await _prompts(session) if started.capabilities.prompts is not None else []
                 st.session, st.state = session, "started"

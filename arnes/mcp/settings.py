@@ -32,6 +32,12 @@ class McpServer(BaseModel):
     tool_timeout: float = Field(120, gt=0, description="Seconds one tool call may take.")
     sandbox: bool = Field(True, description="Run a stdio server in the sandbox (false: only in user settings).")
     network: bool | None = Field(None, description="Network for a sandboxed stdio server (user settings only).")
+    enabled_tools: list[str] | None = Field(None, description="Only these of the server's tools (Codex's key).")
+    disabled_tools: list[str] = Field(default_factory=list, description="None of these tools (Codex's key).")
+
+    def offers(self, tool: str) -> bool:
+        """Whether the server's tool is offered and callable: the user turned the others off."""
+        return (self.enabled_tools is None or tool in self.enabled_tools) and tool not in self.disabled_tools
 
     @model_validator(mode="after")
     def _kind(self) -> McpServer:
