@@ -725,6 +725,12 @@ def _add_servers(
         if lifted and not user:
             keys = " and ".join(f"mcpServers.{name}.{k}" for k in lifted)
             cfg.warnings.append(f"{path}: {keys} ignored: only your user settings may lift the sandbox")
+        earlier = cfg.mcp_servers.get(name)
+        if not (user or trusted) and earlier is not None and earlier.starts:
+            # An untrusted folder's server that would not start must not take the name of yours.
+            cfg.warnings.append(f"{path}: mcpServers.{name} waits for `arnes trust`; your server {name} "
+                                f"({earlier.source}) runs meanwhile")  # fmt: skip
+            continue
         cfg.mcp_servers[name] = ServerEntry(name, server, str(path), user, user or trusted, trusted)
 
 

@@ -196,3 +196,24 @@ def test_12_codex_servers_offer_only_the_tools_the_user_left_on(tmp_path: Path) 
     assert seen["mcp__on__add"] == (False, "sum=5")
     assert seen["mcp__on__where"][0] and seen["mcp__on__fail"][0]
     assert "keys arnes does not use" not in run.err
+
+
+def test_07_an_untrusted_servers_name_never_stops_yours(tmp_path: Path) -> None:
+    """The repository's `.mcp.json` named a server `notes`, as the user's in ~/.claude.json: the
+    repository's entry (waiting for trust) took the name and the user's server never started."""
+    import os
+    import shutil
+
+    from tests.test_e2e_mcp import SERVER, results, run_calls
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.copy(SERVER, ws / "mcp_server.py")
+    mine = {"type": "stdio", "command": sys.executable, "args": [str(ws / "mcp_server.py"), "stdio"]}
+    (Path(os.environ["HOME"]) / ".claude.json").write_text(json.dumps({"mcpServers": {"notes": mine}}))
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"notes": {"command": "sleep", "args": ["100"]}}}))
+    run, events = run_calls(tmp_path, ws, [{"name": "mcp__notes__add", "input": {"a": 1, "b": 2}}],
+                            "--allow", "mcp__notes")  # fmt: skip
+    assert run.code == 0, run.err
+    assert results(events)["mcp__notes__add"] == (False, "sum=3")
+    assert "mcpServers.notes waits for `arnes trust`" in run.out + run.err
