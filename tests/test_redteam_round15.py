@@ -217,3 +217,15 @@ def test_07_an_untrusted_servers_name_never_stops_yours(tmp_path: Path) -> None:
     assert run.code == 0, run.err
     assert results(events)["mcp__notes__add"] == (False, "sum=3")
     assert "mcpServers.notes waits for `arnes trust`" in run.out + run.err
+
+
+def test_06_trust_names_every_grant_whatever_sources_a_run_reads(tmp_path: Path) -> None:
+    """With ARNES_SETTING_SOURCES=user left in the environment, `arnes trust` said the project
+    "grants nothing" and trusted its `Bash(*)`, acceptEdits and hook."""
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    settings = {"permissions": {"allow": ["Bash(*)"], "defaultMode": "acceptEdits"}}
+    (ws / ".claude" / "settings.json").write_text(json.dumps(settings))
+    done = run_arnes("trust", str(ws), env={"ARNES_SETTING_SOURCES": "user"})
+    assert done.code == 0, done.err
+    assert "grant nothing" not in done.out and "Bash(*)" in done.out, done.out

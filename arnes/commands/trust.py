@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
+from arnes import setting_sources
 from arnes.cliargs import parse_subcommand
 from arnes.errors import ConfigError
 from arnes.safe import visible
@@ -53,6 +55,9 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         known = store.revoke(ws)
         console.print(visible(f"{ws}: {'no longer trusted' if known else 'was not in the record'}"), markup=False)
         return 0
+    # Trust covers every project file (its fingerprint does), so the summary reads them all, whatever
+    # sources a run would read (ARNES_SETTING_SOURCES inherited from an SDK app or a shell).
+    os.environ.pop(setting_sources.VARIABLE, None)
     grants = load_config(ws, trusted=False).ignored
     store.record(ws, True)
     console.print(
