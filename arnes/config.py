@@ -611,7 +611,8 @@ HOME_SECRET_DENIES = (
     "Read(~/.kube/**)", "Read(~/.docker/config.json)", "Read(~/.git-credentials)", "Read(~/.config/git/credentials)",
     "Read(~/.config/gh/hosts.yml)", "Read(~/.config/hub)", "Read(~/.netrc)", "Read(~/.pgpass)", "Read(~/.npmrc)",
     "Read(~/.pypirc)", "Read(~/.cargo/credentials)", "Read(~/.cargo/credentials.toml)", "Read(~/.vault-token)",
-    "Read(~/.terraform.d/credentials.tfrc.json)", "Read(~/.codex/auth.json)", "Read(~/.local/share/keyrings/**)",
+    "Read(~/.terraform.d/credentials.tfrc.json)", "Read(~/.codex/auth.json)", "Read(~/.codex/config.toml)",
+    "Read(~/.local/share/keyrings/**)",
 )  # fmt: skip
 SECRET_SOURCE = "built in: secrets"
 

@@ -61,7 +61,8 @@ def test_08_credentials_in_the_home_folder_are_not_read_even_in_bypass(tmp_path:
 
     home = Path(os.environ["HOME"])
     planted = {".ssh/id_rsa": "SECRET-SSH", ".ssh/deploy_key": "SECRET-SSH2", ".git-credentials": "SECRET-GITCRED",
-               ".codex/auth.json": "SECRET-CODEX", ".config/gh/hosts.yml": "SECRET-GH", ".kube/config": "SECRET-KUBE",
+               ".codex/auth.json": "SECRET-CODEX", ".codex/config.toml": "SECRET-CODEX-CFG",
+               ".config/gh/hosts.yml": "SECRET-GH", ".kube/config": "SECRET-KUBE",
                ".cargo/credentials.toml": "SECRET-CARGO", ".aws/config": "SECRET-AWS"}  # fmt: skip
     for name, text in planted.items():
         (home / name).parent.mkdir(parents=True, exist_ok=True)
