@@ -742,7 +742,8 @@ def test_registry_parses_valid_arguments(registry: ToolRegistry) -> None:
         ("Edit", {"file_path": "a", "old_string": "x"}, ["new_string: Field required"]),
         ("Edit", {"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": "maybe"}, ["replace_all"]),
         ("Grep", {"pattern": "x", "output_mode": "lines"}, ["output_mode"]),
-        ("Grep", {"pattern": "x", "context": 99}, ["context"]),
+        ("Grep", {"pattern": "x", "-C": -1}, ["-C", "0 or more"]),
+        ("Grep", {"pattern": "x", "-A": "many"}, ["-A"]),
         ("Grep", {"pattern": ["x"]}, ["pattern"]),
         ("Glob", {"pattern": None}, ["pattern"]),
     ],
@@ -867,7 +868,7 @@ def test_specs_have_schemas_without_titles(registry: ToolRegistry) -> None:
 def test_grep_schema_exposes_dash_i_and_dash_n(registry: ToolRegistry) -> None:
     (spec,) = [s for s in registry.specs() if s.name == "Grep"]
     props = spec.input_schema["properties"]
-    assert set(props) == {"pattern", "path", "glob", "output_mode", "-i", "-n", "context", "head_limit"}
+    assert set(props) >= {"pattern", "path", "glob", "output_mode", "-i", "-n", "-C", "head_limit"}
     assert props["-i"]["type"] == "boolean"
     assert props["-n"]["type"] == "boolean"
     assert props["output_mode"]["enum"] == ["files_with_matches", "content", "count"]

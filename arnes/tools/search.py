@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import AliasChoices, ConfigDict, Field, field_validator
 
 from arnes.host.nofollow import LinkRefused, open_real
 from arnes.host.paths import resolve_real
@@ -199,19 +199,20 @@ class _Newest:
     more: int = 0
     by_path: bool = False  # more hits than the order cap: the first by path, not the newest
 
-    def shown(self, name_of: Callable[[str], tuple[str, str] | None], limit: int) -> list[str]:
-        """The names of the newest `limit` hits that pass the full check (links and rules) now."""
+    def shown(self, name_of: Callable[[str], tuple[str, str] | None], limit: int, skip: int = 0) -> list[str]:
+        """The names of the newest `limit` hits that pass the full check (links and rules) now,
+        after the first `skip` of those (Grep's `offset`)."""
         names: list[str] = []
         examined = 0
         for printed, _ in self.top:
-            if len(names) == limit:
+            if len(names) == limit + skip:
                 break
             examined += 1
             hit = name_of(printed)
             if hit is not None:
                 names.append(hit[0])
         self.more = self.total - examined
-        return names
+        return names[skip:]
 
 
 def _newest(
@@ -277,19 +278,37 @@ def _mtime(path: Path | str) -> float:
         return 0.0
 
 
+# Claude Code's Grep arguments, under its names (`-i`, `-A`, `type`, ...): models trained on it send
+# exactly these. Every key costs tokens on every request, so the new ones carry few words.
 class GrepArgs(ToolArgs):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     pattern: str = Field(description="Regular expression (ripgrep syntax).")
     path: str | None = Field(None, description="File or folder to search; default the workspace.")
     glob: str | None = Field(None, description="Only files matching this glob, e.g. *.py.")
+    file_type: str | None = Field(None, alias="type", description="ripgrep file type, e.g. py, js.")
     output_mode: Literal["files_with_matches", "content", "count"] = Field(
         "files_with_matches", description="content shows matching lines", json_schema_extra=ESSENTIAL
     )
     case_insensitive: bool = Field(False, alias="-i", description="Ignore case.")
     line_numbers: bool = Field(True, alias="-n", description="Line numbers (content mode).")
-    context: int | None = Field(None, ge=0, le=20, description="Context lines (content mode).")
-    head_limit: int | None = Field(None, ge=1, description="At most this many lines.")
+    after: int | None = Field(None, alias="-A", description="Lines after each match.")
+    before: int | None = Field(None, alias="-B", description="Lines before each match.")
+    # `context` is arnes's name from before it took Claude Code's `-C`: old scripts still run.
+    context: int | None = Field(
+        None, validation_alias=AliasChoices("-C", "context"), description="Lines around each match."
+    )
+    # None, not False: a default in the schema costs tokens and says nothing.
+    multiline: bool | None = Field(None, description="Let . match newlines.")
+    head_limit: int | None = Field(None, description="At most this many lines (0: all).")
+    offset: int | None = Field(None, description="Skip this many lines first.")
+
+    @field_validator("after", "before", "context", "head_limit", "offset")
+    @classmethod
+    def _not_negative(cls, value: int | None) -> int | None:
+        if value is not None and value < 0:
+            raise ValueError("must be 0 or more")
+        return value
 
 
 class Grep(BaseTool[GrepArgs]):
@@ -307,7 +326,8 @@ class Grep(BaseTool[GrepArgs]):
         if one_file:
             # Listing the one file searched says only yes or no: Qwen2.5-Coder-1.5B got
             # `billing/rates.py` back for `tax rate` in billing/rates.py, twice, and never saw the line.
-            args = args.model_copy(update={"output_mode": "content", "context": None, "head_limit": None})
+            plain = {"context": None, "before": None, "after": None, "head_limit": None, "offset": None}
+            args = args.model_copy(update={"output_mode": "content", **plain})
         lines, more, exact = self._search(args, ctx, root, args.pattern, args.case_insensitive)
         if one_file and lines:
             lines.insert(0, f"[arnes: {where_shown} is one file, so its matching lines are shown]")
@@ -325,53 +345,55 @@ class Grep(BaseTool[GrepArgs]):
                 found = self._search(args, ctx, root, literal, args.case_insensitive)
                 note = f"[arnes: no match for {args.pattern!r} as a regular expression; these match it as plain text:]"
             if not found[0]:
-                return f"No matches for {args.pattern!r} in {_where(where_shown)}."
+                past = f" past offset {args.offset}" if args.offset else ""
+                return f"No matches for {args.pattern!r} in {_where(where_shown)}{past}."
             lines, more, exact = found
             lines.insert(0, note)
         body = "\n".join(lines)
         if more:
             many = f"{more}" if exact else f"over {more}"
-            body += f"\n... ({many} more lines; narrow the search or raise head_limit)"
+            if args.offset or args.head_limit == 0:
+                shown = sum(1 for line in lines if not line.startswith("[arnes: "))
+                body += f"\n... ({many} more lines; the next ones from offset {(args.offset or 0) + shown})"
+            else:
+                body += f"\n... ({many} more lines; narrow the search or raise head_limit)"
         return body
 
     def _search(
         self, args: GrepArgs, ctx: ToolContext, root: Path, pattern: str, case_insensitive: bool
     ) -> tuple[list[str], int, bool]:
         """One ripgrep run: the lines shown, how many more, whether that count is exact."""
-        flags: list[str] = []
-        if case_insensitive:
-            flags.append("-i")
+        flags = _grep_flags(args, case_insensitive)
         leaky = False
         if args.glob:
-            select, leaky = _glob_flags(args.glob)
+            # With a type, the glob stays a ripgrep --glob, as Claude Code passes both: the glob
+            # then decides alone (ripgrep's rule). A glob made a type would widen the type instead.
+            select, leaky = (["--glob", args.glob], True) if args.file_type else _glob_flags(args.glob)
             flags += select
-        # --null: a NUL ends each path, so a name holding a newline is told from the next record.
-        if args.output_mode == "files_with_matches":
-            flags += ["--files-with-matches", "--null"]
-        elif args.output_mode == "count":
-            flags += ["--count", "--null"]
-        else:
-            flags.append("--line-number" if args.line_numbers else "--no-line-number")
-            # A NUL after each field marks where the path ends; it is taken out again below.
-            flags += ["--field-match-separator", r"\x00:", "--field-context-separator", r"\x00-"]
-            if args.context:
-                flags += ["--context", str(args.context)]
-        flags.append("--with-filename")
         real_root = ctx.real_of(root) or resolve_real(root)
-        limit = args.head_limit or GREP_LINE_LIMIT
+        # head_limit 0 is Claude Code's "no limit": as many lines as the tool's output can hold.
+        budget = ctx.max_output_chars if args.head_limit == 0 else None
+        limit = budget // 2 if budget is not None else args.head_limit or GREP_LINE_LIMIT
+        skip = args.offset or 0
         with _opened(ctx, root) as where:
             listed = _listed(where) if leaky and where.stdin is None else None
             sep = b"\0" if args.output_mode == "files_with_matches" else b"\n"
             with _stream([*flags, "--regexp", pattern], where, sep) as run:
                 if args.output_mode == "files_with_matches":
-                    hits = _newest(run.lines(), listed, _counted(ctx, root, real_root, self.name), limit)
-                    lines = hits.shown(_shown_under(ctx, root, real_root, self.name), limit)
-                    more, exact = hits.more, True
+                    judge = _counted(ctx, root, real_root, self.name)
+                    hits = _newest(run.lines(), listed, judge, limit + skip)
+                    lines = hits.shown(_shown_under(ctx, root, real_root, self.name), limit, skip)
+                    lines, cut = _fit(lines, budget)
+                    more, exact = hits.more + cut, True
                 else:
                     keep = self._keeper(ctx, root, real_root, listed)
-                    lines, more, exact = _first_lines(run.lines(), args.output_mode, keep, limit)
+                    printed = _filter_output(run.lines(), args.output_mode, keep)
+                    lines, more, exact = _first_lines(printed, limit, skip, budget)
             if run.code == 2 and not lines:
-                raise ToolError(f"Grep failed: {run.err.strip() or 'bad pattern'}. Check the regular expression.")
+                why = run.err.strip() or "bad pattern"
+                if "unrecognized file type" in why:
+                    raise ToolError(f"Grep failed: {why}. Give a ripgrep type (py, js, ts, rust, go, ...) or use glob.")
+                raise ToolError(f"Grep failed: {why}. Check the regular expression.")
         return lines, more, exact
 
     def _keeper(
@@ -391,16 +413,57 @@ class Grep(BaseTool[GrepArgs]):
         return keep
 
 
+def _grep_flags(args: GrepArgs, case_insensitive: bool) -> list[str]:
+    """ripgrep's flags for the arguments but the glob (which needs the folder to judge)."""
+    flags = ["-i"] if case_insensitive else []
+    if args.multiline:
+        flags += ["--multiline", "--multiline-dotall"]
+    if args.file_type:
+        flags.append(f"--type={args.file_type}")  # one word: a type starting with - is no flag
+    # --null: a NUL ends each path, so a name holding a newline is told from the next record.
+    if args.output_mode == "files_with_matches":
+        flags += ["--files-with-matches", "--null"]
+    elif args.output_mode == "count":
+        flags += ["--count", "--null"]
+    else:
+        flags.append("--line-number" if args.line_numbers else "--no-line-number")
+        # A NUL after each field marks where the path ends; it is taken out again below.
+        flags += ["--field-match-separator", r"\x00:", "--field-context-separator", r"\x00-"]
+        # As Claude Code: -C, when given, decides both sides; else -B and -A each their own.
+        if args.context is not None:
+            flags += ["--context", str(args.context)]
+        else:
+            flags += ["--before-context", str(args.before)] if args.before is not None else []
+            flags += ["--after-context", str(args.after)] if args.after is not None else []
+    flags.append("--with-filename")
+    return flags
+
+
+def _fit(lines: list[str], budget: int | None) -> tuple[list[str], int]:
+    """The first lines that fit in `budget` characters, and how many did not."""
+    if budget is None:
+        return lines, 0
+    size = 0
+    for i, line in enumerate(lines):
+        size += len(line) + 1
+        if size > budget:
+            return lines[:i], len(lines) - i
+    return lines, 0
+
+
 def _first_lines(
-    printed: Iterable[str], mode: str, keep: Callable[[str], str | None], limit: int
+    printed: Iterable[str], limit: int, skip: int = 0, budget: int | None = None
 ) -> tuple[list[str], int, bool]:
-    """The first `limit` lines shown, how many more, and whether that count is exact: past the
-    limit at most OVERFLOW_LINES more are read (to count them), then reading stops and rg dies."""
+    """The `limit` lines after the first `skip`, how many more, and whether that count is exact:
+    past the limit (or `budget` characters) at most OVERFLOW_LINES more are read (to count
+    them), then reading stops and rg dies."""
     lines: list[str] = []
-    more = 0
-    for line in _filter_output(printed, mode, keep):
-        if len(lines) < limit:
-            lines.append(line)
+    more = size = 0
+    for line in itertools.islice(printed, skip, None):
+        if not more and len(lines) < limit and (budget is None or size + len(line) < budget):
+            if lines or line != "--":  # a page never starts on a group separator
+                lines.append(line)
+                size += len(line) + 1
             continue
         more += 1
         if more >= OVERFLOW_LINES:
