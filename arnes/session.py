@@ -51,6 +51,7 @@ from arnes.tools.search import Glob, Grep
 from arnes.tools.skill import Skill
 from arnes.tools.structured import NAME as STRUCTURED
 from arnes.tools.structured import StructuredAnswer, StructuredOutput
+from arnes.tools.todo import TodoWrite
 from arnes.tools.treewatch import TreeWatch
 from arnes.workflow.verify import Verifier
 
@@ -66,7 +67,10 @@ WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
 
 
 def default_tools() -> list[Tool]:  # type: ignore[type-arg]  # heterogeneous argument types
-    return [Read(), Glob(), Grep(), Write(), Edit(), Bash(), BashOutput(), KillShell(), ReadDoc(), Skill(), Delegate()]
+    return [
+        Read(), Glob(), Grep(), Write(), Edit(), Bash(), BashOutput(), KillShell(), ReadDoc(), Skill(), Delegate(),
+        TodoWrite(),
+    ]  # fmt: skip
 
 
 def new_session_id() -> str:

@@ -91,7 +91,9 @@ SMALL = Profile(
     "small-local",
     "small",
     "auto",  # measured beside `whole` on the built-in nine and twelve held-out tasks: bench/README.md
-    ("Skill", "ReadDoc", "Delegate"),
+    # TodoWrite: Claude Code's checklist, for the models trained to keep it; to these it would be
+    # one more tool to choose from, and in `whole` only Bash is offered (bench/README.md).
+    ("Skill", "ReadDoc", "Delegate", "TodoWrite"),
     reply_hidden=("Read", "Glob", "Grep", "BashOutput", "KillShell"),
     draws=6,
 )

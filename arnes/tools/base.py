@@ -73,6 +73,8 @@ class ToolContext:
     # A PreToolUse hook may judge a Read (the user's own check of what the model may see): a
     # write's refusal then does not show the file a Read would have had to pass.
     reads_hooked: bool = False
+    # The session's todo list as the last TodoWrite sent it (tools/todo.py); a sub-agent has its own.
+    todos: list[dict[str, Any]] = field(default_factory=list)
 
     def real_of(self, path: Path) -> Path | None:
         return self.pinned.get(path)
@@ -149,13 +151,33 @@ def spec_of(tool: Tool[Any], *, brief: bool = False) -> ToolSpec:
     ESSENTIAL (a unit, a mode whose meaning the name does not give): the tool's own description
     says what a small model needs, and the saved tokens are left for the work.
     """
-    schema = tool.args_model.model_json_schema()
+    schema = _inlined(tool.args_model.model_json_schema())
     schema.pop("title", None)
     schema.pop("additionalProperties", None)  # still enforced: unknown keys fail validation
     properties = schema.get("properties", {})
     for name, prop in list(properties.items()) if isinstance(properties, dict) else []:
         properties[name] = _compact(prop, brief)
     return ToolSpec(tool.name, tool.description, schema)
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """A nested model's schema (TodoWrite's items) written in place of its `$ref`, without the
+    titles and `additionalProperties` pydantic gives it: the same meaning, a third of the tokens."""
+    defs = schema.pop("$defs", None)
+    if not isinstance(defs, dict):
+        return schema
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return inline(defs[ref.removeprefix("#/$defs/")])
+        return {k: inline(v) for k, v in node.items() if k not in ("title", "additionalProperties")}
+
+    return {k: inline(v) if k == "properties" else v for k, v in schema.items()}
 
 
 def _compact(prop: Any, brief: bool = False) -> Any:

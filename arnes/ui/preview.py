@@ -108,7 +108,26 @@ def _generic(args: dict[str, Any], output: str) -> Preview:
     return Preview(_plural(len(lines), "line"), _head(lines, 3))
 
 
+TODO_LINES = 20  # a checklist is read whole; past this many items the rest are counted
+_TODO_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
+
+
+def _todos(args: dict[str, Any], output: str) -> Preview:
+    """The checklist itself, each item with its mark; the one in progress by its activeForm
+    (`Running the tests`), as Claude Code shows it."""
+    items = [item for item in args.get("todos") or [] if isinstance(item, dict)]
+    lines = []
+    for item in items:
+        status = str(item.get("status", ""))
+        text = item.get("activeForm") if status == "in_progress" else item.get("content")
+        lines.append(f"{_TODO_MARKS.get(status, '[ ]')} {text}")
+    done = sum(1 for item in items if item.get("status") == "completed")
+    summary = f"todos: {done}/{len(items)} done" if items else "todos: the list is empty"
+    return Preview(summary, _head(lines, TODO_LINES))
+
+
 _BY_TOOL = {
+    "TodoWrite": _todos,
     "Bash": _bash,
     "BashOutput": _generic,
     "Read": _read,
