@@ -98,6 +98,39 @@ def test_a_small_window_lists_only_the_workspaces_and_users_skills(tmp_path: Pat
     assert name == "Skill" and not is_error and "features.json" in output
 
 
+def test_a_skill_kept_from_the_model_runs_only_as_the_users_slash_command(tmp_path: Path) -> None:
+    """`disable-model-invocation: true` (a deploy): neither listed nor loadable by the model, still `/deploy`."""
+    ws = tmp_path / "ws"
+    user = Path(os.environ["HOME"]) / ".claude/skills/deploy"
+    skill(user, "description: DEPLOY-DESC ship it\ndisable-model-invocation: true\n", "DEPLOY-BODY to $ARGUMENTS\n")
+    skill(ws / ".claude/skills/review", "description: Review a diff\n")
+    run, events = run_turns(tmp_path, ws, [[{"name": "Skill", "input": {"skill": "deploy"}}]])
+    assert run.code == 0, run.err
+    head = first_message(events)
+    assert "- review: Review a diff" in head and "deploy" not in head.lower()
+    ((name, is_error, output),) = results(events)
+    assert name == "Skill" and is_error and "DEPLOY-BODY" not in output
+    assert "only the user may run" in output and "/deploy" in output and "review" in output
+    script = tmp_path / "user.json"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+    trace = tmp_path / "user.jsonl"
+    ran = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                    "/deploy staging")  # fmt: skip
+    assert ran.code == 0, ran.err
+    assert "DEPLOY-BODY to staging" in first_message(read_trace(trace))
+
+
+def test_a_skill_whose_disable_model_invocation_is_not_yes_or_no_is_refused(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    skill(ws / ".claude/skills/deploy", "description: ship it\ndisable-model-invocation: ture\n")
+    run, events = run_turns(tmp_path, ws, [[{"name": "Skill", "input": {"skill": "deploy"}}]])
+    assert run.code == 0, run.err
+    said = run.out + run.err
+    assert "disable-model-invocation" in said and "true or false" in said
+    ((_, is_error, output),) = results(events)
+    assert is_error and "No skill 'deploy'" in output
+
+
 def test_allowed_tools_narrow_and_never_grant(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -224,7 +224,7 @@ def skill_command(session: Session, name: str) -> Command | None:
     if skill is None or loader is None or not skill.user_invocable:
         return None
     try:
-        text = loader.load(name)
+        text = loader.load(name, by_user=True)
     except ToolError as exc:
         raise ConfigError(f"/{name}: {exc}") from None
     path = skill.folder / "SKILL.md"

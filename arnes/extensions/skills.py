@@ -50,6 +50,7 @@ class SkillDef:
     allowed_tools: tuple[str, ...] | None  # None: the skill does not narrow
     real: Path  # the folder's real path at discovery: a later swap for a link is refused at load
     user_invocable: bool = True  # runs as `/name` (Claude Code's `user-invocable: false` says no)
+    model_invocable: bool = True  # listed to and loaded by the model (`disable-model-invocation: true` says no)
 
 
 def discover_skills(files: HostFiles, env: dict[str, str] | None = None) -> tuple[list[SkillDef], list[Refusal]]:
@@ -111,7 +112,19 @@ def _skill(item: Found, doc: Document, origin: str) -> SkillDef:
     folder = doc.path.parent
     narrowing = tuple(allowed) if allowed is not None else None
     invocable = (doc.text("user-invocable") or "true").lower() != "false"
-    return SkillDef(name, description, body, folder, origin, narrowing, resolve_real(folder), invocable)
+    model = not _flag(doc, "disable-model-invocation")
+    return SkillDef(name, description, body, folder, origin, narrowing, resolve_real(folder), invocable, model)
+
+
+def _flag(doc: Document, key: str) -> bool:
+    """A yes/no key. A value that is neither refuses the skill: `disable-model-invocation` keeps a
+    skill (a deploy) from the model, and a misspelt "ture" must not quietly hand it back."""
+    value = (doc.text(key) or "false").lower()
+    if value in {"true", "yes", "on"}:
+        return True
+    if value in {"false", "no", "off"}:
+        return False
+    raise ConfigError(f"{doc.path}: front matter '{key}' must be true or false, got {one_line(value)[:40]!r}")
 
 
 @dataclass
@@ -135,6 +148,11 @@ class SkillCatalog:
     def refused(self) -> list[Refusal]:
         return self._load()[1]
 
+    def model_skills(self) -> list[SkillDef]:
+        """The skills the model may know of: a `disable-model-invocation` one is the user's alone,
+        so neither its name nor its description reaches a prompt."""
+        return [s for s in self.skills() if s.model_invocable]
+
     def get(self, name: str) -> SkillDef | None:
         return next((s for s in self.skills() if s.name == name), None)
 
@@ -142,7 +160,7 @@ class SkillCatalog:
         """The list for the first user message: one short line a skill. `bundled=False` (a small
         window) leaves arnes's own skills out: a small model calls them for tasks they do not fit
         (a coding task became `Skill features-json`); they still load by name."""
-        skills = [s for s in self.skills() if bundled or s.origin != "bundled"]
+        skills = [s for s in self.model_skills() if bundled or s.origin != "bundled"]
         if not skills:
             return ""
         lines = [f"- {s.name}: {_short(s.description)}" for s in skills[:LIST_CAP]]
@@ -166,10 +184,18 @@ class SkillLoader:
     _allowed_folders: set[Path] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def load(self, name: str) -> str:
+    def load(self, name: str, *, by_user: bool = False) -> str:
+        """The prompt of a skill; `by_user` when the user ran it as `/name`, the only way a
+        `disable-model-invocation` skill runs."""
         skill = self.catalog.get(name.strip())
-        if skill is None:
-            names = ", ".join(s.name for s in self.catalog.skills()) or "none"
+        if skill is None or not (by_user or skill.model_invocable):
+            names = ", ".join(s.name for s in self.catalog.model_skills()) or "none"
+            if skill is not None:
+                raise ToolError(
+                    f"Skill {skill.name!r} is one only the user may run (its SKILL.md says "
+                    f"disable-model-invocation: true), so it is not loaded. Do not do its steps another way; "
+                    f"if it is needed, tell the user to run /{skill.name} themselves. Skills you may load: {names}."
+                )
             raise ToolError(f"No skill {name!r}. Available skills: {names}. Call Skill again with one of these names.")
         where = self._readable(skill)
         files = beside(skill.real, self.engine)

@@ -9,7 +9,8 @@ own function (extensions/locations.py `project_files`): what is covered is what 
 
 Every other key a project file may set only narrows or only describes: `allowed-tools` (a fence
 that never grants, permissions/scope.py), an agent's `tools`, `disallowedTools` and
-`permissionMode` (cut to the parent's), `name`, `description`, `argument-hint`, `user-invocable`.
+`permissionMode` (cut to the parent's), `name`, `description`, `argument-hint`, `user-invocable`,
+`disable-model-invocation` (takes a skill from the model).
 tests/test_trust_frontmatter.py fails when the loaders read a key that is in neither list.
 
 A granting value must be a name on one line (frontmatter.py `Document.name`, as the loaders read
@@ -28,7 +29,7 @@ from arnes.host.files import HostFiles
 GRANTS: dict[Kind, tuple[str, ...]] = {"commands": ("model",), "agents": ("model",)}
 NARROWS_OR_DESCRIBES = frozenset(
     {"allowed-tools", "tools", "disallowedTools", "permissionMode", "name", "description"}
-    | {"argument-hint", "user-invocable"}
+    | {"argument-hint", "user-invocable", "disable-model-invocation"}
 )
 
 

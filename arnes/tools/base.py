@@ -24,8 +24,9 @@ from arnes.tools.processes import BackgroundJobs
 class SkillHost(Protocol):
     """What the Skill tool needs from its session (extensions/skills.py `SkillLoader`)."""
 
-    def load(self, name: str) -> str:
-        """The skill's body and files; ToolError naming the skills there are for an unknown name."""
+    def load(self, name: str, *, by_user: bool = False) -> str:
+        """The skill's body and files; ToolError naming the skills there are for an unknown name,
+        or for one only the user may run (`by_user`: run as `/name`)."""
         ...
 
 
