@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from arnes.config_conflicts import mode_conflict, rule_conflicts
 from arnes.errors import ConfigError
+from arnes.extensions.hook_if import TOOL_EVENTS
 from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings, hook_scripts
 from arnes.host.key_helper import KeyHelper
 from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
@@ -777,6 +778,12 @@ def _add_hooks(
                         f"{path}: hooks.{event}[{i}].hooks[{j}].sandbox ignored: only your user settings may "
                         "run a hook outside the sandbox"
                     )
+                if hook.if_ is not None and event not in TOOL_EVENTS:
+                    cfg.warnings.append(
+                        f"{path}: hooks.{event}[{i}].hooks[{j}].if: a condition on a tool call, and {event} has "
+                        f"none, so this hook never runs (as in Claude Code); remove the if to run it"
+                    )
+                    continue
                 made = HookEntry(event, entry.matcher, hook, str(path), user, user or trusted, trusted, plugin_root)
                 cfg.hooks.append(made)
 

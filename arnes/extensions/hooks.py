@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from arnes.extensions.hook_if import HookCondition
 from arnes.extensions.hooks_config import FailMode, HookEntry, matches
 from arnes.extensions.plugins import ROOT_ENV
 from arnes.nesting import json_loads
@@ -95,6 +96,7 @@ class Hooks:
     # Read-only tools run in parallel, and their PostToolUse hooks with them; the sandbox wraps
     # (and settles) one command at a time, as for Bash.
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _conditions: dict[str, HookCondition] = field(default_factory=dict)  # each `if`, compiled once
 
     def has(self, event: str, match: str | None = None) -> bool:
         return any(e.runs and e.event == event and matches(e.matcher, match) for e in self.entries)
@@ -105,6 +107,10 @@ class Hooks:
         for entry in self.entries:
             if not entry.runs or entry.event != event or not matches(entry.matcher, match):
                 continue
+            if outcome.updated_input is not None:  # a later hook sees the input the call would run with
+                payload = {**payload, "tool_input": outcome.updated_input}
+            if entry.hook.if_ is not None and not self._holds(entry.hook.if_, payload):
+                continue
             # The same command from two files runs once, as in Claude Code; but only where it would
             # run the same way: a repository's copy of your plugin's guard command, run in its
             # sandbox without CLAUDE_PLUGIN_ROOT, must not take the place of yours.
@@ -112,11 +118,21 @@ class Hooks:
             if key in seen:
                 continue
             seen.add(key)
-            if outcome.updated_input is not None:  # a later hook sees the input the call would run with
-                payload = {**payload, "tool_input": outcome.updated_input}
             with self._lock:
                 self._one(entry, {**payload, "hook_event_name": event}, outcome)
         return outcome
+
+    def _holds(self, rule: str, payload: dict[str, Any]) -> bool:
+        """Whether the call in `payload` matches a hook's `if` (hook_if.py); checked before the
+        hook's process starts, as Claude Code does."""
+        tool, given = payload.get("tool_name"), payload.get("tool_input")
+        if not isinstance(tool, str) or not isinstance(given, dict):
+            return False  # no tool call: an `if` never holds (config.py keeps such hooks out already)
+        with self._lock:
+            condition = self._conditions.get(rule)
+            if condition is None:
+                condition = self._conditions[rule] = HookCondition(rule, self.workspace)
+        return condition.holds(tool, given)
 
     def _one(self, entry: HookEntry, payload: dict[str, Any], outcome: HookOutcome) -> None:
         event, command = entry.event, entry.hook.command

@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from arnes.extensions.hook_if import check_if
+
 EVENTS = (
     "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop",
     "SessionStart", "SessionEnd", "PreCompact", "Notification",
@@ -42,6 +44,19 @@ class HookCommand(BaseModel):
     timeout: float = Field(DEFAULT_TIMEOUT, gt=0, description="Seconds before the hook's process group is killed.")
     sandbox: bool = Field(True, description="Run in the session's sandbox (false: only in your user settings).")
     statusMessage: str | None = None  # noqa: N815  (Claude Code's key; arnes shows the command instead)
+    if_: str | None = Field(
+        None,
+        alias="if",
+        description='A permission rule ("Bash(git push:*)", "Edit(*.ts)"): the hook runs only for calls it matches.',
+    )
+
+    @field_validator("if_")
+    @classmethod
+    def _rule(cls, value: str | None) -> str | None:
+        why = check_if(value) if value is not None else None
+        if why:
+            raise ValueError(why)
+        return value
 
 
 class HookMatcher(BaseModel):
@@ -64,6 +79,7 @@ class HookMatcher(BaseModel):
 
 
 HookSettings = dict[EventName, list[HookMatcher]]
+KEYS = frozenset(f.alias or name for name, f in HookCommand.model_fields.items())  # as written in settings
 
 
 # Claude Code's names for arnes's tools, so a copied matcher (`"Task"`, `"Edit|MultiEdit"`) still fires.
@@ -137,10 +153,16 @@ def _lenient_entry(entry: Any, where: str, warnings: list[str]) -> dict[str, Any
             kind = hook.get("type") if isinstance(hook, dict) else None
             warnings.append(f'{where}.hooks[{j}]: only type "command" hooks run in arnes (got {kind!r}); skipped')
             continue
-        extra = [k for k in hook if k not in HookCommand.model_fields]
+        extra = [k for k in hook if k not in KEYS]
         if extra:
             warnings.append(f"{where}.hooks[{j}]: keys arnes does not use, ignored: {', '.join(extra)}")
-        kept = {k: v for k, v in hook.items() if k in HookCommand.model_fields}
+        kept = {k: v for k, v in hook.items() if k in KEYS}
+        if "if" in kept and (why := check_if(kept["if"])) is not None:
+            warnings.append(
+                f"{where}.hooks[{j}].if: {why}; the condition is dropped, so the hook runs on every call its "
+                "matcher matches (a guard that runs too often beats one that never runs)"
+            )
+            del kept["if"]
         try:
             HookCommand.model_validate(kept)
         except ValidationError as exc:

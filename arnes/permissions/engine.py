@@ -366,6 +366,14 @@ class RuleEngine:
         with self._lock:
             return self._first("allow", rule_tools(tool, target.access), forms, every=True) is not None
 
+    def rule_covers(self, kind: RuleKind, tool: str, target: Target) -> bool:
+        """Whether a rule of `kind` covers this path in either form, as a deny would (rules alone,
+        no perimeter or protected path): a hook's `if` asks this of its one rule."""
+        written = str(target.path)
+        forms = (written, real_path(written, self._root))
+        with self._lock:
+            return self._first(kind, rule_tools(tool, target.access), forms, every=False) is not None
+
     def write_covered(self, path: Path) -> bool:
         """True when a deny or ask rule covers writing `path` (the sandbox then keeps it read-only)."""
         written = str(path)
