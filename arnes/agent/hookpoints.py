@@ -102,6 +102,13 @@ class HookPoints:
                                         "tool_use_id": call.id}, call.name)  # fmt: skip
         if got is None:
             return output
+        if got.updated_output is not None and call.name.startswith("mcp__"):
+            # Claude Code's `updatedMCPToolOutput`: the server's words are replaced (a redaction),
+            # arnes's own notes after them stay
+            output = got.updated_output + (output[len(raw) :] if output.startswith(raw) else "")
+        elif got.updated_output is not None:
+            self.s.bus.emit(Notice("warning", f"warning: a PostToolUse hook's updatedMCPToolOutput applies to MCP "
+                                              f"tools only; {call.name}'s output is kept"))  # fmt: skip
         notes = [f"[PostToolUse hook] {text}" for text in got.context]
         if got.blocked:
             notes.append(f"[PostToolUse hook objects] {got.reason}")

@@ -61,6 +61,7 @@ class HookOutcome:
     permission_reason: str = ""
     context: list[str] = field(default_factory=list)
     updated_input: dict[str, Any] | None = None  # PreToolUse `updatedInput`: the input the call runs with
+    updated_output: str | None = None  # PostToolUse `updatedMCPToolOutput`: what the model reads instead
     stop: str | None = None  # `continue: false`: the run ends, with this reason
     failures: list[str] = field(default_factory=list)  # one line each, for the user
     messages: list[str] = field(default_factory=list)  # `systemMessage`: shown to the user, not the model
@@ -232,6 +233,9 @@ def apply_output(event: str, out: str, outcome: HookOutcome) -> str:
     if updated is not None and permission != "deny":
         outcome.updated_input = updated
         decided = "update"
+    if event == "PostToolUse" and "updatedMCPToolOutput" in specific:
+        outcome.updated_output = mcp_output_text(specific["updatedMCPToolOutput"])
+        decided = "update"
     if event == "PreToolUse" and permission is not None:
         reason = str(specific.get("permissionDecisionReason") or data.get("reason") or "")
         outcome.decide(permission, reason)
@@ -243,6 +247,20 @@ def apply_output(event: str, out: str, outcome: HookOutcome) -> str:
         outcome.stop = str(data.get("stopReason") or f"a {event} hook ended the run")
         decided = "stop"
     return decided
+
+
+def mcp_output_text(value: Any) -> str:
+    """A hook's replacement for an MCP tool's result, as the text the model reads: a string as it
+    is; MCP content blocks (a list, or an object with `content`) by their text, another block named
+    by its type; anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    blocks = value.get("content") if isinstance(value, dict) and isinstance(value.get("content"), list) else value
+    if isinstance(blocks, list) and all(isinstance(b, dict) for b in blocks):
+        return "\n".join(
+            str(b["text"]) if b.get("type") == "text" and "text" in b else f"[{b.get('type', 'block')}]" for b in blocks
+        )
+    return json.dumps(value, ensure_ascii=False)
 
 
 # What a program prints when it cannot reach the network (uv, pip, npm, curl, Python's socket): a
