@@ -134,9 +134,10 @@ class HookPoints:
                                        f"{MAX_STOP_BLOCKS}): {got.reason.splitlines()[0]}"))  # fmt: skip
         return f"A {event} hook says the task is not finished yet:\n{got.reason}"
 
-    def session_start(self, source: str) -> list[str]:
+    def session_start(self, source: str) -> tuple[list[str], dict[str, str]]:
+        """(context for the first message, the variables the hooks' CLAUDE_ENV_FILE set for commands)."""
         got = self._run("SessionStart", {"source": source}, source) if self.s.depth == 0 else None
-        return got.context if got else []
+        return (got.context, got.env) if got else ([], {})
 
     def session_end(self, stop_reason: str) -> None:
         """Claude Code's reasons are `clear`, `logout`, `prompt_input_exit` and `other`; a session of

@@ -143,7 +143,9 @@ class Agent:
     def start(self) -> None:
         s = self.s
         s.begin()  # the banner, then the MCP servers connect while the user reads it
-        self._hook_context += self.hooks.session_start("resume" if self.messages else "startup")
+        context, env = self.hooks.session_start("resume" if self.messages else "startup")
+        self._hook_context += context
+        s.ctx.command_env.update(env)  # every later Bash command of the session gets them
         s.ctx.subagent = self._delegate
         self._pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="arnes-tool")
 

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from arnes.extensions.hook_env import ENV_RUNNER, read_env_file
 from arnes.extensions.hook_if import HookCondition
 from arnes.extensions.hooks_config import FailMode, HookEntry, matches
 from arnes.extensions.plugins import ROOT_ENV
@@ -62,6 +64,7 @@ class HookOutcome:
     context: list[str] = field(default_factory=list)
     updated_input: dict[str, Any] | None = None  # PreToolUse `updatedInput`: the input the call runs with
     updated_output: str | None = None  # PostToolUse `updatedMCPToolOutput`: what the model reads instead
+    env: dict[str, str] = field(default_factory=dict)  # SessionStart's CLAUDE_ENV_FILE: for every later Bash command
     stop: str | None = None  # `continue: false`: the run ends, with this reason
     failures: list[str] = field(default_factory=list)  # one line each, for the user
     messages: list[str] = field(default_factory=list)  # `systemMessage`: shown to the user, not the model
@@ -140,8 +143,14 @@ class Hooks:
         sandbox = self.sandbox if entry.sandboxed else NoSandbox(self.spec)  # "sandbox": false, the user's own
         started = time.perf_counter()
         data = json.dumps(payload, ensure_ascii=False).encode()
+        argv = ["bash", "-c", command]
+        marker = f"arnes-env-file-{secrets.token_hex(16)}" if event == "SessionStart" else None
+        if marker is not None:  # Claude Code's CLAUDE_ENV_FILE (hook_env.py)
+            argv = ["bash", "-c", ENV_RUNNER, "bash", command, marker]
+        known: dict[str, str] = {}
         try:
-            with sandbox.wrap(["bash", "-c", command], self.workspace) as cmd:
+            with sandbox.wrap(argv, self.workspace) as cmd:
+                known = {**cmd.env, **outcome.env}  # what commands get, for `$PATH` in the file
                 env = {**cmd.env, "CLAUDE_PROJECT_DIR": str(self.workspace), "ARNES_PROJECT_DIR": str(self.workspace)}
                 if entry.user:  # the user's program, in the workspace: it must not import the repository's files
                     env = user_program_env(env, self.workspace)
@@ -154,6 +163,8 @@ class Hooks:
         finally:
             sandbox.settle()
         out, err = done.stdout, done.stderr
+        if marker is not None:
+            out = self._env_file(entry, out, marker, known, outcome, done.timed_out)
         shown = (out + ("\n[stderr]\n" + err if err else "")).strip()
         if done.timed_out:
             self._failed(entry, outcome, f"timed out after {entry.hook.timeout:g} s", None, shown, started)
@@ -180,6 +191,22 @@ class Hooks:
             self._failed(entry, outcome, str(exc), code, shown, started)
             return
         outcome.runs.append(HookRun(event, command, code, decision, ms_since(started), shown[:TRACE_CAP]))
+
+    def _env_file(
+        self, entry: HookEntry, out: str, marker: str, known: dict[str, str], outcome: HookOutcome, cut: bool
+    ) -> str:
+        """The hook's own stdout; the variables its CLAUDE_ENV_FILE sets go to `outcome.env`, and
+        each line not used is said (the file's text is in neither the trace nor the context)."""
+        head, found, text = out.rpartition(f"\n{marker}\n")
+        if not found:
+            if not cut:
+                outcome.failures.append(f"SessionStart hook `{entry.hook.command}`: its CLAUDE_ENV_FILE was not read "
+                                        f"(it printed more than {OUTPUT_CAP:,} characters)")  # fmt: skip
+            return out.split(f"\n{marker}", 1)[0]
+        got, said = read_env_file(text, known, self.workspace)
+        outcome.env.update(got)
+        outcome.failures += [f"SessionStart hook `{entry.hook.command}`: CLAUDE_ENV_FILE: {line}" for line in said]
+        return head
 
     def _failed(
         self, entry: HookEntry, outcome: HookOutcome, why: str, code: int | None, shown: str, started: float

@@ -33,4 +33,10 @@ class SimpleCommand:
 
     @property
     def risky_env(self) -> bool:
-        return any(v.split("=", 1)[0] in RISKY_ENV or v.startswith(("LD_", "DYLD_", "GIT_", "LESS")) for v in self.env)
+        return any(risky_env_name(v.split("=", 1)[0]) for v in self.env)
+
+
+def risky_env_name(name: str) -> bool:
+    """A variable that changes what a command the rules judged does (which program runs, what git
+    or the loader runs for it): such a prefix keeps a rule for the bare command from allowing it."""
+    return name in RISKY_ENV or name.startswith(("LD_", "DYLD_", "GIT_", "LESS"))

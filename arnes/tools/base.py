@@ -76,6 +76,9 @@ class ToolContext:
     reads_hooked: bool = False
     # The session's todo list as the last TodoWrite sent it (tools/todo.py); a sub-agent has its own.
     todos: list[dict[str, Any]] = field(default_factory=list)
+    # Set by SessionStart hooks through CLAUDE_ENV_FILE (extensions/hook_env.py, filtered there):
+    # variables every later Bash command gets, on top of the sandbox's environment.
+    command_env: dict[str, str] = field(default_factory=dict)
 
     def real_of(self, path: Path) -> Path | None:
         return self.pinned.get(path)

@@ -53,13 +53,16 @@ class Bash(BaseTool[BashArgs]):
             return run_on_host(route, args.timeout or DEFAULT_TIMEOUT_MS, ctx)
         sandbox = ctx.read_only_sandbox if ctx.confined and ctx.read_only_sandbox else ctx.sandbox
         ctx.changes.before_command()
+        # SessionStart hooks' CLAUDE_ENV_FILE variables, set inside the sandbox by `env` (names and
+        # values were checked when read: extensions/hook_env.py)
+        argv = ["env", *(f"{k}={v}" for k, v in ctx.command_env.items()), "bash", "-c", args.command]
+        argv = argv if ctx.command_env else ["bash", "-c", args.command]
         if args.run_in_background:
-            with sandbox.wrap(["bash", "-c", args.command], ctx.workspace, lasting=True) as cmd:
+            with sandbox.wrap(argv, ctx.workspace, lasting=True) as cmd:
                 job = ctx.jobs.start(cmd.argv, ctx.workspace, args.command, cmd.env, cmd.pass_fds)
             said = f"Started in the background as {job.id}. Read its output with BashOutput(id={job.id!r})."
             return Output(said, lambda: bash_shape("", "", job.id))
         timeout = (args.timeout or DEFAULT_TIMEOUT_MS) / 1000
-        argv = ["bash", "-c", args.command]
 
         def start() -> Started:
             # The session's sandbox if it keeps one (bubblewrap's zygote), else one for this command.
