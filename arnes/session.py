@@ -127,6 +127,8 @@ class Shared:
     sandbox: Sandbox
     changes: ChangeLog = field(default_factory=ChangeLog)
     jobs: BackgroundJobs = field(default_factory=BackgroundJobs)
+    # SessionStart hooks' CLAUDE_ENV_FILE variables: every Bash command, a sub-agent's too, gets them
+    command_env: dict[str, str] = field(default_factory=dict)
 
 
 def open_shared(
@@ -244,6 +246,7 @@ class Session:
             rule_hides=self.engine.rule_hides,
             sandbox=self.sandbox,
             jobs=self.shared.jobs,
+            command_env=self.shared.command_env,
             max_output_chars=self.output_cap,
             reads_hooked=self.hooks is not None and self.hooks.has("PreToolUse", "Read"),
         )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arnes.extensions.hook_env import read_env_file
-from tests.test_e2e_hooks import bash, hook, hook_runs, results, run
+from tests.test_e2e_hooks import bash, hook, hook_runs, run
 
 WS = Path("/work/ws")
 
@@ -55,11 +55,13 @@ def test_a_session_start_hooks_env_file_reaches_later_bash_commands(tmp_path: Pa
     ws = tmp_path / "ws"
     ws.mkdir()
     command = "echo NODE_ENV=$NODE_ENV TOKEN=$API_TOKEN BASH_ENV=$BASH_ENV"
-    turns = [{"tool_calls": [bash(command)]}, {"tool_calls": [bash("echo again=$NODE_ENV")]}, {"text": "ok"}]
+    delegate = {"name": "Delegate", "input": {"task": "check"}}
+    turns = [{"tool_calls": [bash(command)]}, {"tool_calls": [delegate]}, {"tool_calls": [bash("echo sub=$NODE_ENV")]},
+             {"text": "sub done"}, {"text": "ok"}]  # fmt: skip
     done, events = run(tmp_path, ws, turns, "--permission-mode", "bypassPermissions")
     assert done.code == 0, done.err
-    (_, first), (_, second) = results(events)
-    assert first.endswith("NODE_ENV=production TOKEN= BASH_ENV=") and second.endswith("again=production")
+    first, sub = (e["output"] for e in events if e["event"] == "tool_result" and e["name"] == "Bash")
+    assert first.endswith("NODE_ENV=production TOKEN= BASH_ENV=") and sub.endswith("sub=production")
     said = done.out + done.err
     assert "CLAUDE_ENV_FILE: API_TOKEN not set for commands: it looks like a secret" in said
     assert "CLAUDE_ENV_FILE: BASH_ENV not set for commands" in said
