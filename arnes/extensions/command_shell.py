@@ -1,5 +1,7 @@
 """Claude Code's `` !`command` `` in a custom command: run before the prompt is sent, its output in
 its place, as Claude Code does (its /commit command reads `git status` and `git diff` this way).
+A fenced block opened with ```` ```! ```` is Claude Code's form for several lines: its lines run
+as one Bash call, and the output replaces the whole block, fences included.
 
 Nothing runs past the permission gate or outside the sandbox: each is a Bash call arnes makes,
 judged by the session's rules and mode (and asked at a terminal) after your PreToolUse hooks
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 
 # `!`git status`` as Claude Code writes it: one line, no backtick inside.
 BANG = re.compile(r"!`([^`\n]+)`")
+# Claude Code's multi-line form: a fenced block opened with ```! on a line of its own, closed by ```.
+FENCE = re.compile(r"^```![ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 MOST = 20  # commands run for one prompt at most
 OUTPUT_CAP = 30_000  # characters of one command's output in the prompt
 
@@ -43,9 +47,18 @@ class ShellContext:
     said: tuple[tuple[str, str], ...]  # (level, line) for the user: what ran, what did not
 
 
+def found_commands(prompt: str) -> list[re.Match[str]]:
+    """Every `` !`cmd` `` and ```` ```! ```` block, in the order they are in the prompt (an inline
+    one written inside a block is part of the block's script)."""
+    blocks = list(FENCE.finditer(prompt))
+    inline = [m for m in BANG.finditer(prompt) if not any(b.start() <= m.start() < b.end() for b in blocks)]
+    return sorted([*blocks, *inline], key=lambda m: m.start())
+
+
 def run_commands(session: Session, command: Command, prompt: str) -> ShellContext:
-    """The prompt with every `` !`cmd` `` replaced; at most MOST, the rest say they were not run."""
-    found = list(BANG.finditer(prompt))
+    """The prompt with every `` !`cmd` `` and ```` ```! ```` block replaced; at most MOST, the
+    rest say they were not run."""
+    found = found_commands(prompt)
     if not found:
         return ShellContext(prompt, ())
     grants = _grants(session, command)
@@ -53,6 +66,9 @@ def run_commands(session: Session, command: Command, prompt: str) -> ShellContex
     outputs: dict[int, str] = {}
     for i, match in enumerate(found):
         text = match.group(1).strip()
+        if not text:
+            outputs[i] = "[not run: the block is empty]"
+            continue
         if i >= MOST:
             outputs[i] = f"[not run: a command runs {MOST} of these at most]"
             continue
@@ -110,9 +126,11 @@ def _done(
 ) -> tuple[str, tuple[str, str]]:
     ms = int((time.perf_counter() - started) * 1000)
     session.bus.emit(ToolResultEvent(call_id, "Bash", failed, ms, output))
+    lines = text.splitlines()
+    shown = lines[0] + (f" ... ({len(lines)} lines)" if len(lines) > 1 else "")  # a block's first line
     if output.startswith("[not run:"):
-        line = ("warning", f"/{command.name}: `{text}` {output[1:-1]}")
+        line = ("warning", f"/{command.name}: `{shown}` {output[1:-1]}")
     else:
-        line = ("info", f"/{command.name} ran `{text}` for its prompt")
+        line = ("info", f"/{command.name} ran `{shown}` for its prompt")
     session.bus.emit(Notice(*line))
     return output, line
