@@ -161,18 +161,12 @@ def test_always_for_a_file_in_home_is_that_file_not_the_home_folder(shop: Path, 
     child = spawn([*args, "go"], tmp_path, columns=200)
     shown = prompt_text(child)
     assert f"[a] always adds the session rule Read({home}/.bashrc)" in shown
-    child.sendline("a")
-    shown = prompt_text(child)  # the key is asked about again, not covered by the answer
-    assert f"[a] always adds the session rule Read({home}/.ssh/id_rsa)" in shown
-    child.sendeof()  # Ctrl-D: a plain no from the person who is there
-    shown = prompt_text(child)
-    assert ".netrc" in shown
-    child.sendline("n")
+    child.sendline("a")  # the key and .netrc are not covered by the answer: built-in denies, never asked
     child.expect(pexpect.EOF)
     results = [e for e in read_trace(tmp_path / "t.jsonl") if e["event"] == "tool_result"]
     assert "alias ll" in results[0]["output"]
-    assert results[1]["output"].startswith("The user denied this action.")
-    assert "no terminal" not in results[1]["output"] and "PRIVATE KEY" not in results[1]["output"]
+    assert "Read(~/.ssh/**)" in results[1]["output"] and "Read(~/.netrc)" in results[2]["output"]
+    assert "PRIVATE KEY" not in json.dumps(results) and "hunter2" not in json.dumps(results)
 
 
 def test_a_hidden_line_in_the_diff_is_shown(shop: Path, tmp_path: Path) -> None:

@@ -110,6 +110,11 @@ def test_a_command_reaches_no_secret_no_socket_and_leaves_no_setuid_file(
     # The repository asks for the user's keys: only the user's own settings may widen the sandbox.
     hostile = {"sandbox": {"read_paths": ["~/.ssh"], "env_passthrough": ["ANTHROPIC_API_KEY"]}}
     (ws / ".arnes" / "settings.json").write_text(json.dumps(hostile))
+    # The built-in denies of home credentials would stop these reads before they run: lifted here
+    # (an allow of the same text in the user's settings), so that only the sandbox is left to hold.
+    lifted = {"permissions": {"allow": ["Read(~/.ssh/**)", "Read(~/.aws/**)", "Read(~/.config/gcloud/**)"]}}
+    (home / ".claude").mkdir(exist_ok=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps(lifted))
     done, (reads, tool, config, env, var_tmp, in_home, setuid) = run(
         ws, tmp_path, home,
         bash(
