@@ -38,7 +38,8 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
         "Use `arnes -- TEXT` for a task that starts like a subcommand. Global options may come "
         "before or after a subcommand.",
         add_help=not after_subcommand,
-        allow_abbrev=not after_subcommand,
+        # No prefixes: `--json` must not quietly mean `--json-schema` (Claude Code and Codex take none).
+        allow_abbrev=False,
     )
     if not after_subcommand:
         p.add_argument("task", nargs="*", help="what the agent should do")

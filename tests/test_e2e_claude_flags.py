@@ -358,3 +358,11 @@ def test_an_untrusted_projects_disable_bypass_holds_it_only_takes_a_mode_away(sh
     run = scripted(tmp_path, shop, [{"text": "ok"}], "--dangerously-skip-permissions", fmt="stream-json")
     assert run.code == 0, run.err
     assert init_line(run)["permissionMode"] == "default"
+
+
+def test_an_option_is_never_taken_for_the_start_of_another(tmp_path: Path) -> None:
+    """Codex's `--json` is no prefix of `--json-schema` here: the run stops on the unknown option by name."""
+    with pytest.raises(SystemExit):
+        global_parser().parse_args(["--json-sch", "{}", "x"])
+    run = run_arnes("-p", "--provider", "script", "--json", "x", cwd=tmp_path)
+    assert run.code == 2 and run.err.splitlines()[-1] == "arnes: error: unrecognized arguments: --json"
