@@ -15,7 +15,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -85,7 +85,8 @@ class PermissionSettings(Strict):
     allow: list[str] = Field(default_factory=list)
     ask: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
-    defaultMode: ModeName | None = None  # noqa: N815  (the settings key is camelCase, as in DESIGN §5)
+    # camelCase as in DESIGN §5; "dontAsk" is the default mode with nobody asked (`never_ask`)
+    defaultMode: ModeName | Literal["dontAsk"] | None = None  # noqa: N815
     additionalDirectories: list[str] = Field(  # noqa: N815  (Claude Code's key)
         default_factory=list, description="Folders outside the workspace the agent may read (your settings only)."
     )
@@ -266,6 +267,13 @@ class EffectiveConfig:
         return layer in PROJECT_LAYERS
 
 
+def set_mode(cfg: EffectiveConfig, name: str) -> None:
+    """A permission mode by its settings or flag name: Claude Code's `dontAsk` is arnes's default mode
+    with nobody asked (`never_ask`), so a later layer or flag naming another mode ends it too."""
+    cfg.never_ask = name == "dontAsk"
+    cfg.mode = "default" if cfg.never_ask else cast(ModeName, name)
+
+
 PROJECT_LAYERS = ("claude-project", "claude-local", "project", "local")
 USER_LAYERS = ("claude-user", "user")  # the user's own files: their grants apply everywhere
 CLAUDE_LAYERS = ("claude-user", "claude-project", "claude-local")  # Claude Code's files: lenient (config_claude.py)
@@ -401,7 +409,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
                 cfg.warnings.append(line)
             if layer == "claude-user":
                 claude_mode = (str(path), p.defaultMode)
-            cfg.mode = p.defaultMode
+            set_mode(cfg, p.defaultMode)
         if p.disableBypassPermissionsMode:  # a restriction: any file may make it, a project's too
             cfg.bypass_disabled = str(path)
         for kind in ("allow", "ask", "deny"):
@@ -855,7 +863,8 @@ def _without_user_keys(settings: Settings, cfg: EffectiveConfig, path: Path) -> 
 
 def _restrictions_only(settings: Settings, cfg: EffectiveConfig, path: Path) -> Settings:
     limits = {"max_turns": cfg.max_turns, "max_tokens": cfg.max_tokens, "max_cost": cfg.max_cost}
-    split = split_grants(settings.model_dump(exclude_unset=True), cfg.mode, limits)
+    mode = "dontAsk" if cfg.never_ask else cfg.mode
+    split = split_grants(settings.model_dump(exclude_unset=True), mode, limits)
     if split.ignored:
         cfg.ignored[path] = split.ignored
     return Settings.model_validate(split.kept)

@@ -25,7 +25,10 @@ from arnes.mcp.approval import KEYS as APPROVAL_KEYS
 from arnes.mcp.approval import approval_keys
 from arnes.permissions.rules import RuleError, parse_rule
 
-MODES = {"default": "default", "acceptEdits": "acceptEdits", "plan": "plan", "bypassPermissions": "bypass"}
+MODES = {
+    "default": "default", "acceptEdits": "acceptEdits", "plan": "plan", "bypassPermissions": "bypass",
+    "dontAsk": "dontAsk",
+}  # fmt: skip
 _PATH_RULE = re.compile(r"^(Read|Edit|Write|Glob|Grep)\((.*)\)$", re.DOTALL)
 
 

@@ -13,10 +13,10 @@ import json
 import os
 import uuid
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from arnes.cliclaude import IGNORED, split_rules
-from arnes.config import EffectiveConfig, ModeName, add_flag_servers, ask_before_run_files, open_to_reads
+from arnes.config import EffectiveConfig, add_flag_servers, ask_before_run_files, open_to_reads, set_mode
 from arnes.config_claude import claude_settings, translate_rule
 from arnes.errors import ConfigError
 from arnes.extensions.plugins import DIRS_VARIABLE
@@ -92,10 +92,8 @@ def _mode(args: argparse.Namespace, cfg: EffectiveConfig) -> None:
                 f"--dangerously-skip-permissions is the bypass mode; it cannot go with --permission-mode {mode}"
             )
         mode = "bypass"
-    if mode == "dontAsk":
-        cfg.mode, cfg.never_ask = "default", True
-    elif mode:
-        cfg.mode = cast(ModeName, "bypass" if mode == "bypassPermissions" else mode)
+    if mode:
+        set_mode(cfg, "bypass" if mode == "bypassPermissions" else mode)
     if cfg.mode == "bypass" and cfg.bypass_disabled:
         cfg.mode = "default"
         cfg.warnings.append(
@@ -188,7 +186,7 @@ def _settings(value: str, cfg: EffectiveConfig, workspace: Path | None) -> None:
     for kind in ("allow", "ask", "deny"):
         cfg.rules += [SourcedRule(kind, rule, "--settings") for rule in permissions.get(kind, [])]
     if "defaultMode" in permissions:  # a mode arnes knows (claude_settings names any other in a warning)
-        cfg.mode = permissions["defaultMode"]
+        set_mode(cfg, permissions["defaultMode"])
 
 
 def _json_or_file(value: str, flag: str, workspace: Path | None) -> Any:

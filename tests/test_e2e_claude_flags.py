@@ -366,3 +366,29 @@ def test_an_option_is_never_taken_for_the_start_of_another(tmp_path: Path) -> No
         global_parser().parse_args(["--json-sch", "{}", "x"])
     run = run_arnes("-p", "--provider", "script", "--json", "x", cwd=tmp_path)
     assert run.code == 2 and run.err.splitlines()[-1] == "arnes: error: unrecognized arguments: --json"
+
+
+def test_dont_ask_as_the_users_default_mode(shop: Path, tmp_path: Path) -> None:
+    """`defaultMode: "dontAsk"` in ~/.claude/settings.json is the flag's mode: the allowed runs, the rest is denied."""
+    claude = Path(os.environ["HOME"]) / ".claude"
+    claude.mkdir(parents=True, exist_ok=True)
+    (claude / "settings.json").write_text(
+        json.dumps({"permissions": {"defaultMode": "dontAsk", "allow": ["Bash(echo:*)"]}})
+    )
+    turns = [
+        {"tool_calls": [{"name": "Bash", "input": {"command": "echo allowed"}}]},
+        {"tool_calls": [{"name": "Write", "input": {"file_path": "new.py", "content": "x = 1\n"}}]},
+        {"text": "done"},
+    ]
+    run = scripted(tmp_path, shop, turns, fmt="stream-json")
+    assert run.code == 0, run.err
+    assert "warning" not in run.err and init_line(run)["permissionMode"] == "dontAsk"
+    [denial] = json.loads(run.out.splitlines()[-1])["permission_denials"]
+    assert denial["tool_name"] == "Write" and "dontAsk mode: nothing is asked" in denial["reason"]
+    assert not (shop / "new.py").exists()
+
+
+def test_a_mode_flag_ends_the_settings_dont_ask() -> None:
+    cfg = EffectiveConfig(never_ask=True)  # what defaultMode "dontAsk" left
+    apply_claude_flags(global_parser().parse_args(["--permission-mode", "acceptEdits"]), cfg)
+    assert (cfg.mode, cfg.never_ask) == ("acceptEdits", False)

@@ -145,3 +145,12 @@ def test_a_project_never_turns_the_sandbox_off_or_weaker_trusted_or_not(tmp_path
     user.parent.mkdir(parents=True)
     user.write_text(json.dumps({"sandbox": {"mode": mode}}))
     assert load_config(ws, env, trusted=True).sandbox == mode  # the user's own choice stands
+
+
+def test_dont_ask_ranks_between_plan_and_default() -> None:
+    """A project's dontAsk only narrows the user's default; its default would widen the user's dontAsk."""
+    assert split_grants({"permissions": {"defaultMode": "dontAsk"}}, "default", {}).ignored == {}
+    assert split_grants({"permissions": {"defaultMode": "default"}}, "dontAsk", {}).ignored == {
+        "defaultMode": "default"
+    }
+    assert split_grants({"permissions": {"defaultMode": "plan"}}, "dontAsk", {}).ignored == {}

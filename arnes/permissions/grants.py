@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-# plan < default < acceptEdits < bypass: a mode further left only narrows.
-MODE_RANK = {"plan": 0, "default": 1, "acceptEdits": 2, "bypass": 3}
+# plan < dontAsk < default < acceptEdits < bypass: a mode further left only narrows (dontAsk denies
+# what default would ask; plan, what it would write).
+MODE_RANK = {"plan": 0, "dontAsk": 1, "default": 2, "acceptEdits": 3, "bypass": 4}
 # Short names for the keys people know from the docs (`allow`, not `permissions.allow`).
 SHORT = {"permissions.allow": "allow", "permissions.defaultMode": "defaultMode"}
 
