@@ -228,6 +228,7 @@ class EffectiveConfig:
     warnings: list[str] = field(default_factory=list)
     said: list[str] = field(default_factory=list)  # warnings already printed on stderr (for JSON readers too)
     never_ask: bool = False  # Claude Code's dontAsk mode: what would be asked is denied
+    instructions_bytes: int | None = None  # Codex's project_doc_max_bytes: the instructions' cut (32 KiB)
     bypass_disabled: str | None = None  # the settings file whose disableBypassPermissionsMode turned bypass off
     json_schema: dict[str, Any] | None = None  # --json-schema: the answer's schema (tools/structured.py)
     output_style: str | None = None  # Claude Code's outputStyle, by name (extensions/output_styles.py)
@@ -714,7 +715,8 @@ def _codex_servers(cfg: EffectiveConfig, env: dict[str, str] | None, trusted: bo
 
     folder = codex_user_dir(env)
     codex = codex_config(folder)
-    cfg.warnings += codex.server_notes
+    cfg.warnings += codex.settings_notes
+    cfg.instructions_bytes = codex.doc_max_bytes
     where = str(folder / "config.toml")
     for name, given in codex.servers.items():
         if name in cfg.mcp_servers:

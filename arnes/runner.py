@@ -323,6 +323,7 @@ def build_session(
         read_paths=tuple(cfg.read_paths),
         approver=approver or choose_approver(sys.stdin, sys.stderr),
         never_ask=cfg.never_ask,
+        instructions_bytes=cfg.instructions_bytes,
         system_base=system_base,
         system_append=system_append,
         limits=Limits(max_turns=cfg.max_turns or (None if interactive else NON_INTERACTIVE_TURNS)),

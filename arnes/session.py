@@ -204,6 +204,7 @@ class Session:
     agents: Catalog | None = None  # agent definitions Delegate may name (set by the runner)
     instructions: str = ""  # an agent definition's body: in the first message, after the context
     never_ask: bool = False  # Claude Code's dontAsk: what would be asked is denied, nobody is asked
+    instructions_bytes: int | None = None  # where the instructions are cut (None: agent/instructions.py CAP)
     # Claude Code's --system-prompt (replaces arnes's own; empty: arnes's) and --append-system-prompt.
     system_base: str = ""
     system_append: str = ""
@@ -366,6 +367,7 @@ class Session:
             provider=provider,
             mode=narrowed,
             instructions=instructions,
+            instructions_bytes=self.instructions_bytes,
             approver=self.approver,
             policy=policy,
             tools=ToolRegistry(tools),
@@ -438,7 +440,7 @@ class Session:
         return scoped_rules(self.host)
 
     def folder_instructions(self, folder: str) -> str:
-        return folder_instructions(self.host, folder, cap=cap_for(self.context_window))
+        return folder_instructions(self.host, folder, cap=cap_for(self.context_window, self.instructions_bytes))
 
     def delegate(self, agent: str | None, *, read_only: bool, parent_call: str) -> Session:
         from arnes.agent.delegation import delegate_session
@@ -527,7 +529,14 @@ class Session:
                 refused = one_warning("skill files", [f"skill refused: {r.why}" for r in self.skill_catalog.refused()])
                 notes += [refused] if refused else []
         agents = self.agents.summary() if self.agents and "Delegate" in names else ""
-        text = session_context(self.host, names, notes, skills=skills, agents=agents, cap=cap_for(self.context_window))
+        text = session_context(
+            self.host,
+            names,
+            notes,
+            skills=skills,
+            agents=agents,
+            cap=cap_for(self.context_window, self.instructions_bytes),
+        )
         if self.instructions:  # here, not in the system prompt: a server's cached prefix still fits
             text += f"\n\nYour instructions as this agent (from its definition):\n{self.instructions}"
         for note in notes:
@@ -569,7 +578,8 @@ _MADE_ONCE = frozenset(
         "env_passthrough", "read_paths", "roles", "depth", "max_depth", "shared", "owns_jobs", "verifier",
         "self_check", "steering_set", "draws", "edit_format", "hidden_tools", "steering", "test_command",
         "test_timeout", "model_switch", "mcp", "lsp", "hooks", "trace_path", "transcript_path", "checkpoints",
-        "skill_catalog", "active_skills", "agents", "instructions", "never_ask", "system_base", "system_append",
+        "skill_catalog", "active_skills", "agents", "instructions", "never_ask", "instructions_bytes", "system_base",
+        "system_append",
         "structured", "output_style", "engine", "sandbox", "ctx", "host",
     }
 )  # fmt: skip

@@ -9,6 +9,7 @@ a call shows which file's entry won.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -216,3 +217,42 @@ def test_codex_config_toml_servers_start_as_the_users_own(tmp_path: Path) -> Non
     assert "mcp_servers.codexsrv: keys arnes does not use, ignored: cwd" in said
     assert "mcpServers.broken.args.0: Input should be a valid string; that server is left out" in said
     assert "no-such-server" not in said
+
+
+def test_codex_keys_arnes_does_not_use_are_named_and_its_doc_limit_is_the_cut(tmp_path: Path) -> None:
+    """Codex's model, approval and profile keys are named in one warning (a user who set
+    `approval_policy` learns arnes does not follow it); `project_doc_max_bytes` moves the 32 KiB cut."""
+    from tests.fakes.llm_server import FakeLLMServer
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "AGENTS.md").write_text(
+        "# Rules\n" + "- keep the build green and the functions short\n" * 1000 + "END-MARK\n"
+    )
+    codex = Path(os.environ["HOME"]) / ".codex"
+    codex.mkdir()
+    (codex / "config.toml").write_text(
+        'model = "o4-mini"\napproval_policy = "on-request"\nprofile = "fast"\nproject_doc_max_bytes = 65536\n'
+        '[profiles.fast]\nmodel = "o3"\n'
+    )
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        run = run_arnes("-p", "--provider", "openai", "--base-url", server.url + "/v1", "--model", "m",
+                        "--context-window", "200000", "-w", str(ws), "hi", env={"OPENAI_API_KEY": "t"})  # fmt: skip
+        [(_, body)] = server.requests
+    assert run.code == 0, run.err
+    warned = [line for line in run.out.splitlines() if "Codex keys" in line]  # with the banner
+    assert warned == [f"warning: {codex}/config.toml: Codex keys arnes does not use, ignored: "
+                      "approval_policy, model, profile, profiles"]  # fmt: skip
+    assert "END-MARK" in json.dumps(body["messages"]) and "instructions stop" not in run.out + run.err
+
+
+def test_codex_doc_limit_is_held_to_a_sane_range(tmp_path: Path) -> None:
+    from arnes.extensions.codex_config import DOC_BYTES, codex_config
+
+    (tmp_path / "config.toml").write_text("project_doc_max_bytes = 1073741824\n")
+    big = codex_config(tmp_path)
+    assert big.doc_max_bytes == DOC_BYTES[1] == 1024 * 1024 and "1048576 is used" in big.notes[0]
+    (tmp_path / "config.toml").write_text('project_doc_max_bytes = "64k"\n')
+    assert codex_config(tmp_path).doc_max_bytes is None and "is a number of bytes" in codex_config(tmp_path).notes[0]
+    (tmp_path / "config.toml").write_text("project_doc_max_bytes = 8192\n[mcp_servers]\n")
+    assert (codex_config(tmp_path).doc_max_bytes, codex_config(tmp_path).settings_notes) == (8192, [])

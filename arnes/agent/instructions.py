@@ -67,9 +67,10 @@ def _personal(root: Path, folder: Path) -> bool:
     return done.returncode == 0 and done.stdout.split(b"\0")[0] == LOCAL_NAME.encode()
 
 
-def cap_for(window: int) -> int:
-    """32 KiB, or about a quarter of a small model's window (4 bytes a token)."""
-    return max(1024, min(CAP, window))
+def cap_for(window: int, most: int | None = None) -> int:
+    """32 KiB (`most`: Codex's project_doc_max_bytes instead), or about a quarter of a small model's
+    window (4 bytes a token): a bigger budget must still leave the model room to work."""
+    return max(1024, min(most or CAP, window))
 
 
 @dataclass(frozen=True)
