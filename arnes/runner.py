@@ -31,6 +31,7 @@ from arnes.config_flags import (
     offered_tools,
     system_prompts,
 )
+from arnes.envlimits import env_limits
 from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, ConfigError
 from arnes.extensions.hooks_config import FailMode
 from arnes.host.files import HostFiles, open_log
@@ -229,6 +230,8 @@ def build_session(
     a caller's hooks around the settings' (the Agent SDK's callbacks, headless/sdk_hooks.py);
     `task`: the run's first request, when known (the `auto` edit format is chosen by it)."""
     stream = cfg.stream and not args.no_stream
+    limits, said = env_limits(os.environ)  # after the settings' env was applied (resolve_config)
+    cfg.warnings += [w for w in said if w not in cfg.warnings]  # a team builds several sessions
     window, window_source = resolve_window(cfg, _settings(ModelSettings(), cfg, stream, None))
     main, main_name, main_model = _provider(ModelSettings(), cfg, stream, window)
     roles: dict[Role, Provider] = {}
@@ -324,6 +327,7 @@ def build_session(
         approver=approver or choose_approver(sys.stdin, sys.stderr),
         never_ask=cfg.never_ask,
         instructions_bytes=cfg.instructions_bytes,
+        env_limits=limits,
         system_base=system_base,
         system_append=system_append,
         limits=Limits(max_turns=cfg.max_turns or (None if interactive else NON_INTERACTIVE_TURNS)),

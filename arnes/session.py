@@ -22,6 +22,7 @@ from arnes.agent.prompt import session_context, system_prompt
 from arnes.agent.rules import Rule
 from arnes.agent.run_context import Limits, Role
 from arnes.agent.steering import Steering
+from arnes.envlimits import EnvLimits
 from arnes.extensions.locations import one_warning
 from arnes.extensions.skill_scope import ActiveSkills
 from arnes.extensions.skills import SkillCatalog, SkillLoader
@@ -205,6 +206,7 @@ class Session:
     instructions: str = ""  # an agent definition's body: in the first message, after the context
     never_ask: bool = False  # Claude Code's dontAsk: what would be asked is denied, nobody is asked
     instructions_bytes: int | None = None  # where the instructions are cut (None: agent/instructions.py CAP)
+    env_limits: EnvLimits = field(default_factory=EnvLimits)  # Claude Code's limit variables, read at build
     # Claude Code's --system-prompt (replaces arnes's own; empty: arnes's) and --append-system-prompt.
     system_base: str = ""
     system_append: str = ""
@@ -249,6 +251,8 @@ class Session:
             jobs=self.shared.jobs,
             command_env=self.shared.command_env,
             max_output_chars=self.output_cap,
+            bash_default_ms=self.env_limits.bash_default_ms,
+            bash_max_ms=self.env_limits.bash_max_ms,
             reads_hooked=self.hooks is not None and self.hooks.has("PreToolUse", "Read"),
         )
         if self.skill_catalog is None:
@@ -368,6 +372,7 @@ class Session:
             mode=narrowed,
             instructions=instructions,
             instructions_bytes=self.instructions_bytes,
+            env_limits=self.env_limits,
             approver=self.approver,
             policy=policy,
             tools=ToolRegistry(tools),
@@ -578,7 +583,8 @@ _MADE_ONCE = frozenset(
         "env_passthrough", "read_paths", "roles", "depth", "max_depth", "shared", "owns_jobs", "verifier",
         "self_check", "steering_set", "draws", "edit_format", "hidden_tools", "steering", "test_command",
         "test_timeout", "model_switch", "mcp", "lsp", "hooks", "trace_path", "transcript_path", "checkpoints",
-        "skill_catalog", "active_skills", "agents", "instructions", "never_ask", "instructions_bytes", "system_base",
+        "skill_catalog", "active_skills", "agents", "instructions", "never_ask", "instructions_bytes", "env_limits",
+        "system_base",
         "system_append",
         "structured", "output_style", "engine", "sandbox", "ctx", "host",
     }

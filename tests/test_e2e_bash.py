@@ -131,3 +131,35 @@ def test_background_shells_die_with_the_session(shop: Path, tmp_path: Path) -> N
     code, _, _ = run_script(shop, tmp_path, turns, "--permission-mode", "bypass", "--sandbox", "off")
     assert code == 0
     assert gone(int(pid_file.read_text())), "a background shell outlived its session"
+
+
+def test_claude_codes_bash_time_limit_variables_hold(shop: Path, tmp_path: Path) -> None:
+    """BASH_DEFAULT_TIMEOUT_MS (here from the settings' `env`) is the limit when the model names none;
+    BASH_MAX_TIMEOUT_MS caps the limit the model names (both were fixed at 120 s and 600 s)."""
+    import os
+
+    claude = Path(os.environ["HOME"]) / ".claude"
+    claude.mkdir(parents=True, exist_ok=True)
+    (claude / "settings.json").write_text(
+        json.dumps({"env": {"BASH_DEFAULT_TIMEOUT_MS": "1000", "BASH_MAX_TIMEOUT_MS": "1500"}})
+    )
+    turns = [
+        *bash_turns("sleep 60"),
+        {"tool_calls": [{"name": "Bash", "input": {"command": "sleep 60", "timeout": 600000}}]},
+    ]
+    _, _, trace = run_script(shop, tmp_path, turns, "--permission-mode", "bypass")
+    assert [r.split("\n")[0] for r in results(trace)] == [
+        "Timed out after 1 s; the command and its children were killed.",
+        "Timed out after 1.5 s; the command and its children were killed.",  # the model asked for 600 s
+    ]
+
+
+def test_a_bad_time_limit_variable_is_one_warning(shop: Path, tmp_path: Path) -> None:
+    from arnes.envlimits import EnvLimits, env_limits
+
+    assert env_limits({"BASH_DEFAULT_TIMEOUT_MS": "700000"}) == (EnvLimits(700_000, 700_000), [])  # max >= default
+    limits, said = env_limits({"BASH_DEFAULT_TIMEOUT_MS": "2m", "BASH_MAX_TIMEOUT_MS": "1500"})
+    assert limits == EnvLimits(120_000, 120_000)
+    assert said == [
+        "BASH_DEFAULT_TIMEOUT_MS='2m' is not a positive whole number; ignored (e.g. BASH_DEFAULT_TIMEOUT_MS=300000)"
+    ]

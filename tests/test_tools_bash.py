@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from arnes.envlimits import DAY_MS
 from arnes.tools import processes
 from arnes.tools.base import ToolContext, ToolError, ToolRegistry
 from arnes.tools.bash import Bash, BashArgs, BashOutput, JobArgs, KillShell
@@ -46,10 +47,17 @@ def test_empty_command_is_refused(ctx: ToolContext) -> None:
         bash(ctx, "   ")
 
 
-@pytest.mark.parametrize("raw", [{"command": "x", "timeout": 0}, {"command": "x", "timeout": 600_001}, {"cmd": "x"}])
+@pytest.mark.parametrize("raw", [{"command": "x", "timeout": 0}, {"command": "x", "timeout": DAY_MS + 1}, {"cmd": "x"}])
 def test_timeout_bounds_and_arguments_are_validated(raw: dict[str, object]) -> None:
     with pytest.raises(ToolError, match="Invalid arguments for Bash"):
         ToolRegistry([Bash()]).parse("Bash", raw)
+
+
+def test_a_time_limit_past_the_users_maximum_is_the_maximum(ctx: ToolContext) -> None:
+    """BASH_MAX_TIMEOUT_MS (envlimits.py, on the context): the model's 10 minutes are half a second."""
+    ctx.bash_max_ms = 500
+    with pytest.raises(ToolError, match=r"^Timed out after 0\.5 s"):
+        bash(ctx, "sleep 30", timeout=600_000)
 
 
 def test_time_out_kills_the_whole_process_group(ctx: ToolContext, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from arnes.envlimits import BASH_DEFAULT_MS, BASH_MAX_MS
 from arnes.errors import ToolError as ToolError  # the seam's error, for every tool
 from arnes.errors import validation_summary
 from arnes.host.paths import absolute, real_path
@@ -48,6 +49,8 @@ class ToolContext:
     files: FileStateCache = field(default_factory=FileStateCache)
     changes: ChangeLog = field(default_factory=ChangeLog)
     max_output_chars: int = 30_000
+    bash_default_ms: int = BASH_DEFAULT_MS  # Bash's time limit when the model names none (envlimits.py)
+    bash_max_ms: int = BASH_MAX_MS  # and the most it may name
     # Set by the session from the permission policy: searches leave out what a rule hides.
     hidden: Callable[[str, Path], bool] = field(default=lambda tool, path: False)
     # A search hit that may be shown: no link on its way now, no rule hiding it (see RuleEngine).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, Field
 
+from arnes.envlimits import DAY_MS
 from arnes.permissions.gitroute import git_writes, host_git
 from arnes.sandbox.base import Started
 from arnes.tools import processes
@@ -11,9 +12,6 @@ from arnes.tools.base import ESSENTIAL, BaseTool, ToolArgs, ToolContext, ToolErr
 from arnes.tools.hostgit import ROUTE_HINT, run_on_host
 from arnes.tools.processes import EXIT_LINE, Group, Job, result_lines, run_started
 from arnes.tools.responses import Output, bash_shape
-
-DEFAULT_TIMEOUT_MS = 120_000
-MAX_TIMEOUT_MS = 600_000
 
 
 def exit_code_of(result: str) -> int | None:
@@ -26,7 +24,11 @@ def exit_code_of(result: str) -> int | None:
 class BashArgs(ToolArgs):
     command: str = Field(description="The command line, run with bash in the workspace.")
     timeout: int | None = Field(
-        None, ge=1, le=MAX_TIMEOUT_MS, description="Milliseconds (default 120000).", json_schema_extra=ESSENTIAL
+        None,
+        ge=1,
+        le=DAY_MS,
+        description="Milliseconds (default 120000, at most 600000, unless the user set other limits).",
+        json_schema_extra=ESSENTIAL,
     )
     run_in_background: bool = Field(False, description="Return an id at once; read it with BashOutput.")
 
@@ -49,8 +51,11 @@ class Bash(BaseTool[BashArgs]):
         # git's state-writing commands run on the host where the sandbox holds .git read-only (not
         # for a command allowed only because it reads, nor in the background)
         route = host_git(args.command) if ctx.host_git and not ctx.confined and not args.run_in_background else None
+        # The user's BASH_DEFAULT_TIMEOUT_MS / BASH_MAX_TIMEOUT_MS (envlimits.py); past the maximum,
+        # the maximum, as in Claude Code (the model's number is a wish, the user's is the limit).
+        ms = min(args.timeout or ctx.bash_default_ms, ctx.bash_max_ms)
         if route is not None:
-            return run_on_host(route, args.timeout or DEFAULT_TIMEOUT_MS, ctx)
+            return run_on_host(route, ms, ctx)
         sandbox = ctx.read_only_sandbox if ctx.confined and ctx.read_only_sandbox else ctx.sandbox
         ctx.changes.before_command()
         # SessionStart hooks' CLAUDE_ENV_FILE variables, set inside the sandbox by `env` (names and
@@ -62,7 +67,7 @@ class Bash(BaseTool[BashArgs]):
                 job = ctx.jobs.start(cmd.argv, ctx.workspace, args.command, cmd.env, cmd.pass_fds)
             said = f"Started in the background as {job.id}. Read its output with BashOutput(id={job.id!r})."
             return Output(said, lambda: bash_shape("", "", job.id))
-        timeout = (args.timeout or DEFAULT_TIMEOUT_MS) / 1000
+        timeout = ms / 1000
 
         def start() -> Started:
             # The session's sandbox if it keeps one (bubblewrap's zygote), else one for this command.

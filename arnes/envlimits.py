@@ -1,0 +1,49 @@
+"""Claude Code's limit variables, read from arnes's own environment when a session is built.
+
+Users set them in their shell or in their settings' `env` (applied to arnes's environment before the
+session is built, runner.py `apply_settings_env`), and expect arnes to keep them as Claude Code does:
+`BASH_DEFAULT_TIMEOUT_MS` and `BASH_MAX_TIMEOUT_MS` (a command's time limit when the model gives
+none, and the most it may ask for). The values go to the session as data, never
+read again elsewhere; a bad value is one warning naming the variable, and the default stands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+BASH_DEFAULT_MS = 120_000
+BASH_MAX_MS = 600_000
+DAY_MS = 24 * 60 * 60 * 1000  # no command is waited for longer
+
+
+@dataclass(frozen=True)
+class EnvLimits:
+    bash_default_ms: int = BASH_DEFAULT_MS
+    bash_max_ms: int = BASH_MAX_MS
+
+
+def env_limits(env: Mapping[str, str]) -> tuple[EnvLimits, list[str]]:
+    """The limits `env` sets, and one warning for each value that could not be used."""
+    warnings: list[str] = []
+    default = _number(env, "BASH_DEFAULT_TIMEOUT_MS", DAY_MS, warnings) or BASH_DEFAULT_MS
+    # As in Claude Code, the maximum is never below the default.
+    most = max(_number(env, "BASH_MAX_TIMEOUT_MS", DAY_MS, warnings) or BASH_MAX_MS, default)
+    return EnvLimits(default, most), warnings
+
+
+def _number(env: Mapping[str, str], name: str, most: int, warnings: list[str]) -> int | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        warnings.append(f"{name}={raw[:40]!r} is not a positive whole number; ignored (e.g. {name}=300000)")
+        return None
+    if value > most:
+        warnings.append(f"{name}={value} is more than {most}; {most} is used")
+        return most
+    return value
