@@ -230,7 +230,7 @@ def build_session(
     a caller's hooks around the settings' (the Agent SDK's callbacks, headless/sdk_hooks.py);
     `task`: the run's first request, when known (the `auto` edit format is chosen by it)."""
     stream = cfg.stream and not args.no_stream
-    limits, said = env_limits(os.environ)  # after the settings' env was applied (resolve_config)
+    from_env, said = env_limits(os.environ)  # after the settings' env was applied (resolve_config)
     cfg.warnings += [w for w in said if w not in cfg.warnings]  # a team builds several sessions
     window, window_source = resolve_window(cfg, _settings(ModelSettings(), cfg, stream, None))
     main, main_name, main_model = _provider(ModelSettings(), cfg, stream, window)
@@ -298,7 +298,10 @@ def build_session(
     if cfg.mcp_servers:  # started behind the banner (agent/loop.py): start-up does not wait for them
         from arnes.mcp.start import make_hub
 
-        mcp = make_hub(shared, cfg.mcp_servers, network=cfg.network, env_passthrough=tuple(cfg.env_passthrough))
+        mcp = make_hub(
+            shared, cfg.mcp_servers, network=cfg.network, env_passthrough=tuple(cfg.env_passthrough),
+            start_ms=from_env.mcp_start_ms,
+        )  # fmt: skip
     lsp = None
     if cfg.lsp_servers:
         from arnes.lsp.hub import make_lsp_hub
@@ -327,7 +330,7 @@ def build_session(
         approver=approver or choose_approver(sys.stdin, sys.stderr),
         never_ask=cfg.never_ask,
         instructions_bytes=cfg.instructions_bytes,
-        env_limits=limits,
+        env_limits=from_env,
         system_base=system_base,
         system_append=system_append,
         limits=Limits(max_turns=cfg.max_turns or (None if interactive else NON_INTERACTIVE_TURNS)),

@@ -253,6 +253,7 @@ class Session:
             max_output_chars=self.output_cap,
             bash_default_ms=self.env_limits.bash_default_ms,
             bash_max_ms=self.env_limits.bash_max_ms,
+            mcp_output_chars=self.env_limits.mcp_output_chars(self.context_window, self.output_cap),
             reads_hooked=self.hooks is not None and self.hooks.has("PreToolUse", "Read"),
         )
         if self.skill_catalog is None:

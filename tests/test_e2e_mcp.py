@@ -251,3 +251,41 @@ def test_a_servers_prompt_runs_as_a_slash_command(tmp_path: Path) -> None:
     assert "Review pull request #456, looking at error handling." in sent
     missing = run_arnes("-w", str(ws), "--trust", "-p", "/mcp__fake__nothing")
     assert missing.code == 2 and "/mcp__fake__nothing" in missing.err and "Traceback" not in missing.err
+
+
+def test_mcp_timeout_is_the_start_limit_of_a_server_that_names_none(tmp_path: Path) -> None:
+    """Claude Code's MCP_TIMEOUT (milliseconds) bounds a server's start; a server's own `timeout` wins."""
+    ws = workspace(tmp_path, {"hung": {"command": "sleep", "args": ["600"]},
+                              "own": {"command": "sleep", "args": ["600"], "timeout": 2}})  # fmt: skip
+    listed = run_arnes("--trust", "mcp", "list", "-w", str(ws), env={"MCP_TIMEOUT": "1000"})
+    assert listed.code == 0, listed.err
+    assert "hung  failed: no answer within 1 s" in listed.out and "own  failed: no answer within 2 s" in listed.out
+    run, _ = run_calls(tmp_path, ws, [], "--trust", env={"MCP_TIMEOUT": "1000"})
+    assert "MCP server hung failed: no answer within 1 s" in run.out + run.err
+    bad = run_arnes("--trust", "mcp", "list", "-w", str(ws), env={"MCP_TIMEOUT": "soon"})
+    assert "MCP_TIMEOUT='soon' is not a positive whole number; ignored" in bad.out
+
+
+def test_max_mcp_output_tokens_caps_only_mcp_results(tmp_path: Path) -> None:
+    """Claude Code's MAX_MCP_OUTPUT_TOKENS (default 25,000 tokens) is an MCP result's cap, within a
+    quarter of the window; before, every result stopped at 30,000 characters."""
+    from tests.fakes.llm_server import FakeLLMServer
+
+    words = ["x" * 20_000, "y" * 20_000, "z" * 20_000, "END-MARK"]
+    ws = workspace(tmp_path, {"big": {"command": sys.executable, "args": [SERVER, "stdio", *words]}})
+    turns = [{"tool_calls": [{"name": "mcp__big__args", "input": {}}]}, {"text": "done"}]
+
+    def tool_result(env: dict[str, str]) -> str:
+        with FakeLLMServer(turns) as server:
+            run = run_arnes("-p", "--provider", "openai", "--base-url", server.url + "/v1", "--model", "m", "--trust",
+                            "--context-window", "200000", "--allow", "mcp__big", "-w", str(ws), "go",
+                            env={"OPENAI_API_KEY": "t", **env})  # fmt: skip
+            assert run.code == 0, run.err
+            body = server.requests[-1][1]
+        content = next(m for m in body["messages"] if m["role"] == "tool")["content"]
+        return content if isinstance(content, str) else json.dumps(content)
+
+    whole = tool_result({})
+    assert whole.endswith("END-MARK") and len(whole) > 60_000
+    cut = tool_result({"MAX_MCP_OUTPUT_TOKENS": "1000"})
+    assert cut.startswith("x" * 4000) and "characters cut" in cut and "END-MARK" not in cut

@@ -662,7 +662,8 @@ class Agent:
         ms = int((time.perf_counter() - started) * 1000)
         raw = output  # the tool's own result (an `Output` carries Claude Code's shape of it, for hooks)
         output += admitted.note
-        cap = self.s.ctx.max_output_chars
+        # An MCP tool's result has its own cap (Claude Code's MAX_MCP_OUTPUT_TOKENS, envlimits.py).
+        cap = self.s.ctx.mcp_output_chars if call.name.startswith("mcp__") else self.s.ctx.max_output_chars
         if len(output) > cap:
             cut = len(output) - cap
             output = output[:cap] + f"\n... [{cut} characters cut; ask for less, e.g. Read with offset/limit]"

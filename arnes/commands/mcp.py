@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from rich.console import Console
 from rich.text import Text
@@ -13,6 +14,7 @@ from arnes.safe import one_line, visible
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.cliargs import workspace_of
+    from arnes.envlimits import env_limits
     from arnes.mcp.start import make_hub
     from arnes.runner import resolve_config
     from arnes.session import open_shared
@@ -34,7 +36,13 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         return 0
     # The sandbox a run would have: the servers start in the same one, the same way.
     shared = open_shared(ws, cfg.mode, cfg.rules, cfg.sandbox, cfg.network, cfg.commands_see(), tuple(cfg.read_paths))
-    hub = make_hub(shared, cfg.mcp_servers, network=cfg.network, env_passthrough=tuple(cfg.env_passthrough))
+    limits, said = env_limits(os.environ)  # MCP_TIMEOUT, as a run would read it (after the settings' env)
+    for warning in said:
+        console.print(Text(f"warning: {visible(warning)}", style="yellow"))
+    hub = make_hub(
+        shared, cfg.mcp_servers, network=cfg.network, env_passthrough=tuple(cfg.env_passthrough),
+        start_ms=limits.mcp_start_ms,
+    )  # fmt: skip
     try:
         if hub is None:
             return 1

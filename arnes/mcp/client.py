@@ -144,7 +144,10 @@ class McpHub:
     def _give_up(self, st: ServerState, task: asyncio.Task[None]) -> None:
         if st.state == "starting" and st.task is task:  # not a later start's (`restart`)
             st.stderr_tail = stderr_tail(st.errlog)  # before fail(): whoever waits reads it next
-            st.fail(f'no answer within {st.entry.config.timeout:g} s (raise "timeout" for a slow server)')
+            st.fail(
+                f"no answer within {st.entry.config.timeout:g} s "
+                '(raise its "timeout", or MCP_TIMEOUT, for a slow server)'
+            )
             st.task.cancel()
 
     async def _serve(self, st: ServerState, entry: ServerEntry) -> None:

@@ -21,13 +21,21 @@ if TYPE_CHECKING:
 
 
 def make_hub(
-    shared: Shared, servers: dict[str, ServerEntry], *, network: bool, env_passthrough: tuple[str, ...]
+    shared: Shared,
+    servers: dict[str, ServerEntry],
+    *,
+    network: bool,
+    env_passthrough: tuple[str, ...],
+    start_ms: int | None = None,
 ) -> McpHub | None:
     """The hub of a session's servers (in its shared sandbox's spec; `network` and `env_passthrough`
     are the session's), or None if none is set; `start` it once the banner is out (its thread
-    imports the SDK, which would slow the banner down)."""
+    imports the SDK, which would slow the banner down). `start_ms`: Claude Code's MCP_TIMEOUT, for
+    each server whose settings name no `timeout` of their own (a server's own wins)."""
     if not servers:
         return None
+    if start_ms is not None:
+        servers = {name: with_start_timeout(entry, start_ms / 1000) for name, entry in servers.items()}
     from arnes.mcp.client import McpHub  # the SDK itself loads in the hub's thread
 
     environ = dict(os.environ)  # the user's environment as arnes started: where `${VAR}` comes from
@@ -62,6 +70,12 @@ def make_hub(
         return choose_sandbox(sandbox_mode(shared.sandbox), spec)
 
     return McpHub(list(servers.values()), shared.engine.workspace, sandbox_for, resolve)
+
+
+def with_start_timeout(entry: ServerEntry, seconds: float) -> ServerEntry:
+    if "timeout" in entry.config.model_fields_set:
+        return entry
+    return dataclasses.replace(entry, config=entry.config.model_copy(update={"timeout": seconds}))
 
 
 def launcher_spec(spec: SandboxSpec, entry: ServerEntry, environ: Mapping[str, str]) -> SandboxSpec:

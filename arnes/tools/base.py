@@ -51,6 +51,7 @@ class ToolContext:
     max_output_chars: int = 30_000
     bash_default_ms: int = BASH_DEFAULT_MS  # Bash's time limit when the model names none (envlimits.py)
     bash_max_ms: int = BASH_MAX_MS  # and the most it may name
+    mcp_output_chars: int = 30_000  # an MCP tool's result at most (MAX_MCP_OUTPUT_TOKENS, envlimits.py)
     # Set by the session from the permission policy: searches leave out what a rule hides.
     hidden: Callable[[str, Path], bool] = field(default=lambda tool, path: False)
     # A search hit that may be shown: no link on its way now, no rule hiding it (see RuleEngine).
