@@ -229,6 +229,7 @@ class EffectiveConfig:
     said: list[str] = field(default_factory=list)  # warnings already printed on stderr (for JSON readers too)
     never_ask: bool = False  # Claude Code's dontAsk mode: what would be asked is denied
     instructions_bytes: int | None = None  # Codex's project_doc_max_bytes: the instructions' cut (32 KiB)
+    claude_model: tuple[str, str] | None = None  # ~/.claude/settings.json's `model` and its file (runner.py)
     bypass_disabled: str | None = None  # the settings file whose disableBypassPermissionsMode turned bypass off
     json_schema: dict[str, Any] | None = None  # --json-schema: the answer's schema (tools/structured.py)
     output_style: str | None = None  # Claude Code's outputStyle, by name (extensions/output_styles.py)
@@ -576,11 +577,12 @@ def _reserve_plugin_names(cfg: EffectiveConfig, key: str, prefix: str) -> None:
 def _claude_file(cfg: EffectiveConfig, path: Path, layer: str) -> Settings | None:
     """A Claude Code settings file as arnes settings. The user's own that does not parse is one
     warning and is skipped (the other files still load); a project's stops the run, as arnes's own do."""
-    from arnes.config_claude import read_claude_settings
+    from arnes.config_claude import CLAUDE_MODEL, read_claude_settings
 
     user = layer == "claude-user"
     try:
         raw, warnings = read_claude_settings(path, user=user)
+        cfg.claude_model = raw.pop(CLAUDE_MODEL, None) or cfg.claude_model
         settings = Settings.model_validate(raw)
     except (ConfigError, ValidationError) as exc:
         if not user:

@@ -6,8 +6,9 @@ Only what means the same in both is taken: `permissions.allow/ask/deny`, `defaul
 `.mcp.json` servers (`enabledMcpjsonServers` and the like, mcp/approval.py), `outputStyle`, and
 the user's own `env` (a project's would set what the user's host-run hooks and git see). Every
 other key is named in a warning, never fatal, in these files only (arnes's own files stay strict).
-In the user's file the keys arnes does not use (theme, model, env, ...) are Claude Code's own
-business and are not named on every run; a deny or ask rule arnes cannot read still is.
+In the user's file the keys arnes does not use (theme, ...) are Claude Code's own business and are
+not named on every run; a deny or ask rule arnes cannot read still is. The user's `model` is kept
+aside (`CLAUDE_MODEL`): it means something only on Anthropic's API, which the runner knows.
 Claude Code's path rules are relative to the project where arnes's absolute ones start with `/`:
 `Read(./.env)` and `Edit(/src/**)` are the project's, `//etc/x` is absolute; they are translated.
 """
@@ -25,6 +26,7 @@ from arnes.mcp.approval import KEYS as APPROVAL_KEYS
 from arnes.mcp.approval import approval_keys
 from arnes.permissions.rules import RuleError, parse_rule
 
+CLAUDE_MODEL = "claudeModel"  # the user's `model`, as (name, file), for runner.py `claude_model`
 MODES = {
     "default": "default", "acceptEdits": "acceptEdits", "plan": "plan", "bypassPermissions": "bypass",
     "dontAsk": "dontAsk",
@@ -122,6 +124,11 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
         result["outputStyle"] = style.strip()
     elif style is not None:
         warnings.append(f"{path}: outputStyle must be a style's name; ignored")
+    model = raw.get("model")
+    if user and isinstance(model, str) and model.strip():
+        result[CLAUDE_MODEL] = (model.strip(), str(path))
+    elif user and model is not None:
+        warnings.append(f'{path}: model must be a model\'s name or alias (e.g. "sonnet"); ignored')
     if "env" in raw:  # a project's is named and dropped by config.py (user-only keys)
         env = raw["env"]
         if isinstance(env, dict) and all(isinstance(v, (str, int, float, bool)) for v in env.values()):

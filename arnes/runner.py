@@ -36,6 +36,7 @@ from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_
 from arnes.extensions.hooks_config import FailMode
 from arnes.host.files import HostFiles, open_log
 from arnes.llm.base import PROFILES, Provider, ProviderSettings
+from arnes.llm.claude_ids import model_for
 from arnes.llm.factory import make_provider
 from arnes.llm.models import defaults_for
 from arnes.llm.pricing import Price, price_for
@@ -76,6 +77,22 @@ def apply_settings_env(cfg: EffectiveConfig) -> None:
         os.environ[name] = value
 
 
+def claude_model(cfg: EffectiveConfig) -> str | None:
+    """~/.claude/settings.json's `model`, below --model and arnes's own settings: Claude Code's
+    aliases mapped as in command and agent files (llm/claude_ids.py), on Anthropic's API only;
+    for another provider, one warning that it was not used."""
+    if cfg.claude_model is None:
+        return None
+    name, path = cfg.claude_model
+    if cfg.provider != "anthropic":
+        cfg.warnings.append(
+            f"{path}: model {name!r} not used: it names a model of Anthropic's API and this run's provider is "
+            f"{cfg.provider} (choose one with --model or model.name in arnes's settings)"
+        )
+        return None
+    return model_for(name, "anthropic")[0]
+
+
 def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = True) -> EffectiveConfig:
     """Settings files first, flags last; bad flags are reported like bad settings."""
     # At a terminal the user is asked about trust, except with -p (a print run never asks, as in Claude Code).
@@ -96,7 +113,7 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
         if value is not None and value <= 0:
             raise ConfigError(f"--{name.replace('_', '-')} must be a positive number, not {value}")
     cfg.provider = args.provider or cfg.provider
-    cfg.model = args.model or cfg.model
+    cfg.model = args.model or cfg.model or claude_model(cfg)
     if args.base_url:
         cfg.base_url, cfg.base_url_from = args.base_url, "flag"
     cfg.script = args.script or cfg.script

@@ -233,3 +233,31 @@ def test_the_users_api_key_helper_never_runs_the_repositorys_programs(shop: Path
                         cwd=shop, env={"PATH": f"{venv}:{os.environ['PATH']}"})  # fmt: skip
         assert run.code == 2 and "apiKeyHelper exited with" in run.err, run.err  # the user's own is missing
     assert not (home / "PWNED-py").exists() and not (home / "PWNED-op").exists()
+
+
+def test_the_model_of_claude_codes_user_settings_on_anthropics_api(shop: Path) -> None:
+    """~/.claude/settings.json's `model` (aliases as in command files) answers on Anthropic's API
+    unless --model or arnes's own settings choose; another provider says in one line it was not used."""
+    import os
+
+    claude = Path(os.environ["HOME"]) / ".claude"
+    claude.mkdir(parents=True, exist_ok=True)
+    (claude / "settings.json").write_text(json.dumps({"model": "opus"}))
+
+    def asked(*flags: str) -> tuple[str, str]:
+        with FakeLLMServer([{"text": "ok"}]) as server:
+            url = server.url + ("/v1" if "openai" in flags else "")
+            run = run_arnes("-p", "--base-url", url, *flags, "-w", str(shop), "hi", env=KEYS)
+            assert run.code == 0, run.err
+            return server.requests[0][1]["model"], run.out + run.err
+
+    assert asked("--provider", "anthropic")[0] == "claude-opus-4-5"
+    assert asked("--provider", "anthropic", "--model", "claude-haiku-4-5")[0] == "claude-haiku-4-5"
+    arnes_own = Path(os.environ["XDG_CONFIG_HOME"]) / "arnes" / "settings.json"
+    arnes_own.parent.mkdir(parents=True, exist_ok=True)
+    arnes_own.write_text(json.dumps({"model": {"name": "claude-sonnet-4-5-20250929"}}))
+    assert asked("--provider", "anthropic")[0] == "claude-sonnet-4-5-20250929"
+    arnes_own.unlink()
+    model, said = asked("--provider", "openai", "--context-window", "32768")
+    assert model != "opus" and said.count("model 'opus' not used") == 1
+    assert f"{claude}/settings.json: model 'opus' not used: it names a model of Anthropic's API" in said
