@@ -34,7 +34,7 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
         "eval [DIR] (evals; eval compare A.json B.json); team list|show NAME|run NAME TASK; "
         "init (write AGENTS.md and .arnes/); doctor (what arnes found here, and the fixes). "
         "trust [DIR] (apply the folder's project settings; --list, --revoke). "
-        "mcp list (the MCP servers, their state and tools). "
+        "mcp list|add|add-json|remove (the MCP servers, their state and tools; add one as claude mcp add does). "
         "Use `arnes -- TEXT` for a task that starts like a subcommand. Global options may come "
         "before or after a subcommand.",
         add_help=not after_subcommand,
@@ -110,6 +110,14 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
 
 def split_argv(argv: list[str]) -> tuple[list[str], str | None, list[str]]:
     """(global args, subcommand, its args); a `--` makes everything after it the task."""
+    i = first_word(argv)
+    if i is not None and argv[i] in SUBCOMMANDS:
+        return argv[:i], argv[i], argv[i + 1 :]
+    return argv, None, []
+
+
+def first_word(argv: list[str]) -> int | None:
+    """Where the first word that is no global option (nor an option's value) is; None at a `--`."""
     parser = global_parser()
     takes_value = {
         opt
@@ -121,14 +129,12 @@ def split_argv(argv: list[str]) -> tuple[list[str], str | None, list[str]]:
     while i < len(argv):
         tok = argv[i]
         if tok == "--":
-            return argv, None, []
+            return None
         if tok.startswith("-"):
             i += 1 if ("=" in tok or tok not in takes_value) else 2
             continue
-        if tok in SUBCOMMANDS:
-            return argv[:i], tok, argv[i + 1 :]
-        return argv, None, []
-    return argv, None, []
+        return i
+    return None
 
 
 def parse_subcommand(parser: argparse.ArgumentParser, rest: list[str], args: argparse.Namespace) -> argparse.Namespace:

@@ -7,6 +7,7 @@ scripted model calls its tools as mcp__NAME__TOOL and the trace shows what came 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -289,3 +290,52 @@ def test_max_mcp_output_tokens_caps_only_mcp_results(tmp_path: Path) -> None:
     assert whole.endswith("END-MARK") and len(whole) > 60_000
     cut = tool_result({"MAX_MCP_OUTPUT_TOKENS": "1000"})
     assert cut.startswith("x" * 4000) and "characters cut" in cut and "END-MARK" not in cut
+
+
+def test_mcp_add_writes_where_arnes_reads_as_claude_mcp_add_does(tmp_path: Path) -> None:
+    """`claude mcp add NAME -- CMD ARGS` as READMEs give it (it was refused, `add-json` ran as a task):
+    the user scope is arnes's own settings (kept whole), the project scope the workspace's .mcp.json."""
+    import os
+
+    ws = workspace(tmp_path, {})  # the server copied in: the sandbox hides this checkout's folder
+    server = str(ws / "mcp_server.py")
+    mine = Path(os.environ["XDG_CONFIG_HOME"]) / "arnes" / "settings.json"
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text(json.dumps({"permissions": {"allow": ["Read"]}}))
+    added = run_arnes("mcp", "add", "fake", "-e", "K=V=1", "--", sys.executable, server, "stdio", "-y", cwd=ws)
+    assert added.code == 0, added.err
+    assert json.loads(mine.read_text()) == {
+        "permissions": {"allow": ["Read"]},
+        "mcpServers": {"fake": {"command": sys.executable, "args": [server, "stdio", "-y"], "env": {"K": "V=1"}}},
+    }
+    web = run_arnes("mcp", "add", "--transport", "http", "-s", "project", "-w", str(ws), "web", "http://127.0.0.1:9/mcp",
+                    "--header", "Authorization: Bearer t")  # fmt: skip
+    assert web.code == 0, web.err
+    assert json.loads((ws / ".mcp.json").read_text())["mcpServers"]["web"] == {
+        "type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer t"}
+    }  # fmt: skip
+    as_json = run_arnes("mcp", "add-json", "other", json.dumps({"command": "node", "args": ["s.js"]}), cwd=ws)
+    assert as_json.code == 0 and json.loads(mine.read_text())["mcpServers"]["other"]["command"] == "node"
+    listed = run_arnes("mcp", "list", "-w", str(ws))
+    assert "fake  started" in listed.out and f"from {mine}" in listed.out
+    gone = run_arnes("mcp", "remove", "web", "-w", str(ws))
+    assert gone.code == 0 and json.loads((ws / ".mcp.json").read_text()) == {"mcpServers": {}}
+    assert run_arnes("mcp", "remove", "web", "-w", str(ws)).code == 2
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (["add-jsn", "x", "{}"], "arnes mcp: no command 'add-jsn'; use one of list, add, add-json, remove"),
+        (["list", "everything"], "arnes mcp list: unexpected words 'everything'"),
+        (["add", "x"], "arnes: mcp add x: give the server's command after `--`, or its URL"),
+        (["add-json", "x", "{nope"], "arnes: mcp add-json: the server is not JSON"),
+        (["add-json", "x", '{"url": 1}'], "arnes: mcp add x: invalid MCP servers: mcpServers.x.url"),
+        (["add", "-s", "local", "x", "--", "cmd"], "arnes: mcp add: arnes has no local scope"),
+        (["add", "a__b", "--", "cmd"], "'a__b' is not a server name"),
+    ],
+)
+def test_a_wrong_mcp_command_is_one_line_and_never_a_task(tmp_path: Path, words: list[str], said: str) -> None:
+    run = run_arnes("mcp", *words, cwd=tmp_path)
+    assert run.code == 2 and said in run.err and "as a task" not in run.err and run.out == ""
+    assert len(run.err.strip().splitlines()) == 1 and not (Path(os.environ["XDG_CONFIG_HOME"]) / "arnes").exists()

@@ -1,4 +1,6 @@
-"""`arnes mcp list`: the configured MCP servers, whether they started (and why not), their tools."""
+"""`arnes mcp list`: the configured MCP servers, whether they started (and why not), their tools;
+`add`, `add-json` and `remove` are commands/mcp_edit.py. Any other word is an error, never a task:
+`arnes mcp add-jsn ...` run as a prompt would hand the server's command line to the model."""
 
 from __future__ import annotations
 
@@ -8,11 +10,39 @@ import os
 from rich.console import Console
 from rich.text import Text
 
-from arnes.cliargs import parse_subcommand
+from arnes.cliargs import NotASubcommand, parse_subcommand
 from arnes.safe import one_line, visible
+
+ACTIONS = ("list", "add", "add-json", "remove")
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
+    import sys
+
+    from arnes.cliargs import first_word
+    from arnes.errors import EXIT_USAGE
+
+    at = first_word(rest)
+    action = rest[at] if at is not None else "list"
+    if action not in ACTIONS:
+        shown = one_line(action)
+        print(f"arnes mcp: no command {shown!r}; use one of {', '.join(ACTIONS)} (see docs/mcp.md)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if action != "list":
+            from arnes.commands.mcp_edit import run_edit
+
+            assert at is not None
+            return run_edit(action, args, rest[:at] + rest[at + 1 :])
+        return _list(args, rest)
+    except NotASubcommand as words:  # words `arnes mcp ACTION` does not take: an error here, not a task
+        extra = list(words.args)[1:] if words.args and words.args[0] == action else list(words.args)
+        said = one_line(" ".join(extra))
+        print(f"arnes mcp {action}: unexpected words {said!r} (docs/mcp.md)", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _list(args: argparse.Namespace, rest: list[str]) -> int:
     from arnes.cliargs import workspace_of
     from arnes.envlimits import env_limits
     from arnes.mcp.start import make_hub
