@@ -62,6 +62,17 @@ def run_arnes(*args: str, cwd: Path | None = None, env: dict[str, str] | None = 
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
+def scripted_run(tmp_path: Path, ws: Path, turns: list[dict[str, object]], *flags: str) -> tuple[Path, str]:
+    """Run the scripted `turns` with `arnes -p` in `ws`: the trace's path and all it printed."""
+    import json
+
+    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
+    script.write_text(json.dumps({"turns": turns}))
+    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                     *flags, "go")  # fmt: skip
+    return trace, done.out + done.err
+
+
 def scripted_outputs(tmp_path: Path, ws: Path, turns: list[dict[str, object]], name: str = "script") -> list[str]:
     """Run the scripted `turns` with `arnes -p` in `ws` (acceptEdits, a trace); every tool result's
     output, in order. The run must end well: these tests look at what the calls saw."""

@@ -9,17 +9,9 @@ import zlib
 from pathlib import Path
 
 from arnes.agent.trace import read_trace
-from tests.conftest import run_arnes
+from tests.conftest import scripted_run
 
 GIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-c", "init.defaultBranch=main"]
-
-
-def _scripted(tmp_path: Path, ws: Path, turns: list[dict[str, object]], *flags: str) -> tuple[Path, str]:
-    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
-    script.write_text(json.dumps({"turns": turns}))
-    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
-                     *flags, "go")  # fmt: skip
-    return trace, done.out + done.err
 
 
 def test_09_11_12_no_program_but_git_reads_the_object_store(tmp_path: Path) -> None:
@@ -42,7 +34,7 @@ def test_09_11_12_no_program_but_git_reads_the_object_store(tmp_path: Path) -> N
     ]
     turns = [{"tool_calls": [{"name": "Bash", "input": {"command": c}}]} for c in commands]
     cat = {"tool_calls": [{"name": "Bash", "input": {"command": "cat app.py"}}]}
-    trace, out = _scripted(tmp_path, ws, [*turns, cat, {"text": "done"}])
+    trace, out = scripted_run(tmp_path, ws, [*turns, cat, {"text": "done"}])
     results = [e for e in read_trace(trace) if e["event"] == "tool_result"]
     assert len(results) == 5, out
     assert all(r["is_error"] for r in results[:4]), results
@@ -72,7 +64,7 @@ def test_15_code_that_ends_its_runner_with_exit_0_is_not_green(tmp_path: Path) -
         read = {"tool_calls": [{"name": "Read", "input": {"file_path": "app.py"}}]}
         turns = [read, {"tool_calls": [write]}, {"text": "Fixed."}, {"text": "Fixed."}, {"text": "Fixed."}]
         (tmp_path / name / "run").mkdir()
-        trace, out = _scripted(
+        trace, out = scripted_run(
             tmp_path / name / "run", ws, turns, "--permission-mode", "acceptEdits", "--steering", "tests"
         )
         end = [e for e in read_trace(trace) if e["event"] == "session_end"][-1]
@@ -100,7 +92,7 @@ def test_14b_01_12_the_copies_git_keeps_in_plain_text_are_hidden_too(tmp_path: P
     turns += [{"tool_calls": [{"name": "Bash", "input": {"command": f"cat {r}"}}]} for r in rel]
     turns += [{"tool_calls": [{"name": "Grep", "input": {"pattern": "SECRET", "path": ".git"}}]},
               {"tool_calls": [{"name": "Bash", "input": {"command": "cat .git/HEAD"}}]}, {"text": "done"}]  # fmt: skip
-    trace, out = _scripted(tmp_path, ws, turns, "--permission-mode", "plan")
+    trace, out = scripted_run(tmp_path, ws, turns, "--permission-mode", "plan")
     results = [e for e in read_trace(trace) if e["event"] == "tool_result"]
     assert len(results) == 8, out
     assert "SECRET-" not in json.dumps(results)

@@ -9,17 +9,9 @@ import sys
 from pathlib import Path
 
 from arnes.agent.trace import read_trace
-from tests.conftest import run_arnes
+from tests.conftest import run_arnes, scripted_run
 
 GIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-c", "init.defaultBranch=main"]
-
-
-def _scripted(tmp_path: Path, ws: Path, turns: list[dict[str, object]], *flags: str) -> tuple[Path, str]:
-    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
-    script.write_text(json.dumps({"turns": turns}))
-    done = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
-                     *flags, "go")  # fmt: skip
-    return trace, done.out + done.err
 
 
 def _bash(*commands: str) -> list[dict[str, object]]:
@@ -44,7 +36,7 @@ def test_01_git_writes_no_copy_of_hidden_files_under_new_paths(tmp_path: Path) -
         "git worktree add -q wt HEAD && cat wt/secrets/tok",
         "git status --short",
     ]
-    trace, out = _scripted(tmp_path, ws, [*_bash(*commands), {"text": "done"}], "--deny", "Read(./secrets/**)",
+    trace, out = scripted_run(tmp_path, ws, [*_bash(*commands), {"text": "done"}], "--deny", "Read(./secrets/**)",
                            "--permission-mode", "acceptEdits")  # fmt: skip
     results = [e for e in read_trace(trace) if e["event"] == "tool_result"]
     assert len(results) == 5, out
@@ -72,7 +64,7 @@ def test_08_credentials_in_the_home_folder_are_not_read_even_in_bypass(tmp_path:
     ws.mkdir()
     names = [*planted, "notes.txt"]
     reads = [{"tool_calls": [{"name": "Read", "input": {"file_path": f"~/{name}"}}]} for name in names]
-    trace, out = _scripted(tmp_path, ws, [*reads, {"text": "done"}], "--permission-mode", "bypass")
+    trace, out = scripted_run(tmp_path, ws, [*reads, {"text": "done"}], "--permission-mode", "bypass")
     results = [e for e in read_trace(trace) if e["event"] == "tool_result"]
     assert len(results) == len(planted) + 1, out
     assert all(r["is_error"] for r in results[:-1]), results
