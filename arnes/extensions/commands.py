@@ -10,8 +10,9 @@ command linked to a host file is refused, never expanded.
 Arguments follow Claude Code's command files: `$ARGUMENTS` is the whole argument string,
 `$1`, `$2`... the words (shell-like, quotes group), `$ARGUMENTS[0]`... the same words counted
 from 0; a body with none of them gets `ARGUMENTS: ...` appended. Expansion is one pass, so an
-argument that itself says `$1` stays as typed. `!`cmd`` and `@file` stay literal: they would
-run and read on the host without the permission gate.
+argument that itself says `$1` stays as typed. `!`cmd`` lines and ```` ```! ```` blocks run as
+Bash calls arnes makes through the hooks, the gate and the sandbox (command_shell.py), never on
+the host; `@file` stays literal.
 """
 
 from __future__ import annotations
