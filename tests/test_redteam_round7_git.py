@@ -13,7 +13,7 @@ import pytest
 from arnes.host.freeze import held
 from arnes.host.git import SAFE_CONFIG, environment, repository, run_git
 from arnes.host.gitwrite import contained
-from arnes.sandbox.env import user_program_env
+from arnes.host.paths import user_program_env
 from tests.test_e2e_git_host import ALLOW, bash, git, plain_git, scripted
 from tests.test_e2e_git_host import ws as ws  # the fixture: a repository with one commit
 

@@ -23,10 +23,10 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from arnes.host.paths import search_path
+from arnes.host.paths import SEARCH_PATHS, search_path
 from arnes.permissions.shell import CODE_ENV
 from arnes.permissions.simplecommand import risky_env_name
-from arnes.sandbox.env import SEARCH_PATHS, secret_setting
+from arnes.sandbox.env import secret_setting
 
 MOST_BYTES = 65_536  # of the file that are read
 MOST_NAMES = 100

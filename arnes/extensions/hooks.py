@@ -27,9 +27,9 @@ from arnes.extensions.hook_env import ENV_RUNNER, read_env_file
 from arnes.extensions.hook_if import HookCondition
 from arnes.extensions.hooks_config import FailMode, HookEntry, matches
 from arnes.extensions.plugins import ROOT_ENV
+from arnes.host.paths import user_program_env
 from arnes.nesting import json_loads
 from arnes.sandbox.base import NoSandbox, Sandbox, SandboxSpec
-from arnes.sandbox.env import user_program_env
 from arnes.tools.processes import run_foreground
 
 Permission = Literal["allow", "ask", "deny"]

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from arnes.errors import ConfigError
-from arnes.host.paths import is_inside, resolve_real, search_path
+from arnes.host.paths import is_inside, resolve_real, user_program_env
 
 TIMEOUT = 30.0  # seconds: a vault asked over the network may be slow, a hung helper must not hang arnes
 
@@ -26,12 +25,6 @@ class KeyHelper(NamedTuple):
     command: str
     source: str  # the user's settings file that set it
     workspace: Path  # the folder whose files the helper must not pick up
-
-
-def helper_env(environ: Mapping[str, str], workspace: Path) -> dict[str, str]:
-    fixed = {name: search_path(environ[name], workspace) for name in ("PATH", "PYTHONPATH", "NODE_PATH")
-             if name in environ}  # fmt: skip
-    return {**environ, **fixed, "PYTHONSAFEPATH": "1"}
 
 
 def helper_folder(workspace: Path) -> str:
@@ -45,7 +38,7 @@ def run_key_helper(helper: KeyHelper) -> str:
     try:
         done = subprocess.run(["/bin/sh", "-c", helper.command], stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=TIMEOUT, check=False, cwd=helper_folder(helper.workspace),
-                              env=helper_env(os.environ, helper.workspace))  # fmt: skip
+                              env=user_program_env(os.environ, helper.workspace))  # fmt: skip
     except subprocess.TimeoutExpired:
         raise ConfigError(f"{where} printed no key within {TIMEOUT:g} s; fix it or export ANTHROPIC_API_KEY") from None
     except OSError as exc:

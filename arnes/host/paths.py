@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 
@@ -81,6 +81,19 @@ def search_path(value: str, away_from: Path | None = None) -> str:
             continue
         kept.append(entry)
     return os.pathsep.join(kept)
+
+
+SEARCH_PATHS = ("PATH", "PYTHONPATH", "NODE_PATH")
+
+
+def user_program_env(env: Mapping[str, str], workspace: Path) -> dict[str, str]:
+    """The environment of a program of the user's own (a hook from the user's settings) that runs
+    in the workspace: it must not pick up the repository's files by accident. `python -m NAME`
+    and `python -c` do not put the working folder on sys.path (PYTHONSAFEPATH, Python 3.11+),
+    and PATH, PYTHONPATH and NODE_PATH keep only absolute entries outside the workspace (a
+    sandboxed command may have written a program into an activated `.venv/bin`)."""
+    fixed = {name: search_path(env[name], workspace) for name in SEARCH_PATHS if name in env}
+    return {**env, **fixed, "PYTHONSAFEPATH": "1"}
 
 
 # The dynamic loader's and glibc's search variables: a program arnes starts on the host (git,

@@ -23,12 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from arnes.host.paths import search_path
+from arnes.host.paths import search_path, user_program_env
 from arnes.host.stderrtail import stderr_tail
 from arnes.mcp.expand import ExpansionError
 from arnes.mcp.settings import ServerEntry
 from arnes.sandbox.base import Confined, Sandbox
-from arnes.sandbox.env import user_program_env
 from arnes.sandbox.placeholders import neutral_folder
 
 if TYPE_CHECKING:

@@ -17,9 +17,6 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
-
-from arnes.host.paths import search_path
 
 # The POSIX locale categories, and glibc's own.
 LOCALE_NAMES = frozenset({
@@ -144,14 +141,3 @@ def command_env(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> 
 
 
 # Search paths whose relative (or empty) entries mean the folder a program runs in.
-SEARCH_PATHS = ("PATH", "PYTHONPATH", "NODE_PATH")
-
-
-def user_program_env(env: Mapping[str, str], workspace: Path) -> dict[str, str]:
-    """The environment of a program of the user's own (a hook from the user's settings) that runs
-    in the workspace: it must not pick up the repository's files by accident. `python -m NAME`
-    and `python -c` do not put the working folder on sys.path (PYTHONSAFEPATH, Python 3.11+),
-    and PATH, PYTHONPATH and NODE_PATH keep only absolute entries outside the workspace (a
-    sandboxed command may have written a program into an activated `.venv/bin`)."""
-    fixed = {name: search_path(env[name], workspace) for name in SEARCH_PATHS if name in env}
-    return {**env, **fixed, "PYTHONSAFEPATH": "1"}
