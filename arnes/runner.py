@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from arnes.extensions.agents import Catalog
     from arnes.extensions.hooks import HookRunner
     from arnes.extensions.output_styles import OutputStyle
+    from arnes.mcp.sdk_relay import Relay
     from arnes.rewind.checkpoints import Checkpoints
 
 CONTINUE = "Continue with the task where you left off."
@@ -235,6 +236,7 @@ def build_session(
     models: tuple[Provider, dict[Role, Provider]] | None = None,
     trace: Path | None = None,
     extra_hooks: HooksAround | None = None,
+    mcp_relay: Relay | None = None,
     task: str | None = None,
 ) -> Session:
     """The session of a run, built whole: its parts (sandbox, hooks, MCP servers, checkpoints, the
@@ -245,6 +247,7 @@ def build_session(
     itself; `models`: the main provider and roles to share (a team's nodes play one model);
     `trace`: the trace's path, when not the session's own under .arnes/traces/; `extra_hooks`:
     a caller's hooks around the settings' (the Agent SDK's callbacks, headless/sdk_hooks.py);
+    `mcp_relay`: the Agent SDK's channel to its in-process MCP servers (mcp/sdk_relay.py);
     `task`: the run's first request, when known (the `auto` edit format is chosen by it)."""
     stream = cfg.stream and not args.no_stream
     from_env, said = env_limits(os.environ)  # after the settings' env was applied (resolve_config)
@@ -317,7 +320,7 @@ def build_session(
 
         mcp = make_hub(
             shared, cfg.mcp_servers, network=cfg.network, env_passthrough=tuple(cfg.env_passthrough),
-            start_ms=from_env.mcp_start_ms,
+            start_ms=from_env.mcp_start_ms, relay=mcp_relay,
         )  # fmt: skip
     lsp = None
     if cfg.lsp_servers:
@@ -467,6 +470,7 @@ def prepare(
     workspace: Path | None = None,
     approver: Approver | None = None,
     extra_hooks: HooksAround | None = None,
+    mcp_relay: Relay | None = None,
     task: str | None = None,
 ) -> Prepared:
     from arnes.agent.resume import find_trace, read_history
@@ -494,7 +498,7 @@ def prepare(
             written = trace_path
     session = build_session(
         args, ws, cfg, session_id, approver=approver, verify=args.verify, verify_rounds=args.verify_rounds,
-        trace=trace_path, extra_hooks=extra_hooks, task=task,
+        trace=trace_path, extra_hooks=extra_hooks, mcp_relay=mcp_relay, task=task,
     )  # fmt: skip
     if history_from is not None:
         history = read_history(session.host, history_from, cut_at, drops)

@@ -21,7 +21,6 @@ from arnes.config import EffectiveConfig, load_config
 from arnes.config_flags import apply_claude_flags, chosen_session_id, system_prompts
 from arnes.errors import ConfigError
 from arnes.llm.script import ScriptProvider
-from arnes.mcp.settings import parse_servers
 from arnes.session import Session
 from tests.conftest import Run, run_arnes
 from tests.fakes.llm_server import FakeLLMServer
@@ -184,8 +183,6 @@ def test_mcp_config_adds_servers_and_strict_keeps_only_those(tmp_path: Path) -> 
     assert run.code == 0, run.err
     [server] = init_line(run)["mcp_servers"]  # the trusted project's own server is left out
     assert server["name"] == "flagged" and server["status"] == "failed"
-    with pytest.raises(ConfigError, match=r"mcpServers\.inproc is an in-process SDK server"):
-        parse_servers({"mcpServers": {"inproc": {"type": "sdk", "name": "inproc"}}}, "--mcp-config")
 
 
 def test_session_id_names_the_session_and_resume_finds_it(shop: Path, tmp_path: Path) -> None:

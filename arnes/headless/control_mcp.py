@@ -1,5 +1,6 @@
 """The SDK's control requests about MCP servers: `mcp_status`, `mcp_reconnect` and `mcp_toggle`
-(`ClaudeSDKClient.get_mcp_status`, `reconnect_mcp_server`, `toggle_mcp_server`).
+(`ClaudeSDKClient.get_mcp_status`, `reconnect_mcp_server`, `toggle_mcp_server`); and arnes's own
+request the other way, `mcp_message`, which reaches the SDK's in-process servers (`relay`).
 
 The SDK's program is the user's own: as at the prompt, it may stop a server and start one again.
 It never starts a server arnes would not start at launch: one of a folder not trusted, or one
@@ -13,11 +14,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from arnes.headless.channel import Json, Unanswered
+from arnes.headless.channel import Channel, Json, Unanswered, as_object
 from arnes.mcp.client import McpHub, ServerState
+from arnes.mcp.sdk_relay import Relay
 from arnes.ui.stream_json import mcp_status
 
 TURNED_OFF = "turned off by the SDK (mcp_toggle)"
+
+
+def relay(channel: Channel) -> Relay:
+    """Each JSON-RPC message for an SDK server as Claude Code sends it: an `mcp_message` control
+    request; the SDK's `mcp_response` is the answer (its error, or none in time, raises)."""
+
+    def send(server: str, message: Json, timeout: float) -> Json:
+        reply = channel.request({"subtype": "mcp_message", "server_name": server, "message": message}, timeout)
+        if reply.get("subtype") == "error":
+            raise ConnectionError(f"the Agent SDK refused the message for {server!r}: {reply.get('error')}")
+        return as_object(as_object(reply.get("response")).get("mcp_response"))
+
+    return send
 
 
 def status(hub: McpHub | None) -> Json:
@@ -31,7 +46,9 @@ def _one(name: str, st: ServerState) -> dict[str, Any]:
     source = entry.source
     scope = "dynamic" if source == "--mcp-config" else "local" if source.endswith("(this project)") else None
     config: dict[str, Any] = {"type": cfg.transport, "url": cfg.url} if cfg.transport != "stdio" else {}
-    if not config:  # as written: no `env` or `headers`, which may hold a token
+    if cfg.transport == "sdk":
+        config = {"type": "sdk", "name": cfg.name or name}
+    elif not config:  # as written: no `env` or `headers`, which may hold a token
         config = {"type": "stdio", "command": cfg.command, "args": list(cfg.args)}
     found: dict[str, Any] = {
         "name": name,

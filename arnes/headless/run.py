@@ -46,7 +46,12 @@ def run_stream(args: argparse.Namespace, task: str) -> int:
     channel = Channel(sys.stdin, out)
     stdio = getattr(args, "permission_prompt_tool", None) == "stdio"
     hooks = SdkHooks(channel)
-    ready = prepare(args, approver=SdkApprover(channel) if stdio else None, extra_hooks=hooks.around)
+    ready = prepare(
+        args,
+        approver=SdkApprover(channel) if stdio else None,
+        extra_hooks=hooks.around,
+        mcp_relay=control_mcp.relay(channel),
+    )
     channel.session_id = ready.session.id
     return Driven(args, ready, channel, out, hooks).run()
 

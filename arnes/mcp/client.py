@@ -26,6 +26,7 @@ from typing import IO, TYPE_CHECKING, Any
 from arnes.host.paths import search_path, user_program_env
 from arnes.host.stderrtail import stderr_tail
 from arnes.mcp.expand import ExpansionError
+from arnes.mcp.sdk_relay import NO_CHANNEL, Relay, sdk_streams
 from arnes.mcp.settings import ServerEntry
 from arnes.sandbox.base import Confined, Sandbox
 from arnes.sandbox.placeholders import neutral_folder
@@ -89,10 +90,18 @@ class ServerState:
 class McpHub:
     """The servers of one session, their state and their tools; `call` runs one tool."""
 
-    def __init__(self, entries: list[ServerEntry], workspace: Path, sandbox_for: SandboxFor, resolve: Resolve):
+    def __init__(
+        self,
+        entries: list[ServerEntry],
+        workspace: Path,
+        sandbox_for: SandboxFor,
+        resolve: Resolve,
+        relay: Relay | None = None,
+    ):
         self.workspace = workspace
         self._sandbox_for = sandbox_for
         self._resolve = resolve
+        self._relay = relay  # the Agent SDK's control channel: its in-process servers (mcp/sdk_relay.py)
         self.servers = {e.name: ServerState(e) for e in entries}
         for st in self.servers.values():
             if st.entry.held:  # Claude Code's approval keys leave it out (mcp/approval.py)
@@ -136,6 +145,9 @@ class McpHub:
         except ExpansionError as exc:
             st.fail(f"not started: {st.entry.source}: mcpServers.{st.entry.name}: {exc}")
             return
+        if entry.config.transport == "sdk" and self._relay is None:
+            st.fail(NO_CHANNEL)
+            return
         st.stop = asyncio.Event()
         st.task = task = self._loop.create_task(self._serve(st, entry))
         self._loop.call_later(st.entry.config.timeout, self._give_up, st, task)
@@ -168,6 +180,11 @@ class McpHub:
                         command=confined.argv[0], args=confined.argv[1:], env=confined.env, cwd=cwd
                     )
                     read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+                elif cfg.transport == "sdk" and self._relay is not None:  # a server in the Agent SDK's program
+                    st.sandbox = "the Agent SDK's own process"
+                    read, write = await stack.enter_async_context(
+                        sdk_streams(cfg.name or entry.name, self._relay, cfg.tool_timeout)
+                    )
                 elif cfg.transport == "sse":  # the older HTTP+SSE transport, still served and configured
                     from mcp.client.sse import sse_client
 

@@ -18,11 +18,14 @@ NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$")
 
 
 class McpServer(BaseModel):
-    """One server: a command (stdio) or a URL (streamable HTTP, or the older HTTP+SSE)."""
+    """One server: a command (stdio), a URL (streamable HTTP, or the older HTTP+SSE), or a server in
+    the Agent SDK's own program (`sdk`: only from the SDK's `--mcp-config`, reached through its
+    control channel, mcp/sdk_relay.py)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    type: Literal["stdio", "http", "streamable-http", "sse"] | None = None
+    type: Literal["stdio", "http", "streamable-http", "sse", "sdk"] | None = None
+    name: str | None = Field(None, description="An SDK server's own name (the SDK writes it).")
     command: str | None = Field(None, description="The program that speaks MCP on stdin/stdout.")
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict, description="Variables set for the server only.")
@@ -41,6 +44,8 @@ class McpServer(BaseModel):
 
     @model_validator(mode="after")
     def _kind(self) -> McpServer:
+        if self.transport == "sdk":
+            return self
         if self.transport == "stdio" and not self.command:
             raise ValueError('a stdio server needs "command" (or give "type": "http" and "url")')
         if self.transport != "stdio" and not self.url:
@@ -48,9 +53,9 @@ class McpServer(BaseModel):
         return self
 
     @property
-    def transport(self) -> Literal["stdio", "http", "sse"]:
-        if self.type == "sse":
-            return "sse"
+    def transport(self) -> Literal["stdio", "http", "sse", "sdk"]:
+        if self.type in ("sse", "sdk"):
+            return self.type
         if self.type in ("http", "streamable-http") or (self.type is None and self.url and not self.command):
             return "http"
         return "stdio"
@@ -101,12 +106,12 @@ def load_mcp_file(path: Path) -> dict[str, McpServer]:
 def parse_servers(raw: object, path: Path | str) -> dict[str, McpServer]:
     """`{"mcpServers": {...}}` found at `path` (a file, `--mcp-config`), or one clear error naming it."""
     listed = raw.get("mcpServers") if isinstance(raw, dict) else None
-    if isinstance(listed, dict):
+    if isinstance(listed, dict) and path != "--mcp-config":
         sdk = next((name for name, s in listed.items() if isinstance(s, dict) and s.get("type") == "sdk"), None)
         if sdk is not None:
             raise ConfigError(
-                f"{path}: mcpServers.{sdk} is an in-process SDK server (create_sdk_mcp_server), which arnes "
-                "cannot reach; give it as a stdio or http server"
+                f"{path}: mcpServers.{sdk} is an in-process SDK server (create_sdk_mcp_server), which only the "
+                "Agent SDK that starts arnes can offer (its --mcp-config); give it as a stdio or http server"
             )
     try:
         servers = McpFile.model_validate(raw).mcpServers

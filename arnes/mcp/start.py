@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from arnes.mcp.expand import ExpansionError, VariableCheck, expand_server
 from arnes.mcp.launchers import launcher_needs
+from arnes.mcp.sdk_relay import Relay
 from arnes.mcp.settings import ServerEntry
 from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec
 from arnes.sandbox.choose import choose_sandbox
@@ -27,11 +28,13 @@ def make_hub(
     network: bool,
     env_passthrough: tuple[str, ...],
     start_ms: int | None = None,
+    relay: Relay | None = None,
 ) -> McpHub | None:
     """The hub of a session's servers (in its shared sandbox's spec; `network` and `env_passthrough`
     are the session's), or None if none is set; `start` it once the banner is out (its thread
     imports the SDK, which would slow the banner down). `start_ms`: Claude Code's MCP_TIMEOUT, for
-    each server whose settings name no `timeout` of their own (a server's own wins)."""
+    each server whose settings name no `timeout` of their own (a server's own wins). `relay`: the
+    Agent SDK's control channel, which reaches its in-process servers (mcp/sdk_relay.py)."""
     if not servers:
         return None
     if start_ms is not None:
@@ -69,7 +72,7 @@ def make_hub(
             spec = launcher_spec(spec, entry, environ)
         return choose_sandbox(sandbox_mode(shared.sandbox), spec)
 
-    return McpHub(list(servers.values()), shared.engine.workspace, sandbox_for, resolve)
+    return McpHub(list(servers.values()), shared.engine.workspace, sandbox_for, resolve, relay)
 
 
 def with_start_timeout(entry: ServerEntry, seconds: float) -> ServerEntry:
