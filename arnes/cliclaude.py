@@ -19,7 +19,6 @@ IGNORED: dict[str, tuple[str, str]] = {
     "thinking_display": ("--thinking-display", "arnes prints no thinking blocks"),
     "effort": ("--effort", "arnes sends no effort level"),
     "betas": ("--betas", "arnes sends no beta headers"),
-    "fallback_model": ("--fallback-model", "a model that fails ends the run (exit 1)"),
     "include_hook_events": ("--include-hook-events", "hook runs are in the trace, not in stream-json"),
     "task_budget": ("--task-budget", "use --max-tokens"),
     "session_mirror": ("--session-mirror", "the session is in arnes's trace, no transcript_mirror lines"),
@@ -93,6 +92,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--permission-prompt-tool", metavar="NAME",
         help="stdio: asks go to the SDK's can_use_tool (with --input-format stream-json); else asks are denied",
+    )  # fmt: skip
+    p.add_argument(
+        "--fallback-model", metavar="MODEL",
+        help="when the model stays overloaded after its retries, go on with this one (same provider)",
     )  # fmt: skip
     p.add_argument(
         "--resume-session-at", metavar="UUID",

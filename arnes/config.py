@@ -211,6 +211,7 @@ class EffectiveConfig:
     helper_key: str | None = None  # what it printed, once a run (runner.py)
     agents: object = None  # --agents: definitions given with the run (extensions/agents.py given_agents)
     partial_messages: bool = False  # --include-partial-messages: stream-json streams the reply's text
+    fallback_model: str | None = None  # --fallback-model: the model a run goes on with when the main one is overloaded
     verify_command: str | None = None
     verify_command_from: str | None = None  # the settings file that named it
     verify_timeout: float = TEST_TIMEOUT

@@ -43,6 +43,7 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig, workspace
     for folders in added_dirs(args):
         open_to_reads(cfg, [os.path.abspath(os.path.expanduser(f)) for f in folders], "--add-dir")
     cfg.partial_messages = bool(getattr(args, "include_partial_messages", False))
+    cfg.fallback_model = getattr(args, "fallback_model", None) or None
     if getattr(args, "agents", None):
         cfg.agents = _json_or_file(args.agents, "--agents", workspace)
     _mode(args, cfg)

@@ -31,12 +31,19 @@ class ProviderError(ArnesError):
     exit_code = EXIT_FAIL
 
     def __init__(
-        self, message: str, *, retryable: bool = False, retry_after: float | None = None, unreachable: bool = False
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        unreachable: bool = False,
+        exhausted: bool = False,
     ):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
         self.unreachable = unreachable  # nothing answered at all: the "how to configure a model" help fits
+        self.exhausted = exhausted  # retryable, and the retries gave up: another model may answer (--fallback-model)
 
 
 class ContextExceeded(ProviderError):

@@ -293,6 +293,9 @@ def build_session(
         chosen = ModelSettings(provider=provider.name if provider.name in PROFILES else None, name=model)
         return retrying(_provider(chosen, cfg, stream, window)[0])
 
+    if cfg.fallback_model and models is None:
+        main_provider = with_fallback(main_provider, cfg.fallback_model, switch, bus)
+
     checkpoints = make_checkpoints(workspace.resolve(), session_id, cfg)
     shared = open_shared(
         workspace.resolve(), cfg.mode, cfg.rules, cfg.sandbox, cfg.network, cfg.commands_see(),
@@ -462,6 +465,23 @@ class Prepared:
     cfg: EffectiveConfig
     history: list[Message] | None
     trace_path: Path | None
+
+
+def with_fallback(
+    main: Provider, fallback: str, switch: Callable[[Provider, str], Provider], bus: EventBus
+) -> Provider:
+    """`--fallback-model`: the main model until it stays overloaded, then `fallback` (llm/fallback.py)."""
+    from arnes.llm.fallback import FallbackProvider
+
+    if fallback == main.model:
+        raise ConfigError(f"--fallback-model {fallback}: that is the main model; name another one")
+
+    def said(failed: str, chosen: str, why: str) -> None:
+        bus.emit(
+            Notice("warning", f"warning: {failed} is overloaded ({why}); going on with {chosen} (--fallback-model)")
+        )
+
+    return FallbackProvider(main, fallback, lambda name: switch(main, name), said)
 
 
 def prepare(

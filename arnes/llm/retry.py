@@ -38,7 +38,7 @@ class RetryingProvider(ProviderWrapper):
                 if not exc.retryable or attempt == self.attempts:
                     if exc.retryable:
                         gave_up = f"{exc} (gave up after {attempt} attempts)"
-                        raise ProviderError(gave_up, unreachable=exc.unreachable) from exc
+                        raise ProviderError(gave_up, unreachable=exc.unreachable, exhausted=True) from exc
                     raise
                 delay = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
                 if exc.retry_after is not None:
