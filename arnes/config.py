@@ -211,6 +211,7 @@ class EffectiveConfig:
     helper_key: str | None = None  # what it printed, once a run (runner.py)
     agents: object = None  # --agents: definitions given with the run (extensions/agents.py given_agents)
     partial_messages: bool = False  # --include-partial-messages: stream-json streams the reply's text
+    permission_prompt_tool: str | None = None  # mcp__SERVER__TOOL: asks go to that MCP tool (mcp/approver.py)
     fallback_model: str | None = None  # --fallback-model: the model a run goes on with when the main one is overloaded
     verify_command: str | None = None
     verify_command_from: str | None = None  # the settings file that named it

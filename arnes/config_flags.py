@@ -62,10 +62,12 @@ def apply_claude_flags(args: argparse.Namespace, cfg: EffectiveConfig, workspace
     if getattr(args, "replay_user_messages", False) and not streams:
         raise ConfigError("--replay-user-messages goes with --input-format stream-json and --output-format stream-json")
     tool = getattr(args, "permission_prompt_tool", None)
-    if tool and (tool != "stdio" or args.input_format != "stream-json"):
+    if tool and tool.startswith("mcp__"):
+        cfg.permission_prompt_tool = tool
+    elif tool and (tool != "stdio" or args.input_format != "stream-json"):
         cfg.warnings.append(
-            f"--permission-prompt-tool {tool}: only stdio with --input-format stream-json is answered; "
-            "what would be asked is denied"
+            f"--permission-prompt-tool {tool}: only an MCP tool (mcp__SERVER__TOOL) or stdio with "
+            "--input-format stream-json is answered; what would be asked is denied"
         )
 
 

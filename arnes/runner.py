@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from arnes.extensions.agents import Catalog
     from arnes.extensions.hooks import HookRunner
     from arnes.extensions.output_styles import OutputStyle
+    from arnes.mcp.client import McpHub
     from arnes.mcp.sdk_relay import Relay
     from arnes.rewind.checkpoints import Checkpoints
 
@@ -350,7 +351,7 @@ def build_session(
         network=cfg.network,
         env_passthrough=cfg.commands_see(),
         read_paths=tuple(cfg.read_paths),
-        approver=approver or choose_approver(sys.stdin, sys.stderr),
+        approver=approver or prompt_tool(cfg, mcp) or choose_approver(sys.stdin, sys.stderr),
         never_ask=cfg.never_ask,
         instructions_bytes=cfg.instructions_bytes,
         env_limits=from_env,
@@ -465,6 +466,24 @@ class Prepared:
     cfg: EffectiveConfig
     history: list[Message] | None
     trace_path: Path | None
+
+
+def prompt_tool(cfg: EffectiveConfig, hub: McpHub | None) -> Approver | None:
+    """`--permission-prompt-tool mcp__SERVER__TOOL`: that tool answers what would be asked (mcp/approver.py)."""
+    given = cfg.permission_prompt_tool
+    if not given:
+        return None
+    from arnes.mcp.approver import McpApprover, parse_tool
+
+    servers = list(hub.servers) if hub is not None else []
+    found = parse_tool(given, servers)
+    if found is None or hub is None:
+        known = ", ".join(servers) or "none"
+        raise ConfigError(
+            f"--permission-prompt-tool {given}: no MCP server of this run offers it (servers: {known}); "
+            "name a tool as mcp__SERVER__TOOL of a server in --mcp-config or your settings"
+        )
+    return McpApprover(hub, *found)
 
 
 def with_fallback(

@@ -58,6 +58,17 @@ def args() -> str:
     return " ".join(sys.argv[2:]) + (f" root={root}" if root is not None else "")
 
 
+@server.tool(description="Answer a permission prompt: allow any call but Bash; deny Bash, saying why.")
+def approve(tool_name: str, input: dict[str, object], tool_use_id: str = "") -> str:
+    import json
+
+    if tool_name == "Bash":
+        return json.dumps({"behavior": "deny", "message": f"no shell from the bot ({input.get('command')})"})
+    if input.get("file_path") == "changed.py":
+        return json.dumps({"behavior": "allow", "updatedInput": {**input, "file_path": "elsewhere.py"}})
+    return json.dumps({"behavior": "allow", "updatedInput": input})
+
+
 @server.prompt(description="Review a pull request.")
 def review(number: str, focus: str = "everything") -> str:
     return f"Review pull request #{number}, looking at {focus}."
