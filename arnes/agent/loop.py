@@ -33,6 +33,7 @@ from arnes.agent.events import (
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
 from arnes.agent.madecalls import off_limits
+from arnes.agent.mentions import Attached, attach, block_text
 from arnes.agent.rule_delivery import FILE_TOOLS, RuleDelivery, workspace_relative
 from arnes.agent.run_context import RunContext
 from arnes.agent.steering import Act, Nudge, Redraw, Refuse, Reply, Rewrite
@@ -161,6 +162,15 @@ class Agent:
             if s.checkpoints is not None:
                 s.checkpoints.end(jobs=s.ctx.jobs.running())
 
+    def _attached(self, task: str) -> list[Attached]:
+        """The files the user's message names with `@` (agent/mentions.py); a sub-agent's task is the model's."""
+        if self.s.depth > 0 or "@" not in task:
+            return []
+        attached = attach(task, self.s.ctx)
+        for item in attached:
+            self.s.bus.emit(Notice("info", f"attached {item.shown} (@{item.name})"))
+        return attached
+
     def mark(self, kind: str, label: str, **extra: Any) -> int:
         """Point n of the session begins: a checkpoint of the workspace (the top-level session's),
         and a mark in the trace that a conversation rewind goes back to (DESIGN §17)."""
@@ -199,6 +209,7 @@ class Agent:
         said: list[Block] = [
             *([TextBlock(named)] if named else []),
             TextBlock(task),
+            *(TextBlock(block_text(a)) for a in self._attached(task)),
             *(TextBlock(c) for c in [*self._hook_context, *context]),
         ]
         self._hook_context = []

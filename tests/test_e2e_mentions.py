@@ -1,0 +1,64 @@
+"""Claude Code's `@path` in the user's message, with the real `arnes` (agent/mentions.py): the file
+goes with the message as Read shows it and counts as read; what a Read may not show never goes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from arnes.agent.trace import read_trace
+from tests.conftest import run_arnes
+
+
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "a.py").write_text("RATE = 0.10\n")
+    (ws / "my notes.md").write_text("remember the milk\n")
+    (ws / ".env").write_text("TOKEN=hunter2-in-dotenv\n")  # a built-in Read deny
+    (ws / "private").mkdir()
+    (ws / "private" / "keys.txt").write_text("hunter2-in-private\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("hunter2-outside\n")
+    os.symlink(outside, ws / "link.txt")
+    return ws
+
+
+def run(tmp_path: Path, ws: Path, turns: list[dict[str, object]], message: str) -> tuple[object, list[dict]]:
+    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
+    script.write_text(json.dumps({"turns": turns}))
+    argv = ["-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace)]
+    done = run_arnes(*argv, "--permission-mode", "acceptEdits", "--deny", "Read(private/**)", message)
+    return done, read_trace(trace)
+
+
+def user_text(events: list[dict]) -> str:
+    first = next(e for e in events if e["event"] == "message" and e["role"] == "user")
+    return "\n".join(b["text"] for b in first["content"] if b["type"] == "text")
+
+
+def test_a_mentioned_file_goes_with_the_message_and_counts_as_read(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    edit = {"file_path": "src/a.py", "old_string": "RATE = 0.10", "new_string": "RATE = 0.15"}
+    done, events = run(
+        tmp_path, ws, [{"tool_calls": [{"name": "Edit", "input": edit}]}, {"text": "done"}],
+        'Raise the rate in @src/a.py, see @"my notes.md". Use the @property decorator; mail me@example.com',
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    said = user_text(events)
+    assert "The user attached src/a.py (@src/a.py); as Read shows it:\n     1\tRATE = 0.10" in said
+    assert "The user attached my notes.md" in said and "remember the milk" in said
+    assert said.count("The user attached") == 2  # @property and the mail address stay text
+    assert (ws / "src" / "a.py").read_text() == "RATE = 0.15\n"  # no Read call needed before the Edit
+    assert "attached src/a.py (@src/a.py)" in done.out + done.err
+
+
+def test_what_a_read_may_not_show_is_never_attached(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    done, events = run(
+        tmp_path, ws, [{"text": "ok"}], "Look at @.env @private/keys.txt @link.txt @../outside.txt @src @/etc/hostname"
+    )
+    assert done.code == 0, done.err
+    said = json.dumps(events)
+    assert "hunter2" not in said and "The user attached" not in said
