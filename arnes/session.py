@@ -498,6 +498,11 @@ class Session:
             for listed in st.tools if st.state == "started" else []:
                 if self.tools.get(tool_name(name, listed.name)) is None:
                     self.tools.add(McpTool(name, listed.name, listed.description, listed.schema, hub))
+        if hub.with_resources() and self.tools.get("ReadMcpResourceTool") is None:
+            from arnes.mcp.resource_tools import ListMcpResources, ReadMcpResource
+
+            self.tools.add(ListMcpResources(hub))
+            self.tools.add(ReadMcpResource(hub))
 
     def _mcp_off(self) -> set[str]:
         """The MCP tools not offered now: their server was turned off, failed, or no longer lists them."""

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from mcp import ClientSession
 
 MISSING_SDK = "the MCP SDK is not installed: pip install 'arnes[mcp]'"
+MOST_RESOURCES = 500  # of one server's list: a server with thousands would fill the context
 
 SandboxFor = Callable[[ServerEntry], Sandbox | None]  # None: run this server unconfined
 # The entry as it starts: its `${VAR}`s expanded (mcp/expand.py); ExpansionError: it does not start.
@@ -67,6 +68,7 @@ class ServerState:
     state: str = "starting"  # starting | started | not started: untrusted | failed: WHY
     tools: list[ListedTool] = field(default_factory=list)
     prompts: list[ListedPrompt] = field(default_factory=list)
+    resources: bool = False  # it says it has resources (ListMcpResourcesTool / ReadMcpResourceTool)
     sandbox: str = ""
     ready: threading.Event = field(default_factory=threading.Event)
     session: ClientSession | None = None
@@ -210,6 +212,7 @@ class McpHub:
                     if cfg.offers(t.name)
                 ]
                 st.prompts = await _prompts(session) if started.capabilities.prompts is not None else []
+                st.resources = started.capabilities.resources is not None
                 st.session, st.state = session, "started"
                 st.ready.set()
                 assert st.stop is not None
@@ -308,6 +311,40 @@ class McpHub:
                 last = f" (its stderr: {st.stderr_tail[-1]})" if st.stderr_tail else ""
                 raise ConnectionError(f"the MCP server {server!r} stopped: {st.state}{last}") from exc
             raise ConnectionError(f"the MCP server {server!r} failed {what}: {_reason(exc)}") from exc
+
+    # -- resources (mcp/resource_tools.py) --------------------------------------------------------
+    def with_resources(self) -> list[str]:
+        """The running servers that say they have resources."""
+        return [name for name, st in self.servers.items() if st.state == "started" and st.resources]
+
+    def list_resources(self, server: str) -> list[dict[str, str]]:
+        """A server's resources (its first MOST_RESOURCES), in Claude Code's shape."""
+        result = self._request(server, lambda s: s.list_resources(), "to list its resources")
+        return [
+            {
+                "uri": str(r.uri),
+                "name": r.name,
+                "mimeType": r.mime_type or "",
+                "description": r.description or "",
+                "server": server,
+            }
+            for r in list(getattr(result, "resources", []))[:MOST_RESOURCES]
+        ]
+
+    def read_resource(self, server: str, uri: str) -> list[dict[str, Any]]:
+        """One resource's contents: text as it is, binary named with its size."""
+        result = self._request(server, lambda s: s.read_resource(uri), f"to read {uri}")
+        contents: list[dict[str, Any]] = []
+        for part in getattr(result, "contents", []) or []:
+            item: dict[str, Any] = {"uri": str(part.uri), "mimeType": part.mime_type or ""}
+            text = getattr(part, "text", None)
+            if isinstance(text, str):
+                item["text"] = text
+            else:
+                blob = getattr(part, "blob", "") or ""
+                item["text"] = f"[binary content, {len(blob) * 3 // 4 - blob[-2:].count('=')} bytes, not shown]"
+            contents.append(item)
+        return contents
 
     # -- for the SDK's control requests (headless/control_mcp.py) ----------------------------------
     def offers(self, server: str, tool: str) -> bool:

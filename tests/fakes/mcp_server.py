@@ -69,6 +69,16 @@ def approve(tool_name: str, input: dict[str, object], tool_use_id: str = "") -> 
     return json.dumps({"behavior": "allow", "updatedInput": input})
 
 
+@server.resource("notes://readme", description="The project's notes.", mime_type="text/plain")
+def readme() -> str:
+    return "The release is on Friday."
+
+
+@server.resource("notes://logo", description="A picture.", mime_type="image/png")
+def logo() -> bytes:
+    return b"\x89PNG\r\n\x1a\n"
+
+
 @server.prompt(description="Review a pull request.")
 def review(number: str, focus: str = "everything") -> str:
     return f"Review pull request #{number}, looking at {focus}."
