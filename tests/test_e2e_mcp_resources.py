@@ -53,3 +53,27 @@ def test_an_untrusted_servers_resources_are_not_offered(tmp_path: Path) -> None:
     assert run.code == 0, run.err
     [(is_error, output)] = outputs(events)
     assert is_error and "Friday" not in output
+
+
+def message_with(tmp_path: Path, ws: Path, message: str, *flags: str, run_no: int = 1) -> str:
+    import json as j
+
+    from arnes.agent.trace import read_trace
+    from tests.conftest import run_arnes
+
+    script, trace = tmp_path / "s.json", tmp_path / f"t{run_no}.jsonl"
+    script.write_text(j.dumps({"turns": [{"text": "ok"}]}))
+    run = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                    "--trust", *flags, message)  # fmt: skip
+    assert run.code == 0, run.err
+    first = next(e for e in read_trace(trace) if e["event"] == "message" and e["role"] == "user")
+    return "\n".join(b["text"] for b in first["content"] if b["type"] == "text")
+
+
+def test_at_server_uri_in_the_message_attaches_the_resource(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, {"fake": stdio()})
+    said = message_with(tmp_path, ws, "When is @fake:notes://readme? Not @fake:notes://nothing nor @nobody:x://y.")
+    assert "The user attached the MCP resource @fake:notes://readme" in said and "Friday" in said
+    assert said.count("The user attached") == 1
+    denied = message_with(tmp_path, ws, "When is @fake:notes://readme?", "--deny", "ReadMcpResourceTool", run_no=2)
+    assert "Friday" not in denied

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from arnes.agent.context import THRESHOLD, clear_results, compact, fixed_tokens, message_tokens
 from arnes.agent.events import (
     CompactionEvent,
@@ -33,7 +35,7 @@ from arnes.agent.events import (
 from arnes.agent.guard import LoopGuard, Stuck
 from arnes.agent.hookpoints import HookPoints
 from arnes.agent.madecalls import off_limits
-from arnes.agent.mentions import Attached, attach, block_text
+from arnes.agent.mentions import Attached, ReadResource, attach, block_text, resources_named
 from arnes.agent.rule_delivery import FILE_TOOLS, RuleDelivery, workspace_relative
 from arnes.agent.run_context import RunContext
 from arnes.agent.steering import Act, Nudge, Redraw, Refuse, Reply, Rewrite
@@ -166,10 +168,26 @@ class Agent:
         """The files the user's message names with `@` (agent/mentions.py); a sub-agent's task is the model's."""
         if self.s.depth > 0 or "@" not in task:
             return []
-        attached = attach(task, self.s.ctx)
+        attached = attach(task, self.s.ctx, self._resource_reader() if resources_named(task) else None)
         for item in attached:
             self.s.bus.emit(Notice("info", f"attached {item.shown} (@{item.name})"))
         return attached
+
+    def _resource_reader(self) -> ReadResource | None:
+        """Reads an `@server:uri` as ReadMcpResourceTool would, unless a rule denies that tool."""
+        s = self.s
+        s.tool_specs()  # the servers' tools (resources' too) once they started: the first time, waits for them
+        tool = s.tools.get("ReadMcpResourceTool")
+        if tool is None or not s.quietly_allowed(ToolRequest("ReadMcpResourceTool", {})):
+            return None
+
+        def read(server: str, uri: str) -> str | None:
+            try:
+                return str(tool.run(tool.args_model.model_validate({"server": server, "uri": uri}), s.ctx))
+            except (ToolError, ValidationError):
+                return None
+
+        return read
 
     def mark(self, kind: str, label: str, **extra: Any) -> int:
         """Point n of the session begins: a checkpoint of the workspace (the top-level session's),
