@@ -62,3 +62,45 @@ def test_what_a_read_may_not_show_is_never_attached(tmp_path: Path) -> None:
     assert done.code == 0, done.err
     said = json.dumps(events)
     assert "hunter2" not in said and "The user attached" not in said
+
+
+def test_tab_completes_at_names_at_the_prompt_and_the_file_goes_with_the_message(tmp_path: Path) -> None:
+    import pexpect
+
+    from tests.conftest import ARNES
+
+    ws = workspace(tmp_path)
+    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
+    script.write_text(json.dumps({"turns": [{"text": "seen"}]}))
+    child = pexpect.spawn(
+        ARNES, ["--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace)],
+        env={**os.environ, "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}, encoding="utf-8", timeout=30,
+        dimensions=(40, 160),
+    )  # fmt: skip
+    child.expect("arnes>")
+    child.send("explain @src/\t")  # the folder's one file
+    child.expect("a.py")  # inserted: drawn before Enter is sent
+    child.sendline("")
+    child.expect("seen")
+    child.expect("arnes>")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "The user attached src/a.py (@src/a.py)" in user_text(read_trace(trace))
+
+
+def test_the_completer_offers_what_a_read_may_show(tmp_path: Path) -> None:
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from arnes.ui.completion import MentionCompleter
+
+    ws = workspace(tmp_path)
+    completer = MentionCompleter(ws, lambda path: "private" in path.parts)
+
+    def complete(text: str) -> list[str]:
+        return [c.text for c in completer.get_completions(Document(text), CompleteEvent(completion_requested=True))]
+
+    assert complete("see @") == ["@.env", '@"my notes.md"', "@src/"]  # not private/ (hidden), not the link out
+    assert complete("see @src/") == ["@src/a.py"] and complete("see @pri") == [] and complete("see @../") == []
+    assert complete("see src") == []

@@ -165,9 +165,17 @@ class Repl:
         def _rewind(event):  # type: ignore[no-untyped-def]  # Esc Esc, as in Claude Code: /rewind
             event.app.exit(result="/rewind")
 
-        from arnes.ui.completion import SlashCompleter
+        from prompt_toolkit.completion import merge_completers
 
-        completer = SlashCompleter(lambda: self.catalog, HELP)
+        from arnes.ui.completion import MentionCompleter, SlashCompleter
+
+        hidden = self.session.ctx.hidden
+        completer = merge_completers(
+            [
+                SlashCompleter(lambda: self.catalog, HELP),
+                MentionCompleter(self.session.workspace, lambda path: hidden("Read", path)),
+            ]
+        )
         prompt: PromptSession[str] = PromptSession(
             history=WorkspaceHistory(self.session.host),
             key_bindings=keys,
