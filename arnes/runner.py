@@ -500,7 +500,7 @@ def with_fallback(
             Notice("warning", f"warning: {failed} is overloaded ({why}); going on with {chosen} (--fallback-model)")
         )
 
-    return FallbackProvider(main, fallback, lambda name: switch(main, name), said)
+    return FallbackProvider(main, fallback=fallback, make=lambda name: switch(main, name), on_switch=said)
 
 
 def prepare(

@@ -16,28 +16,21 @@ from dataclasses import dataclass
 
 from arnes.errors import ProviderError
 from arnes.llm.base import Provider, TextSink
+from arnes.llm.wrapper import ProviderWrapper
 from arnes.messages import Message, ModelResponse, ToolSpec
 
 Switched = Callable[[str, str, str], None]  # (the model that failed, the fallback, why)
 
 
 @dataclass
-class FallbackProvider:
-    """The main provider until it gives up overloaded, then the fallback (made only then)."""
+class FallbackProvider(ProviderWrapper):
+    """The main provider until it gives up overloaded, then the fallback (made only then; `inner`
+    is the fallback from then on, so `name` and `model` say who answers)."""
 
-    inner: Provider
-    fallback: str
-    make: Callable[[str], Provider]  # the session's provider for a model name (its retries included)
-    on_switch: Switched
+    fallback: str = ""
+    make: Callable[[str], Provider] | None = None  # the session's provider for a model name (retries included)
+    on_switch: Switched | None = None
     _switched: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
 
     def complete(
         self,
@@ -49,9 +42,10 @@ class FallbackProvider:
         try:
             return self.inner.complete(system, messages, tools, on_text)
         except ProviderError as exc:
-            if self._switched or not exc.exhausted or exc.unreachable:
+            if self._switched or not exc.exhausted or exc.unreachable or self.make is None:
                 raise
             failed = self.inner.model
             self.inner, self._switched = self.make(self.fallback), True
-            self.on_switch(failed, self.fallback, str(exc))
+            if self.on_switch is not None:
+                self.on_switch(failed, self.fallback, str(exc))
             return self.inner.complete(system, messages, tools, on_text)

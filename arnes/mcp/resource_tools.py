@@ -33,13 +33,15 @@ class ReadArgs(ToolArgs):
     uri: str = Field(description="The resource's URI, as ListMcpResourcesTool gives it.")
 
 
-class ListMcpResources(BaseTool[ListArgs]):
+class _OnHub:
+    def __init__(self, hub: Resources):
+        self._hub = hub
+
+
+class ListMcpResources(_OnHub, BaseTool[ListArgs]):
     name = "ListMcpResourcesTool"
     description = "List the resources (documents, data by URI) the connected MCP servers offer."
     args_model = ListArgs
-
-    def __init__(self, hub: Resources):
-        self._hub = hub
 
     def run(self, args: ListArgs, ctx: ToolContext) -> str:
         servers = [_offering(self._hub, args.server)] if args.server is not None else self._hub.with_resources()
@@ -52,13 +54,10 @@ class ListMcpResources(BaseTool[ListArgs]):
         return json.dumps(found, ensure_ascii=False)
 
 
-class ReadMcpResource(BaseTool[ReadArgs]):
+class ReadMcpResource(_OnHub, BaseTool[ReadArgs]):
     name = "ReadMcpResourceTool"
     description = "Read one resource of an MCP server by its URI (see ListMcpResourcesTool)."
     args_model = ReadArgs
-
-    def __init__(self, hub: Resources):
-        self._hub = hub
 
     def run(self, args: ReadArgs, ctx: ToolContext) -> str:
         try:
