@@ -51,10 +51,9 @@ def _number(env: Mapping[str, str], name: str, most: int, warnings: list[str]) -
     raw = env.get(name, "").strip()
     if not raw:
         return None
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
+    # ASCII digits only: int() also reads other scripts' digits (ARABIC-INDIC ONE is 1), which no shell or
+    # Claude Code takes for a number, so a value that looks like nothing would be a 1 ms limit.
+    value = int(raw) if raw.isascii() and raw.isdigit() else 0
     if value <= 0:
         warnings.append(f"{name}={raw[:40]!r} is not a positive whole number; ignored (e.g. {name}=300000)")
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import uuid
 from collections.abc import Callable
@@ -40,7 +41,7 @@ from arnes.permissions.scope import Fenced
 from arnes.permissions.types import Mode, Policy, ToolRequest, stricter
 from arnes.sandbox.base import Sandbox, SandboxMode, SandboxSpec
 from arnes.sandbox.choose import choose_sandbox
-from arnes.sandbox.hidden import hidden_paths, unwritable_paths
+from arnes.sandbox.hidden import denied_programs, hidden_paths, unwritable_paths
 from arnes.tools.base import Tool, ToolContext, ToolRegistry
 from arnes.tools.bash import Bash, BashOutput, KillShell
 from arnes.tools.delegate import Delegate
@@ -101,11 +102,12 @@ def workspace_sandbox(
     (verify, the ladder, handoff, team and eval verify commands), so a repository's test command
     never runs with more than the agent's own commands get."""
     workspace = engine.workspace
+    programs = os.environ.get("PATH", os.defpath)  # where commands find programs: a deny names one there
     spec = SandboxSpec(
         workspace,
         network=network,
         read_only=tuple(workspace / p for p in SANDBOX_READ_ONLY),
-        hidden=lambda: hidden_paths(engine),
+        hidden=lambda: [*hidden_paths(engine), *denied_programs(engine, programs)],
         unwritable=lambda: unwritable_paths(engine),
         env_passthrough=env_passthrough,
         read_paths=read_paths,

@@ -60,7 +60,8 @@ READ_ONLY = [
     "git diff -- a.txt", "git diff --stat HEAD~1 HEAD", "git show", "git show --stat HEAD~1", "git show -s HEAD~1",
     "git log -p -1", "git log -p -- src", "git log -p -- . ':!.env'", "git log -p --follow -- src/app.py",
     "git grep -n x -- src", "git blame a.txt", "git branch", "git branch -a", "git cat-file -p HEAD",
-    "git cat-file -t HEAD:.env", "git show HEAD:a.txt", "git ls-files", "git ls-tree -r HEAD", "cd src && git diff",
+    "git cat-file -t HEAD:.env", "git show HEAD:a.txt", "git ls-files",
+    "git ls-tree -r --name-only HEAD", "git ls-tree HEAD src", "git ls-files -s -- src", "cd src && git diff",
     "git status && git diff | head -5", "git --no-pager diff", "LC_ALL=C git diff",
 ]  # fmt: skip
 
@@ -90,6 +91,11 @@ DENIED = {
     "git grep hunter2": "git grep would show .env",
     "git grep -l SECRET": "git grep would show .env",
     "echo $(git show HEAD:.env)": "rule Read(**/.env)",
+    # A blob id is a hash of the content: a short secret's id is the secret to an offline search.
+    "git ls-tree -r HEAD": "git ls-tree would show .env",
+    "git ls-files -s": "git ls-files would show .env",
+    "git rev-parse HEAD:.env": "rule Read(**/.env)",
+    "git hash-object .env": "rule Read(**/.env)",
 }
 
 

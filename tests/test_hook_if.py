@@ -33,7 +33,12 @@ GUARD = "echo 'pushes go through CI' >&2; exit 2"
         ("Edit(**/*.ts)", "Edit", {"file_path": "src/deep/b.ts"}, True),
         ("Edit(*.ts)", "Read", {"file_path": "a.ts"}, False),
         ("Read(src/**)", "Grep", {"pattern": "x", "path": "src"}, True),
-        ("Read(src/**)", "Grep", {"pattern": "x"}, False),  # the workspace, not src/
+        ("Read(src/**)", "Grep", {"pattern": "x"}, True),  # the workspace: src/ is searched too
+        ("Read(src/**)", "Grep", {"pattern": "x", "path": "docs"}, False),  # a folder src/ is not in
+        ("Read(secrets/**)", "Bash", {"command": "cat src/../secrets/prod.cfg"}, True),  # a file it reads
+        ("Read(secrets/**)", "Bash", {"command": "tail -n +1 secrets/x src/y"}, True),
+        ("Read(secrets/**)", "Bash", {"command": "ls src && echo ok"}, False),
+        ("Edit(secrets/**)", "Bash", {"command": "echo x > secrets/y"}, True),  # a file it writes
         ("mcp__mini", "mcp__mini__echo", {}, True),
         ("mcp__mini", "mcp__other__echo", {}, False),
         ("Task", "Delegate", {"prompt": "x"}, True),  # Claude Code's name for Delegate

@@ -19,6 +19,7 @@ only absolute entries outside the workspace (a sandboxed command could write a p
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,6 +31,16 @@ from arnes.sandbox.env import secret_setting
 
 MOST_BYTES = 65_536  # of the file that are read
 MOST_NAMES = 100
+# Families of names that make a program the rules judged (`rg`, `tar`, `make`, `go build`, a JVM)
+# load or run another: its options or flags from the environment (`TAR_OPTIONS=--to-command=...`,
+# `GOFLAGS=-toolexec=...`, `MAKEFLAGS`, `JAVA_TOOL_OPTIONS=-javaagent:...`), a wrapper or a config
+# file it obeys (`RUSTC_WRAPPER`, `RIPGREP_CONFIG_PATH` with `--pre`), the program it opens
+# (`VISUAL`, `MANPAGER`, `BROWSER`), the interpreter's own library or start-up code, npm's settings.
+CODE_SETTINGS = (
+    "*_OPTIONS", "*_OPTS", "*FLAGS", "*_WRAPPER", "*_CONFIG_PATH", "*_CONFIG_FILE", "*CONFIG", "*PAGER",
+    "*EDITOR", "VISUAL", "BROWSER", "GCONV_PATH", "PYTHONHOME", "PYTHONINSPECT", "PYTHONSTARTUP", "PERL5*",
+    "RUBY*", "npm_config_*", "NPM_CONFIG_*", "CC", "CXX", "CPP", "LD", "AR", "GOTOOLCHAIN",
+)  # fmt: skip
 # Runs the hook's command with CLAUDE_ENV_FILE set, then prints a line it was not told ($2) and the
 # file after its output; the exit code is the hook's.
 ENV_RUNNER = (
@@ -75,6 +86,8 @@ def read_env_file(text: str, known: Mapping[str, str], workspace: Path) -> tuple
 
 def refusal(name: str, value: str) -> str | None:
     """Why commands must not get this variable, or None."""
+    if any(fnmatch.fnmatchcase(name, family) for family in CODE_SETTINGS) and name not in SEARCH_PATHS:
+        return "it makes a program the permission rules judged run or load other code"
     if secret_setting(name, value):
         return "it looks like a secret, and what commands print reaches the model"
     if CODE_ENV.match(f"{name}=") or (name not in SEARCH_PATHS and risky_env_name(name)):

@@ -11,11 +11,14 @@ that runs once too often costs a process, one that does not run costs the guard.
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
+from arnes.permissions.commands import decide_command
 from arnes.permissions.engine import READ_FAMILY, WRITE_FAMILY, RuleEngine, rule_tools
-from arnes.permissions.rules import Rule, RuleError, SourcedRule, parse_rule
+from arnes.permissions.rules import Rule, RuleError, SourcedRule, anchor, parse_rule
 from arnes.permissions.shell import MOST_COMMAND_CHARS, analyse
 from arnes.permissions.types import Access, Target
 
@@ -43,6 +46,8 @@ class HookCondition:
 
     def holds(self, tool: str, tool_input: dict[str, Any]) -> bool:
         rule = self.rule
+        if tool == "Bash" and rule.specifier is not None and rule.tool in (*READ_FAMILY, *WRITE_FAMILY):
+            return self._touches(tool_input.get("command"))
         if rule.tool[:64] not in rule_tools(tool, _access(tool)):
             return False
         if rule.specifier is None:
@@ -57,7 +62,24 @@ class HookCondition:
             return True  # a rule with a specifier on a call this cannot look into: the hook runs
         path = Path(given).expanduser()
         path = path if path.is_absolute() else self._workspace / path
+        if tool in ("Glob", "Grep") and path.is_dir() and self._searches(path):
+            return True  # a search of a folder the rule's files lie in shows them unless something hides them
         return self._engine.rule_covers("deny", tool, Target(path, access))
+
+    def _touches(self, command: object) -> bool:
+        """A Read or Edit rule on a command: it holds where that rule, as a deny, would stop the
+        command (a file it reads or writes, as written or by its real path), or where the command
+        cannot be read well enough to tell."""
+        if not isinstance(command, str):
+            return True
+        return decide_command(self._engine, "Bash", command, "bypass").kind == "deny"
+
+    def _searches(self, folder: Path) -> bool:
+        """Whether the rule's files may lie under `folder` (or the rule covers the folder itself)."""
+        glob = anchor(self.rule.specifier or "", str(self._workspace), os.path.expanduser("~"))
+        fixed = re.split(r"[*?\[]", glob, maxsplit=1)[0].rstrip("/") or "/"
+        rule_forms, folder_forms = {fixed, os.path.realpath(fixed)}, {str(folder), os.path.realpath(folder)}
+        return any(inside(a, b) or inside(b, a) for a in rule_forms for b in folder_forms)
 
     def _command(self, command: object) -> bool:
         if not isinstance(command, str) or len(command) > MOST_COMMAND_CHARS:
@@ -89,3 +111,7 @@ def check_if(raw: object) -> str | None:
     except RuleError as exc:
         return str(exc)
     return None
+
+
+def inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")

@@ -58,6 +58,7 @@ SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "show": _DIFFS,
     "log": _DIFFS,
     "ls-files": (),
+    "ls-tree": (),  # names only, for the permission checks (permissions/gitprobe.py)
     "rev-parse": (),
     "grep": ("--no-textconv", "--no-recurse-submodules"),
 }

@@ -31,8 +31,11 @@ class McpServer(BaseModel):
     env: dict[str, str] = Field(default_factory=dict, description="Variables set for the server only.")
     url: str | None = Field(None, description="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp.")
     headers: dict[str, str] = Field(default_factory=dict)
-    timeout: float = Field(30, gt=0, description="Seconds to start and list the tools.")
-    tool_timeout: float = Field(120, gt=0, description="Seconds one tool call may take.")
+    # At most a day: a bigger number (1e300, or 1e400 read as infinity) overflows the event loop's clock.
+    timeout: float = Field(30, gt=0, le=86_400, allow_inf_nan=False, description="Seconds to start and list the tools.")
+    tool_timeout: float = Field(
+        120, gt=0, le=86_400, allow_inf_nan=False, description="Seconds one tool call may take."
+    )
     sandbox: bool = Field(True, description="Run a stdio server in the sandbox (false: only in user settings).")
     network: bool | None = Field(None, description="Network for a sandboxed stdio server (user settings only).")
     enabled_tools: list[str] | None = Field(None, description="Only these of the server's tools (Codex's key).")

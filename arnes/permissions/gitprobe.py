@@ -68,6 +68,12 @@ def _run(repo: Repository, folder: Path, probe: Probe) -> list[str]:
         return []
     if probe.kind == "grep":
         return _grep(repo, folder, probe)
+    if probe.kind in ("tree", "index"):  # the files whose object ids it prints
+        listing = ["ls-tree", "-r", "--name-only"] if probe.kind == "tree" else ["ls-files", "--cached"]
+        found = _git(repo, folder, [*listing, "-z", "--full-name", *probe.args])
+        if found.returncode != 0:
+            raise Unlisted("git could not list the files whose object ids it would print")
+        return [os.fsdecode(name) for name in found.stdout.split(b"\0") if name]
     if (config_value(repo, "diff.submodule", TIMEOUT) or "").lower() == "diff":
         raise Unlisted("diff.submodule=diff in git's configuration shows the files of submodules")
     if probe.kind == "stash":

@@ -117,7 +117,42 @@ def _view(sub: str, args: list[str]) -> Shows:
     return Shows(unread=f"arnes does not read what git {sub} shows")
 
 
+def _object_ids(sub: str, args: list[str]) -> Shows | None:
+    """A file's object id is the hash of its content: for a short secret (a PIN, a password of a
+    known shape) the id is the secret to anyone who tries the candidates offline. These name files
+    with their ids, so they are judged like the files' contents (None: this one prints no ids)."""
+    options = (
+        [w for w in args[: args.index("--")] if w.startswith("-")]
+        if "--" in args
+        else [w for w in args if w.startswith("-")]
+    )
+    if sub == "rev-parse":
+        return Shows(tree_paths=[p for w in args if (p := tree_path(w)) is not None])
+    if sub == "hash-object":
+        if "--stdin-paths" in options:
+            return Shows(unread="git hash-object --stdin-paths hashes files named in its input")
+        return Shows(paths=[w for w in args if not w.startswith("-") and w != "--"])
+    positional = [w for w in args if not w.startswith("-") and w != "--"]
+    if sub == "ls-tree" and not any(_long(w, ("--name-only", "--name-status")) for w in options):
+        if any(_long(w, ("--format",)) for w in options):
+            return Shows(unread="git ls-tree --format may print anything of each file")
+        return Shows(probe=Probe("tree", args=positional))  # the files whose ids it prints, held to the rules
+    if sub == "ls-files" and any(
+        w in ("-s", "-u") or _long(w, ("--stage", "--unmerged", "--format", "--debug", "--resolve-undo"))
+        for w in options
+    ):
+        return Shows(probe=Probe("index", args=["--", *positional]))
+    if sub == "rev-list" and any(
+        _long(w, ("--objects", "--objects-edge", "--objects-edge-aggressive")) for w in options
+    ):
+        return Shows(unread="git rev-list --objects prints each file's object id, a hash of its content")
+    return None
+
+
 def _names_only(sub: str, args: list[str]) -> Shows:
+    ids = _object_ids(sub, args)
+    if ids is not None and ids.shows_content:
+        return ids
     if sub in _COPIES and (not _COPIES[sub] or any(w in _COPIES[sub] for w in args[:1])):
         return Shows(unread=f"git {sub} writes the repository's files again under new paths, where the rules that "
                      "hide them do not reach")  # fmt: skip

@@ -7,15 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-ProbeKind = Literal["diff", "log", "show", "stash", "grep", "object", "blobs"]
+ProbeKind = Literal["diff", "log", "show", "stash", "grep", "object", "blobs", "tree", "index"]
 GLOBS = frozenset("*?[")
 
 
 @dataclass(frozen=True)
 class Probe:
     """Ask git which files the command covers: `diff`, `log` and `show` with their own words and a
-    names-only format, `stash` the stash's changes, `grep` the files it searches; `object` and
-    `blobs` only check what kind of object a word names."""
+    names-only format, `stash` the stash's changes, `grep` the files it searches, `tree` the files
+    of a tree (`ls-tree`), `index` the files of the index (`ls-files`); `object` and `blobs` only
+    check what kind of object a word names."""
 
     kind: ProbeKind
     args: list[str] = field(default_factory=list)  # the command's words to keep, in order

@@ -64,6 +64,19 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "chroot": (frozenset({"--userspec", "--groups"}), 1),
     "nsenter": (frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-r", "--root"}), 0),
     "runuser": (frozenset({"-u", "--user", "-g", "--group"}), 0),
+    # util-linux's: limits, credentials and personality for the command that follows.
+    "prlimit": (frozenset({"-p", "--pid", "-o", "--output"}), 0),
+    "setpriv": (
+        frozenset(
+            """--reuid --regid --ruid --rgid --euid --egid --groups --inh-caps --ambient-caps --bounding-set
+            --securebits --pdeathsig --selinux-label --apparmor-profile --landlock-access --landlock-rule
+            --seccomp-filter""".split()
+        ),
+        0,
+    ),
+    "setarch": (frozenset(), 1),  # setarch ARCH [options] [program]
+    **{arch: (frozenset(), 0) for arch in ("linux32", "linux64", "i386", "x86_64", "uname26")},
+    "valgrind": (frozenset(), 0),  # its own options are --name=value
     "xargs": (
         frozenset(
             """-a -d -E -e -I -i -L -l -n -P -s --arg-file --delimiter --max-args --max-procs --max-lines
@@ -73,6 +86,10 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     ),
 }
 
+
+# Programs that run what they are told in a language of their own (a debugger's commands, a shell
+# for capsh's arguments): whatever follows them cannot be judged as a command here.
+OPAQUE_PROGRAMS = frozenset({"gdb", "lldb", "capsh"})
 
 OPAQUE_OPTIONS = {
     "env": ("-S", "--split-string"),  # a whole command line packed in one argument
@@ -108,6 +125,11 @@ def unwrap(cmd: SimpleCommand) -> str | None:
 
     Returns a reason when a wrapper hides its command in a way that cannot be read here.
     """
+    if cmd.words and cmd.words[0].rsplit("/", 1)[-1] in OPAQUE_PROGRAMS and len(cmd.words) > 1:
+        name = cmd.words[0].rsplit("/", 1)[-1]
+        cmd.wrappers.append(name)
+        cmd.words = []
+        return f"{name} runs commands of its own language, which cannot be checked here"
     while cmd.words and cmd.words[0].rsplit("/", 1)[-1] in WRAPPERS:
         name = cmd.words[0].rsplit("/", 1)[-1]
         takes_value, positional = WRAPPERS[name]

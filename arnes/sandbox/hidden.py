@@ -129,3 +129,37 @@ def _matching(root: str, rests: list[str], *, case_insensitive: bool) -> list[Pa
     # "legacy\xff" must name its own .env, not a piece of it (or crash the decoder).
     # However many there are: collapse() folds them into their folders for the command line.
     return [Path(name) for name in null_separated(done.stdout)]
+
+
+# Programs a sandboxed command needs to start at all: never hidden, whatever a rule says.
+NEEDED_PROGRAMS = frozenset({"bash", "sh", "env"})
+_PROGRAM_FOLDERS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+
+def denied_programs(engine: RuleEngine, path: str) -> list[Path]:
+    """The program files a deny rule names whole (`Bash(rm)`, `Bash(rm:*)`, `Bash(rm *)`): the
+    sandbox hides them too, so a wrapper, a script or an interpreter the rules cannot read through
+    (`prlimit rm`, `python3 -c "subprocess.run(['rm', ...])"`, a Makefile) finds no program to
+    run. Only a file named as the rule names it: a multi-call binary (`rm -> coreutils`) would take
+    every program with it, so it stays (the rules still judge the command)."""
+    names = {name for sourced in engine.listing() if sourced.kind == "deny" and (name := _whole_command(sourced.rule))}
+    found: set[Path] = set()
+    folders = [f for f in (*path.split(os.pathsep), *_PROGRAM_FOLDERS) if os.path.isabs(f)]
+    for name in sorted(names - NEEDED_PROGRAMS):
+        for folder in folders:
+            real = os.path.realpath(os.path.join(folder, name))
+            if os.path.basename(real) == name and os.path.isfile(real):
+                found.add(Path(real))
+    return sorted(found)
+
+
+def _whole_command(rule: str) -> str | None:
+    """`rm` for a Bash rule that denies the command whatever its arguments, else None."""
+    parsed = parse_rule(rule)
+    spec = (parsed.specifier or "").strip()
+    if parsed.tool != "Bash" or not spec:
+        return None
+    for tail in (":*", " *"):
+        spec = spec.removesuffix(tail)
+    name = spec.rsplit("/", 1)[-1]
+    return name if name and not (_WILD & set(name)) and not any(ch.isspace() for ch in name) else None
