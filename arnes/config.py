@@ -629,9 +629,6 @@ HOME_SECRET_DENIES = (
     "Read(~/.local/share/keyrings/**)",
 )  # fmt: skip
 SECRET_SOURCE = "built in: secrets"
-# arnes's own record of past sessions: whole tool outputs, some seen under other rules. The Grep
-# tool leaves it out; neither Read nor a command (`grep -r`) reads it (resuming reads it on the host).
-STATE_DENIES = ("Read(./.arnes/traces/**)",)
 
 
 def _deny_secrets_by_default(cfg: EffectiveConfig, user: list[str], claude_json: Path, claude_dir: Path) -> None:
@@ -640,7 +637,7 @@ def _deny_secrets_by_default(cfg: EffectiveConfig, user: list[str], claude_json:
     # (Unset, the file sits beside ~/.claude, not in it, and the built-in `~/` rules say it all.)
     paths = (claude_json, claude_json.parent / ".credentials.json") if claude_json.parent == claude_dir else ()
     moved = [f"Read({p})" for p in paths if not set("*?[]()") & set(str(p))]
-    denies = dict.fromkeys([*SECRET_DENIES, *CLAUDE_SECRET_DENIES, *HOME_SECRET_DENIES, *STATE_DENIES, *moved])
+    denies = dict.fromkeys([*SECRET_DENIES, *CLAUDE_SECRET_DENIES, *HOME_SECRET_DENIES, *moved])
     cfg.rules += [SourcedRule("deny", rule, SECRET_SOURCE) for rule in denies if rule not in lifted]
 
 

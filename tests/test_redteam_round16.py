@@ -129,18 +129,9 @@ def test_10_an_mcp_time_out_too_big_for_the_clock_is_one_clear_line(tmp_path: Pa
     assert "mcpServers.srv.timeout" in out and "Traceback" not in out
 
 
-def test_unscored_traces_are_no_ones_to_read_and_limits_take_ascii_digits(tmp_path: Path) -> None:
-    """`grep -r` read `.arnes/traces/` (whole tool outputs of past sessions); an Arabic-Indic
-    one in `BASH_DEFAULT_TIMEOUT_MS` was a 1 ms limit."""
+def test_unscored_limits_take_ascii_digits() -> None:
+    """An Arabic-Indic one in `BASH_DEFAULT_TIMEOUT_MS` was a 1 ms limit."""
     from arnes.envlimits import env_limits
 
-    ws = tmp_path / "ws"
-    (ws / ".arnes" / "traces").mkdir(parents=True)
-    (ws / ".arnes" / "traces" / "old.jsonl").write_text('{"output": "PAST-SECRET-4242"}\n')
-    read = {"tool_calls": [{"name": "Read", "input": {"file_path": ".arnes/traces/old.jsonl"}}]}
-    turns = [read, *_bash("grep -r PAST-SECRET . || echo none"), {"text": "done"}]
-    trace, out = scripted_run(tmp_path, ws, turns, "--permission-mode", "acceptEdits")  # its trace: outside ws
-    results = _results(trace)
-    assert len(results) == 2 and results[0]["is_error"] and "PAST-SECRET-4242" not in json.dumps(results), out
     limits, said = env_limits({"BASH_DEFAULT_TIMEOUT_MS": "\u0661"})
     assert limits.bash_default_ms != 1 and "not a positive whole number" in said[0]

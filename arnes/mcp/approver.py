@@ -10,10 +10,10 @@ else, a server that fails, text that is not such JSON, is a no with the reason.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Protocol
 
+from arnes.nesting import json_loads
 from arnes.permissions.approvers import ApprovalAnswer, ApprovalRequest
 
 
@@ -43,7 +43,7 @@ class McpApprover:
         if is_error:
             return ApprovalAnswer("deny", feedback=f"the permission prompt tool {self.name} failed: {text}")
         try:
-            answer = json.loads(text)
+            answer = json_loads(text)
         except ValueError:
             answer = None
         if not isinstance(answer, dict) or answer.get("behavior") not in ("allow", "deny"):
