@@ -2,7 +2,7 @@
 `--settings`, and a warning for each flag accepted but not used (DESIGN §16).
 
 Flags come after every settings file: a mode given here wins, rules add to theirs. A rule that
-names a tool arnes does not have (WebFetch, NotebookEdit) matches nothing here and is skipped with
+names a tool arnes does not have (WebFetch, WebSearch) matches nothing here and is skipped with
 a warning; any other bad rule refuses the run, as `--allow` does.
 """
 

@@ -48,6 +48,7 @@ from arnes.tools.delegate import Delegate
 from arnes.tools.docs import ReadDoc
 from arnes.tools.files import Edit, Read, Write
 from arnes.tools.filestate import ChangeLog
+from arnes.tools.notebook_edit import NotebookEdit
 from arnes.tools.processes import BackgroundJobs
 from arnes.tools.search import Glob, Grep
 from arnes.tools.skill import Skill
@@ -65,13 +66,13 @@ if TYPE_CHECKING:
     from arnes.mcp.client import McpHub
     from arnes.rewind.checkpoints import Checkpoints
 
-WRITE_TOOLS = frozenset({"Write", "Edit", "KillShell"})
+WRITE_TOOLS = frozenset({"Write", "Edit", "NotebookEdit", "KillShell"})
 
 
 def default_tools() -> list[Tool]:  # type: ignore[type-arg]  # heterogeneous argument types
     return [
         Read(), Glob(), Grep(), Write(), Edit(), Bash(), BashOutput(), KillShell(), ReadDoc(), Skill(), Delegate(),
-        TodoWrite(),
+        TodoWrite(), NotebookEdit(),
     ]  # fmt: skip
 
 
@@ -278,6 +279,10 @@ class Session:
         small = self.context_window <= SMALL_WINDOW
         if (self.depth >= self.max_depth or small) and "Delegate" in self.tools.names():
             self.tools = ToolRegistry(t for t in self.tools if t.name != "Delegate")
+        # Nor NotebookEdit: its schema would take the room (tests/test_budget.py), and a notebook
+        # with its outputs seldom fits such a window; Edit still changes a notebook's JSON.
+        if small and "NotebookEdit" in self.tools.names():
+            self.tools = ToolRegistry(t for t in self.tools if t.name != "NotebookEdit")
         if self.structured is not None and self.depth == 0 and STRUCTURED not in self.tools.names():
             self.tools = ToolRegistry([*self.tools, StructuredOutput(self.structured)])
         if self.lsp is not None and "LSP" not in self.tools.names():

@@ -34,7 +34,7 @@ from arnes.permissions.scope import ALWAYS
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(?::[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
 PLACEHOLDER = re.compile(r"\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS|\$([1-9][0-9]*)")
 # Claude Code's tool names that have an arnes twin; other names in allowed-tools are dropped (narrower).
-CLAUDE_TOOLS = {"MultiEdit": "Edit", "LS": "Glob", "Task": "Delegate", "NotebookEdit": "Edit"}
+CLAUDE_TOOLS = {"MultiEdit": "Edit", "LS": "Glob", "Task": "Delegate"}
 DESCRIPTION_CHARS = 80
 
 

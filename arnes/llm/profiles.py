@@ -92,8 +92,9 @@ SMALL = Profile(
     "small",
     "auto",  # measured beside `whole` on the built-in nine and twelve held-out tasks: bench/README.md
     # TodoWrite: Claude Code's checklist, for the models trained to keep it; to these it would be
-    # one more tool to choose from, and in `whole` only Bash is offered (bench/README.md).
-    ("Skill", "ReadDoc", "Delegate", "TodoWrite"),
+    # one more tool to choose from, and in `whole` only Bash is offered (bench/README.md). NotebookEdit
+    # likewise: Claude Code's tool for one cell, where these models change a notebook with Edit or Write.
+    ("Skill", "ReadDoc", "Delegate", "TodoWrite", "NotebookEdit"),
     reply_hidden=("Read", "Glob", "Grep", "BashOutput", "KillShell"),
     draws=6,
 )

@@ -45,7 +45,7 @@ PROTECTED_DIRS = ANY_DEPTH  # at every depth, compared as a case-folding disk wo
 # The feature list's states move only when a verify command is green, never by the model's hand.
 PROTECTED_FILES = TOP_LEVEL_FILES
 READ_FAMILY = frozenset({"Read", "Glob", "Grep", "ReadDoc"})
-WRITE_FAMILY = frozenset({"Write", "Edit"})
+WRITE_FAMILY = frozenset({"Write", "Edit", "NotebookEdit"})
 
 
 @dataclass(frozen=True)

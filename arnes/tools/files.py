@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import Field
@@ -13,6 +14,7 @@ from arnes.host.atomic import atomic_write
 from arnes.host.nofollow import LinkRefused, NotRegularFile, read_regular
 from arnes.host.paths import is_inside, resolve_real
 from arnes.permissions.types import Target
+from arnes.tools import notebook
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.editmatch import Replacement, region_of, replace, without_read_numbers
 from arnes.tools.filestate import newline_of
@@ -108,12 +110,15 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str, call: str = "") -> None:
+def guard_write(
+    ctx: ToolContext, path: Path, shown: str, tool: str, call: str = "", render: Callable[[str], str] | None = None
+) -> None:
     """Refuse a write over a file not read (or changed) since, and show the file instead.
 
     A refusal alone costs the model a turn and small models often do not find their way back;
     with the current content in the refusal the next try can succeed, so the file counts as
-    read from here on (it has now been seen, as a Read would have shown it).
+    read from here on (it has now been seen, as a Read would have shown it). `render`: how Read
+    shows this kind of file (a notebook's cells), in place of numbered lines.
     """
     problem = ctx.files.unwritable(path)
     if problem is None:
@@ -130,6 +135,14 @@ def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str, call: str =
     ctx.files.record(path)
     if call:
         ctx.files.note_refused(path, call)
+    why = "has not been read yet" if problem == "unread" else "was modified since it was last read"
+    told = f"{shown} {why}, so this {tool} was not made. Its current content is below, and it now counts as read"
+    if render is not None:
+        try:
+            shown_as_read = render(text)
+        except ToolError as exc:  # it cannot be what the tool edits: that is what the model needs to hear
+            raise ToolError(f"{shown} {why}, so this {tool} was not made; {exc}") from None
+        raise ToolError(f"{told}: call {tool} again, based on this content.\n{shown_as_read}")
     lines = split_lines(text)
     budget = max(1000, ctx.max_output_chars - 800)
     shown_lines: list[str] = []
@@ -143,11 +156,7 @@ def guard_write(ctx: ToolContext, path: Path, shown: str, tool: str, call: str =
     if len(shown_lines) < len(lines):
         rest = len(shown_lines) + 1
         body += f"\n... ({len(lines) - len(shown_lines)} more lines; Read with offset={rest} to see them)"
-    why = "has not been read yet" if problem == "unread" else "was modified since it was last read"
-    raise ToolError(
-        f"{shown} {why}, so this {tool} was not made. Its current content is below, and it now counts "
-        f"as read: call {tool} again, based on this content.\n{body}"
-    )
+    raise ToolError(f"{told}: call {tool} again, based on this content.\n{body}")
 
 
 def write_recorded(ctx: ToolContext, path: Path, text: str) -> None:
@@ -215,6 +224,15 @@ class Read(BaseTool[ReadArgs]):
         real = ctx.real_of(path) or resolve_real(path)
         text, data, st = read_checked(path, shown, real, ctx)
         ctx.files.record_read(real, data, st)
+        why = ""  # a notebook is shown cell by cell (offset/limit: its JSON as lines)
+        if path.suffix.lower() == ".ipynb" and args.offset is None and args.limit is None:
+            try:
+                nb = notebook.parse(text, shown)
+            except ToolError as exc:  # shown as the text it is, with why it is no notebook
+                why = f"[arnes: not shown as a notebook: {exc}]\n"
+            else:
+                shape = {"type": "notebook", "file": {"filePath": str(path), "cells": nb.cells}}
+                return Output(notebook.render(nb, shown), lambda: shape)
         lines = split_lines(text)
         if not lines:
             return Output(f"({shown} is empty)", lambda: read_shape(path, [], 1, 0))
@@ -223,7 +241,7 @@ class Read(BaseTool[ReadArgs]):
             raise ToolError(f"offset {args.offset} is past the end of {shown}, which has {len(lines)} lines.")
         count = args.limit or DEFAULT_READ_LINES
         chosen = lines[start : start + count]
-        body = numbered(chosen, start + 1)
+        body = why + numbered(chosen, start + 1)
         end = start + len(chosen)
         if end < len(lines):
             body += f"\n... ({len(lines) - end} more lines; call Read with offset={end + 1} to continue)"
