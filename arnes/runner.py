@@ -401,9 +401,9 @@ def copy_trace(files: HostFiles, source: Path, into: Path) -> None:
 
 
 def make_checkpoints(workspace: Path, session_id: str, cfg: EffectiveConfig) -> Checkpoints | None:
-    """Rewind's checkpoints (DESIGN §17), unless the user's settings turn them off or nothing can
-    change (plan mode)."""
-    if cfg.rewind.enabled is False or cfg.mode == "plan":
+    """Rewind's checkpoints (DESIGN §17), unless the user's settings turn them off; a session that
+    starts in plan mode has them too (an approved plan, `/mode`, may let it write)."""
+    if cfg.rewind.enabled is False:
         return None
     from arnes.rewind.checkpoints import MB, MOST_FILE_BYTES, MOST_STORE_BYTES, Checkpoints
     from arnes.rewind.store import store_for

@@ -49,6 +49,8 @@ from arnes.tools.docs import ReadDoc
 from arnes.tools.files import Edit, Read, Write
 from arnes.tools.filestate import ChangeLog
 from arnes.tools.notebook_edit import NotebookEdit
+from arnes.tools.plan_mode import NAME as EXIT_PLAN
+from arnes.tools.plan_mode import ExitPlanMode
 from arnes.tools.processes import BackgroundJobs
 from arnes.tools.search import Glob, Grep
 from arnes.tools.skill import Skill
@@ -72,7 +74,7 @@ WRITE_TOOLS = frozenset({"Write", "Edit", "NotebookEdit", "KillShell"})
 def default_tools() -> list[Tool]:  # type: ignore[type-arg]  # heterogeneous argument types
     return [
         Read(), Glob(), Grep(), Write(), Edit(), Bash(), BashOutput(), KillShell(), ReadDoc(), Skill(), Delegate(),
-        TodoWrite(), NotebookEdit(),
+        TodoWrite(), NotebookEdit(), ExitPlanMode(),
     ]  # fmt: skip
 
 
@@ -216,6 +218,8 @@ class Session:
     output_style: OutputStyle | None = None  # Claude Code's outputStyle: the top-level session's only
     structured: StructuredAnswer | None = None  # --json-schema: the run's answer, by StructuredOutput
     engine: RuleEngine = field(init=False)
+    # The mode /mode plan (or the SDK's set_permission_mode) left: where an approved plan returns.
+    mode_before_plan: Mode = field(init=False, default="default")
     sandbox: Sandbox = field(init=False)
     ctx: ToolContext = field(init=False)
     gate: PermissionGate = field(init=False)
@@ -263,6 +267,8 @@ class Session:
             self.skill_catalog = SkillCatalog(self.host)
         self.active_skills = ActiveSkills(self.workspace)
         self.ctx.skills = SkillLoader(self.skill_catalog, self.engine, self.active_skills)
+        if self.depth == 0:
+            self.ctx.leave_plan = self.leave_plan
         # A loaded skill's allowed-tools narrow whatever policy this session has (never widen it).
         base = self.policy or self.engine
         self.policy = Fenced(
@@ -357,7 +363,9 @@ class Session:
         """
         assert self.shared is not None and self.policy is not None
         read_only = read_only or mode == "plan"
-        tools = [t for t in self.tools if not (read_only and t.name in WRITE_TOOLS) and t.name != STRUCTURED]
+        tools = [
+            t for t in self.tools if not (read_only and t.name in WRITE_TOOLS) and t.name not in (STRUCTURED, EXIT_PLAN)
+        ]
         if tool_names is not None:
             tools = [t for t in tools if t.name in tool_names]
         names = {t.name for t in tools}
@@ -443,6 +451,22 @@ class Session:
         self.ctx.changes.new_turn()
         self.active_skills.clear()  # a skill's allowed-tools last until the user's next message
 
+    def set_mode(self, mode: Mode) -> None:
+        """/mode, the SDK's set_permission_mode, an approved plan: the session's mode and its rule
+        engine's, and, entering plan mode, the mode to go back to."""
+        if mode == "plan" and self.mode != "plan":
+            self.mode_before_plan = self.mode
+        self.mode = self.engine.mode = mode
+
+    def leave_plan(self) -> Mode | None:
+        """ExitPlanMode approved: back to the mode before plan mode; None when not in plan mode."""
+        if self.mode != "plan":
+            return None
+        back = self.mode_before_plan
+        self.set_mode(back)
+        self.bus.emit(Notice("info", f"plan approved: plan mode ended, the session is in {back} mode"))
+        return back
+
     def can_write(self, offered: set[str]) -> bool:
         return self.mode != "plan" and (bool(offered & {"Write", "Edit"}) or self.edit_format != "tools")
 
@@ -482,13 +506,18 @@ class Session:
             if self.mcp is not None:
                 self._add_mcp_tools(self.mcp, first="mcp" not in self._noted)
             specs = self.tools.specs(brief=self.context_window <= SMALL_WINDOW)
-        off = self._mcp_off()
+        off = self._not_now()
         return [spec for spec in specs if spec.name not in self._unoffered and spec.name not in off]
 
     def offered_names(self) -> list[str]:
         """The tools the model is offered now, by name (an edit format's Write and Edit are not)."""
-        off = self._mcp_off()
+        off = self._not_now()
         return [name for name in self.tools.names() if name not in self._unoffered and name not in off]
+
+    def _not_now(self) -> set[str]:
+        """Tools the session has but does not offer at this moment: ExitPlanMode outside plan mode,
+        MCP tools whose server is off."""
+        return self._mcp_off() | ({EXIT_PLAN} if self.mode != "plan" else set())
 
     def _add_mcp_tools(self, hub: McpHub, first: bool) -> None:
         """The first time, before the first request: wait for the servers, offer their tools, name
@@ -539,7 +568,7 @@ class Session:
     def context(self) -> str:
         """The per-run part: the workspace and its AGENTS.md, for the head of the first message."""
         notes: list[str] = []
-        names = [n for n in self.tools.names() if n not in self._unoffered]
+        names = [n for n in self.tools.names() if n not in self._unoffered and n not in self._not_now()]
         skills = ""
         if "Skill" in names and self.skill_catalog is not None:
             skills = self.skill_catalog.summary(bundled=self.context_window > SMALL_WINDOW)

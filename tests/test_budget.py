@@ -34,7 +34,7 @@ def test_a_small_window_gets_a_fixed_prompt_of_at_most_1200_tokens(tmp_path: Pat
     session = Session(workspace=tmp_path, provider=ScriptProvider.from_turns([]), context_window=window)
     specs = {s.name: s for s in session.tool_specs()}
     assert fixed_tokens(session.system_prompt(), list(specs.values())) <= SMALL_TARGET
-    assert set(specs) == set(session.tools.names())  # brief, and the same tools the session runs
+    assert set(specs) == set(session.offered_names())  # brief, and the same tools the session offers now
     assert "Delegate" not in specs  # a sub-agent would need its own fixed prompt in the same window
     assert "NotebookEdit" not in specs
     assert specs["Bash"].input_schema["properties"]["timeout"]["description"].startswith("Milliseconds")

@@ -36,7 +36,7 @@ def set_permission_mode(session: Session, cfg: EffectiveConfig, request: Json) -
     if mode == "bypass" and (refused := bypass_refused(cfg)):
         raise Unanswered(refused)
     chosen: Mode = next(m for m in MODES if m == mode)
-    session.mode = session.engine.mode = chosen
+    session.set_mode(chosen)
     return {}
 
 

@@ -230,6 +230,9 @@ class RuleEngine:
                 return by_rule(hit)
         if mcp:  # what a server's tool does is the server's business: the user decides
             return Decision("ask", f"{request.tool}: an MCP tool with no rule for it", "mode")
+        if request.tool == "ExitPlanMode" and mode == "plan":  # tools/plan_mode.py: the user approves a plan
+            why = "leaving plan mode needs the user's approval of this plan (until then: only read and plan)"
+            return Decision("ask", why, "mode")
         return Decision("allow", "touches no path", "mode")
 
     def _target(self, tool: str, target: Target, mode: Mode) -> Decision:

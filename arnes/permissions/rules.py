@@ -11,7 +11,7 @@ from typing import Literal
 RuleKind = Literal["allow", "ask", "deny"]
 KNOWN_TOOLS = (
     "Read", "Glob", "Grep", "Write", "Edit", "ReadDoc", "Bash", "BashOutput", "KillShell", "Delegate", "LSP",
-    "TodoWrite", "NotebookEdit", "ListMcpResourcesTool", "ReadMcpResourceTool",
+    "TodoWrite", "NotebookEdit", "ExitPlanMode", "ListMcpResourcesTool", "ReadMcpResourceTool",
 )  # fmt: skip
 # mcp__NAME (every tool of a server), mcp__NAME__TOOL, mcp__NAME__* (DESIGN §13); no specifier.
 MCP_RULE = re.compile(r"^mcp__[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*(?:__(?:\*|[A-Za-z0-9_-]+))?$")

@@ -80,6 +80,9 @@ class ToolContext:
     reads_hooked: bool = False
     # The session's todo list as the last TodoWrite sent it (tools/todo.py); a sub-agent has its own.
     todos: list[dict[str, Any]] = field(default_factory=list)
+    # Set by the top-level session: ExitPlanMode's approved plan ends plan mode (the mode it is in
+    # now, or None when the session is not in plan mode); a sub-agent has none.
+    leave_plan: Callable[[], str | None] | None = None
     # Set by SessionStart hooks through CLAUDE_ENV_FILE (extensions/hook_env.py, filtered there):
     # variables every later Bash command gets, on top of the sandbox's environment.
     command_env: dict[str, str] = field(default_factory=dict)

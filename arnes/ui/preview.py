@@ -126,8 +126,18 @@ def _todos(args: dict[str, Any], output: str) -> Preview:
     return Preview(summary, _head(lines, TODO_LINES))
 
 
+PLAN_LINES = 40  # an approved plan is shown whole, up to this many lines
+
+
+def _plan(args: dict[str, Any], output: str) -> Preview:
+    """ExitPlanMode approved: the plan the user said yes to, as the record of what comes next."""
+    lines = str(args.get("plan", "")).strip().split("\n")
+    return Preview(output.split("\n")[-1].strip("[]").removeprefix("arnes: "), _head(lines, PLAN_LINES))
+
+
 _BY_TOOL = {
     "TodoWrite": _todos,
+    "ExitPlanMode": _plan,
     "Bash": _bash,
     "BashOutput": _generic,
     "Read": _read,

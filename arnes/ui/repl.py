@@ -265,7 +265,7 @@ class Repl:
                 self.console.print(refused, style="yellow", markup=False)
                 return
             mode: Mode = next(m for m in MODES if m == rest)
-            s.mode = s.engine.mode = mode
+            s.set_mode(mode)
         self.console.print(f"mode: {s.engine.mode}", markup=False)
 
     def _model(self, rest: str) -> None:
