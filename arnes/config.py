@@ -540,6 +540,8 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
                 waiting.update({f"mcpServers.{n}": s.model_dump(exclude_defaults=True) for n, s in named.items()})
             used = used or bool(named)
         used = _add_lsp_servers(cfg, plugin, layer, trusted) or used
+        # Its commands' shell lines name their scripts by ${CLAUDE_PLUGIN_ROOT} (command_shell.py).
+        used = used or bool(plugin.folders("commands"))
         if used and (layer == "user" or trusted) and plugin.root not in cfg.read_paths:
             cfg.read_paths.append(plugin.root)
 

@@ -9,7 +9,9 @@ judged by the session's rules and mode (and asked at a terminal) after your PreT
 command's own `allowed-tools` may allow it too, as in Claude Code, when the command is yours: a
 repository's command grants nothing, trusted or not (trust does not cover its command files, and
 a pull may change them). A command that does not run leaves why in its place, so the model knows
-the context is missing.
+the context is missing. The arguments (`$ARGUMENTS`, `$1`, ...) and a plugin's `${CLAUDE_PLUGIN_ROOT}`
+are put into a line before it is judged, quoted for where they stand (shell_args.py): what the user
+typed is data to the command, never shell syntax.
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ from typing import TYPE_CHECKING
 
 from arnes.agent.events import Notice, ToolCallEvent, ToolResultEvent
 from arnes.agent.hookpoints import HookPoints
+from arnes.extensions.commands import shell_values
+from arnes.extensions.shell_args import Unquotable, substitute
+from arnes.host.paths import resolve_real
 from arnes.messages import ToolCall
-from arnes.permissions.engine import RuleEngine
+from arnes.permissions.engine import RuleEngine, read_rule
 from arnes.permissions.gate import with_hook
 from arnes.permissions.rules import SourcedRule
 from arnes.permissions.types import ToolRequest
@@ -43,8 +48,17 @@ OUTPUT_CAP = 30_000  # characters of one command's output in the prompt
 
 @dataclass(frozen=True)
 class ShellContext:
-    prompt: str  # with each command's output (or why it did not run) in its place
+    prompt: str  # with a mark (`fill` puts the output in) where each command was
     said: tuple[tuple[str, str], ...]  # (level, line) for the user: what ran, what did not
+    placed: bool = False  # a line took the arguments (`$ARGUMENTS`, `$1`, ...): they are not appended
+    outputs: tuple[tuple[str, str], ...] = ()  # (mark, output or why it did not run)
+
+    def fill(self, text: str) -> str:
+        """`text` (the prompt, its arguments put in since) with each command's output at its mark:
+        after the arguments, so a `$1` that a command printed stays as printed."""
+        for mark, output in self.outputs:
+            text = text.replace(mark, output, 1)
+        return text
 
 
 def found_commands(prompt: str) -> list[re.Match[str]]:
@@ -55,38 +69,61 @@ def found_commands(prompt: str) -> list[re.Match[str]]:
     return sorted([*blocks, *inline], key=lambda m: m.start())
 
 
-def run_commands(session: Session, command: Command, prompt: str) -> ShellContext:
-    """The prompt with every `` !`cmd` `` and ```` ```! ```` block replaced; at most MOST, the
-    rest say they were not run."""
+def run_commands(session: Session, command: Command, prompt: str, arguments: str = "") -> ShellContext:
+    """The prompt with every `` !`cmd` `` and ```` ```! ```` block replaced, the command's arguments
+    (and a plugin's folder) put in quoted (shell_args.py); at most MOST, the rest say they were not run."""
     found = found_commands(prompt)
     if not found:
         return ShellContext(prompt, ())
     grants = _grants(session, command)
     said: list[tuple[str, str]] = []
     outputs: dict[int, str] = {}
+    values = shell_values(command, arguments)
+    placed = False
     for i, match in enumerate(found):
         text = match.group(1).strip()
         if not text:
             outputs[i] = "[not run: the block is empty]"
             continue
+        try:
+            text, had = substitute(text, values)
+        except Unquotable as exc:
+            placed = True
+            outputs[i], line = _not_run(session, command, text, f"[not run: {exc}]")
+            said.append(line)
+            continue
+        placed = placed or had
         if i >= MOST:
             outputs[i] = f"[not run: a command runs {MOST} of these at most]"
             continue
         outputs[i], line = _one(session, command, text, grants)
         said.append(line)
     pieces, last = [], 0
+    marks = [f"\0arnes-output-{uuid.uuid4().hex}\0" for _ in found]  # no typed argument holds a NUL
     for i, match in enumerate(found):
-        pieces += [prompt[last : match.start()], outputs[i]]
+        pieces += [prompt[last : match.start()], marks[i]]
         last = match.end()
     pieces.append(prompt[last:])
-    return ShellContext("".join(pieces), tuple(said))
+    return ShellContext("".join(pieces), tuple(said), placed, tuple((marks[i], outputs[i]) for i in range(len(found))))
+
+
+def _not_run(session: Session, command: Command, text: str, why: str) -> tuple[str, tuple[str, str]]:
+    """A line refused before it is a call: shown as arnes's Bash call that did not run."""
+    call_id = f"arnes_command_{uuid.uuid4().hex[:8]}"
+    session.bus.emit(ToolCallEvent(call_id, "Bash", {"command": text}, by="arnes"))
+    return _done(session, call_id, why, True, time.perf_counter(), text, command)
 
 
 def _grants(session: Session, command: Command) -> RuleEngine | None:
-    """The command's `allowed-tools` as allow rules, when they may grant: your own command's only."""
+    """The command's `allowed-tools` as allow rules, when they may grant: your own command's only.
+    A plugin you installed may also read its own folder there (its scripts, by ${CLAUDE_PLUGIN_ROOT})."""
     if not command.allowed or command.origin != "user":
         return None
     rules = [SourcedRule("allow", rule, str(command.path)) for rule in command.allowed]
+    root = command.plugin_root
+    own = read_rule(resolve_real(root), True, session.engine.home) if root is not None else None
+    if own is not None:
+        rules.append(SourcedRule("allow", own, str(command.path)))
     return RuleEngine(session.workspace, "default", rules)
 
 

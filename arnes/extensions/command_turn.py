@@ -79,9 +79,14 @@ def apply(session: Session, prepared: Prepared, cfg: EffectiveConfig) -> str:
     sub-agents started during the prompt inherit it (Session.child narrows `policy`)."""
     command = prepared.command
     # Before the fence, and on the command's own text: a `!`cmd`` in its arguments (an issue
-    # title in CI) is text, never a command. The outputs are put in before the arguments are.
-    ran = run_commands(session, command, command.body)
-    prompt = expand(dataclasses.replace(command, body=ran.prompt), prepared.arguments) if ran.said else prepared.prompt
+    # title in CI) is text, never a command; inside a line the arguments are quoted data
+    # (shell_args.py). The outputs go in after the rest of the arguments, so they stay as printed.
+    ran = run_commands(session, command, command.body, prepared.arguments)
+    if ran.said:
+        body = dataclasses.replace(command, body=ran.prompt)
+        prompt = ran.fill(expand(body, prepared.arguments, placed=ran.placed))
+    else:
+        prompt = prepared.prompt
     cfg.warnings += [line for level, line in ran.said if level == "warning" and line not in cfg.warnings]
     if command.allowed is not None:
         assert session.policy is not None

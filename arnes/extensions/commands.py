@@ -12,7 +12,8 @@ Arguments follow Claude Code's command files: `$ARGUMENTS` is the whole argument
 from 0; a body with none of them gets `ARGUMENTS: ...` appended. Expansion is one pass, so an
 argument that itself says `$1` stays as typed. `!`cmd`` lines and ```` ```! ```` blocks run as
 Bash calls arnes makes through the hooks, the gate and the sandbox (command_shell.py), never on
-the host; `@file` stays literal.
+the host, the placeholders in them (and a plugin's `${CLAUDE_PLUGIN_ROOT}`) put in quoted
+(shell_args.py); `@file` stays literal.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from arnes.config_claude import translate_rule
 from arnes.errors import ConfigError
 from arnes.extensions.locations import Found, Refusal, discover, linked, shadowed
+from arnes.extensions.shell_args import Lookup, Value
 from arnes.host.files import HostFiles
 from arnes.permissions.rules import RuleError, parse_rule
 from arnes.permissions.scope import ALWAYS
@@ -49,6 +51,7 @@ class Command:
     allowed: tuple[str, ...] | None = None  # arnes rules; None: the session's tools, unchanged
     model: str | None = None
     notes: tuple[str, ...] = ()  # what was dropped from the front matter, for doctor and the run
+    plugin_root: Path | None = None  # a plugin's command: its folder, ${CLAUDE_PLUGIN_ROOT} in shell lines
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,7 @@ def _command(item: Found) -> Command:
         allowed=rules,
         model=doc.name("model") or None,
         notes=tuple(notes),
+        plugin_root=item.plugin_root,
     )
 
 
@@ -185,26 +189,51 @@ def words(arguments: str) -> list[str]:
         return arguments.split()
 
 
-def expand(command: Command, arguments: str) -> str:
-    """The prompt the model gets for `/NAME arguments`."""
+def _word(match: re.Match[str], parts: list[str]) -> str | None:
+    """The word `$ARGUMENTS[N]` (from 0) or `$N` (from 1) names, "" past the last; None for `$ARGUMENTS`."""
+    if match.group(1) is not None:
+        n = int(match.group(1))
+        return parts[n] if n < len(parts) else ""
+    if match.group(2) is not None:
+        n = int(match.group(2))
+        return parts[n - 1] if n <= len(parts) else ""
+    return None
+
+
+def expand(command: Command, arguments: str, placed: bool = False) -> str:
+    """The prompt the model gets for `/NAME arguments` (`placed`: its shell lines took them already,
+    so they are not appended either)."""
     parts = words(arguments)
-    used = False
+    used = placed
 
     def value(match: re.Match[str]) -> str:
         nonlocal used
         used = True
-        if match.group(1) is not None:  # $ARGUMENTS[N], from 0
-            n = int(match.group(1))
-            return parts[n] if n < len(parts) else ""
-        if match.group(2) is not None:  # $N, from 1
-            n = int(match.group(2))
-            return parts[n - 1] if n <= len(parts) else ""
-        return arguments
+        word = _word(match, parts)
+        return arguments if word is None else word
 
     text = PLACEHOLDER.sub(value, command.body).strip()
     if not used and arguments:
         text = f"{text}\n\nARGUMENTS: {arguments}"
     return text
+
+
+def shell_values(command: Command, arguments: str) -> Lookup:
+    """What each placeholder of a shell line stands for (extensions/shell_args.py quotes it):
+    `$ARGUMENTS` the words as typed, `$N` one word, `${CLAUDE_PLUGIN_ROOT}` a plugin's folder
+    (left as written for a command that is no plugin's)."""
+    parts = words(arguments)
+
+    def lookup(match: re.Match[str]) -> Value | None:
+        if match.group(0) == "${CLAUDE_PLUGIN_ROOT}":
+            root = command.plugin_root
+            return None if root is None else Value(str(root), (str(root),))
+        word = _word(match, parts)
+        if word is None:
+            return Value(arguments, tuple(parts))
+        return Value(word, (word,) if word else ())
+
+    return lookup
 
 
 def unknown_message(name: str, catalog: Catalog, builtins: list[str], skills: Sequence[str] = ()) -> str:

@@ -46,6 +46,7 @@ class Found:
     document: Document
     origin: str  # "project" or "user" (a plugin the user installed is theirs)
     namespace: str = ""  # a plugin's `NAME:`, already in `name`; it prefixes a front-matter name too
+    plugin_root: Path | None = None  # a plugin's file: the plugin's folder
 
     def final(self, named: str | None) -> str:
         """The name the catalog uses: a front matter's `named` (in the plugin's namespace), else `name`."""
@@ -105,7 +106,7 @@ def discover(kind: Kind, files: HostFiles, env: dict[str, str] | None = None) ->
             for name, path in _user_entries(kind, folder):
                 try:
                     document = _plugin_file(plugin.root, path)
-                    found.append(Found(plugin.namespace + name, document, origin, plugin.namespace))
+                    found.append(Found(plugin.namespace + name, document, origin, plugin.namespace, plugin.root))
                 except ConfigError as exc:
                     refused.append(Refusal(path, str(exc)))
     project, project_refused = project_files(kind, files) if theirs else ([], [])
