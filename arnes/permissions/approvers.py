@@ -93,7 +93,9 @@ class TerminalApprover:
     def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
         c = self.console
         c.print()
-        lines = visible(request.subject, tabs=False).split("\n")
+        # A call that names no path or command (ExitPlanMode, an MCP tool) has its name as subject: once.
+        subject = "" if request.subject == request.tool else request.subject
+        lines = visible(subject, tabs=False).split("\n")
         c.print(Text.assemble(("? ", "bold yellow"), (f"{one_line(request.tool)} ", "bold"), lines[0]))
         for more in lines[1:]:  # a multi-line command: every line, marked as the command's
             c.print(Text.assemble(("  | ", "dim"), more))
