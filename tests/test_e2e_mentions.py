@@ -1,4 +1,4 @@
-"""Claude Code's `@path` in the user's message, with the real `arnes` (agent/mentions.py): the file
+"""Claude Code's `@path` in the user's message (and `!cmd` at the prompt), with the real `arnes` (agent/mentions.py): the file
 goes with the message as Read shows it and counts as read; what a Read may not show never goes."""
 
 from __future__ import annotations
@@ -104,3 +104,37 @@ def test_the_completer_offers_what_a_read_may_show(tmp_path: Path) -> None:
     assert complete("see @") == ["@.env", '@"my notes.md"', "@src/"]  # not private/ (hidden), not the link out
     assert complete("see @src/") == ["@src/a.py"] and complete("see @pri") == [] and complete("see @../") == []
     assert complete("see src") == []
+
+
+def test_bang_at_the_prompt_runs_the_users_command_and_it_goes_with_the_next_message(tmp_path: Path) -> None:
+    """Claude Code's bash mode: `!cmd` runs at once (in the sandbox, no rule asked: the user typed
+    it), is a rewind point, and the next message carries it and its output."""
+    import pexpect
+
+    from tests.conftest import ARNES
+
+    ws = workspace(tmp_path)
+    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
+    script.write_text(json.dumps({"turns": [{"text": "seen"}]}))
+    child = pexpect.spawn(
+        ARNES, ["--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace)],
+        env={**os.environ, "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}, encoding="utf-8", timeout=30,
+        dimensions=(40, 160),
+    )  # fmt: skip
+    child.expect("arnes>")
+    child.sendline("!echo made > made.txt && echo printed-by-shell")
+    child.expect("printed-by-shell")
+    child.expect("arnes>")
+    child.sendline("what did I do?")
+    child.expect("seen")
+    child.expect("arnes>")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (ws / "made.txt").read_text() == "made\n"
+    events = read_trace(trace)
+    said = user_text(events)
+    assert "<bash-input>echo made > made.txt && echo printed-by-shell</bash-input>" in said
+    assert "printed-by-shell</bash-stdout>" in said and said.endswith("what did I do?")
+    assert any(e["event"] == "tool_call" and e.get("by") == "user" for e in events)
+    assert any(e["event"] == "turn" and e.get("kind") == "shell" for e in events)  # a point /rewind goes back to

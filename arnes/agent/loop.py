@@ -104,6 +104,7 @@ class Agent:
         self.guard = LoopGuard()
         self.steer = session.steering  # the model-adaptation layer, known only by its protocol
         self._made = 0  # calls arnes made for the model, for their ids
+        self._shell_runs = 0  # the user's own `!` commands, for their ids
         self._task = ""  # the user's message
         # Every message of the user's so far (a resumed session's too; a sub-agent starts with its
         # parent's): "leave api.py alone" holds for the session, not one message, for what arnes
@@ -172,6 +173,29 @@ class Agent:
         for item in attached:
             self.s.bus.emit(Notice("info", f"attached {item.shown} (@{item.name})"))
         return attached
+
+    def user_command(self, command: str) -> tuple[str, bool]:
+        """Claude Code's bash mode (`!cmd` at the prompt): the user's own command, run at once in
+        the sandbox with no permission rule asked (the user typed it), a rewind point before it,
+        seen as a call `by` the user in the trace. (its output, whether it failed)"""
+        s = self.s
+        tool = s.tools.get("Bash")
+        if tool is None:
+            return "Bash is not among this session's tools (--tools), so `!` runs nothing", True
+        self._shell_runs += 1
+        call_id = f"user_shell_{self._shell_runs}"
+        self.mark("shell", f"!{command}")
+        s.bus.emit(ToolCallEvent(call_id, "Bash", {"command": command}, by="user"))
+        started = time.monotonic()
+        try:
+            output, failed = str(tool.run(tool.args_model.model_validate({"command": command}), s.ctx)), False
+        except (ToolError, ValidationError) as exc:
+            output, failed = str(exc), True
+        finally:
+            if s.checkpoints is not None:
+                s.checkpoints.end(jobs=s.ctx.jobs.running())
+        s.bus.emit(ToolResultEvent(call_id, "Bash", failed, int((time.monotonic() - started) * 1000), output))
+        return output, failed
 
     def _resource_reader(self) -> ReadResource | None:
         """Reads an `@server:uri` as ReadMcpResourceTool would, unless a rule denies that tool."""

@@ -52,10 +52,15 @@ class Repl:
     read: Callable[[], str] | None = None  # injectable for tests; default prompt_toolkit
     ask: Callable[[str], str] | None = None  # a question inside a command (/rewind); default prompt_toolkit
     catalog: Catalog = field(default_factory=Catalog)  # the command files, read again before each line
+    _shell_said: list[str] = field(default_factory=list)  # `!` commands since the last message, with outputs
 
     def run(self) -> int:
         read = self.read or self._prompt_toolkit()
-        self.console.print("arnes: type a task, /help for commands, Ctrl-D to leave", style="dim", markup=False)
+        self.console.print(
+            "arnes: type a task, /help for commands, !cmd to run one yourself, Ctrl-D to leave",
+            style="dim",
+            markup=False,
+        )
         self.agent.start()
         self._reload_commands()
         unused = [f"command file not used: {r.why}" for r in self.catalog.refused]
@@ -71,6 +76,9 @@ class Repl:
                     break
                 if not text:
                     continue
+                if text.startswith("!"):
+                    self._shell(text[1:].strip())
+                    continue
                 if text.startswith("/"):
                     self._reload_commands()  # a file written during the session works without a restart
                     if not self.command(text):
@@ -82,7 +90,18 @@ class Repl:
         self._leave()
         return 0
 
+    def _shell(self, command: str) -> None:
+        """`!cmd`: the user's own command, run now; it and its output go with the next message."""
+        if not command:
+            self.console.print("`!` runs the command after it: !ls, !git status", style="dim", markup=False)
+            return
+        output, failed = self.agent.user_command(command)
+        self.console.print(visible(output), style="red" if failed else None, markup=False)
+        self._shell_said.append(f"<bash-input>{command}</bash-input>\n<bash-stdout>{output}</bash-stdout>")
+
     def _turn(self, text: str) -> None:
+        if self._shell_said:  # what the user ran since the last message, as Claude Code's bash mode sends it
+            text, self._shell_said = "\n\n".join([*self._shell_said, text]), []
         result = self.agent.turn(text)
         if result.stop_reason == "interrupted":  # through the renderer: it erases its spinner first
             self.session.bus.emit(Notice("warning", "turn cancelled (Ctrl-C); the session goes on"))
@@ -130,6 +149,8 @@ class Repl:
         c = self.console
         for usage, what in HELP.items():
             c.print(f"  {usage:<16} {what}", markup=False)
+        bang = "run a command yourself, in the sandbox; it and its output go with your next message"
+        c.print(f"  {'!COMMAND':<16} {bang}", markup=False)
         if self.catalog.commands:
             c.print("commands from files (.arnes/commands, .claude/commands, ~/.config/arnes/commands):", markup=False)
         for command in self.catalog.commands.values():
