@@ -1,5 +1,6 @@
-"""Claude Code's `@path` in the user's message (and `!cmd` at the prompt), with the real `arnes` (agent/mentions.py): the file
-goes with the message as Read shows it and counts as read; what a Read may not show never goes."""
+"""Claude Code's `@path` in the user's message (and `!cmd` at the prompt), with the real `arnes`
+(agent/mentions.py): the file goes with the message as Read shows it and counts as read; what a
+Read may not show never goes."""
 
 from __future__ import annotations
 
