@@ -139,3 +139,35 @@ def test_bang_at_the_prompt_runs_the_users_command_and_it_goes_with_the_next_mes
     assert "printed-by-shell</bash-stdout>" in said and said.endswith("what did I do?")
     assert any(e["event"] == "tool_call" and e.get("by") == "user" for e in events)
     assert any(e["event"] == "turn" and e.get("kind") == "shell" for e in events)  # a point /rewind goes back to
+
+
+def test_shift_tab_cycles_the_permission_mode_at_the_prompt(tmp_path: Path) -> None:
+    """Claude Code's Shift+Tab: default, acceptEdits, plan, default; the write that follows runs in
+    the mode it left the session in."""
+    import pexpect
+
+    from arnes.ui.repl import next_mode
+    from tests.conftest import ARNES
+
+    assert [next_mode("default"), next_mode("acceptEdits"), next_mode("plan"), next_mode("bypass")] == [
+        "acceptEdits", "plan", "default", "default",
+    ]  # fmt: skip
+    ws = workspace(tmp_path)
+    script = tmp_path / "s.json"
+    write = {"tool_calls": [{"name": "Write", "input": {"file_path": "new.txt", "content": "x\n"}}]}
+    script.write_text(json.dumps({"turns": [write, {"text": "written"}]}))
+    child = pexpect.spawn(
+        ARNES, ["--provider", "script", "--script", str(script), "-w", str(ws)],
+        env={**os.environ, "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}, encoding="utf-8", timeout=30,
+        dimensions=(40, 160),
+    )  # fmt: skip
+    child.expect("arnes>")
+    child.send("\x1b[Z")  # Shift+Tab
+    child.expect("mode: acceptEdits")
+    child.sendline("write it")
+    child.expect("written")  # no question: acceptEdits writes in the workspace
+    child.expect("arnes>")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (ws / "new.txt").read_text() == "x\n"

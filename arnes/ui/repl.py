@@ -25,6 +25,14 @@ from arnes.tools.files import session_diffs
 from arnes.ui.render import TerminalRenderer
 from arnes.ui.slash import BUILTINS, HELP
 
+CYCLE: tuple[Mode, ...] = ("default", "acceptEdits", "plan")  # Shift+Tab's order, Claude Code's
+
+
+def next_mode(mode: Mode) -> Mode:
+    """The mode Shift+Tab moves to: the next of the cycle; from a mode outside it (bypass, chosen at
+    the start), the first: a key never widens a session into bypass."""
+    return CYCLE[(CYCLE.index(mode) + 1) % len(CYCLE)] if mode in CYCLE else CYCLE[0]
+
 
 @dataclass(frozen=True)
 class ReplActions:
@@ -185,6 +193,14 @@ class Repl:
         @keys.add("escape", "escape")
         def _rewind(event):  # type: ignore[no-untyped-def]  # Esc Esc, as in Claude Code: /rewind
             event.app.exit(result="/rewind")
+
+        @keys.add("s-tab")
+        def _cycle(event):  # type: ignore[no-untyped-def]  # Shift+Tab, as in Claude Code: the next mode
+            from prompt_toolkit.application import run_in_terminal
+
+            mode = next_mode(self.session.mode)
+            self.session.set_mode(mode)
+            run_in_terminal(lambda: self.console.print(f"mode: {mode}", markup=False))
 
         from prompt_toolkit.completion import merge_completers
 
