@@ -240,3 +240,30 @@ def test_resume_session_at_branches_from_an_assistant_message_the_sdk_saw(shop: 
     assert branch[-1].result == "THREE-REPLY" and branch[-1].session_id != sid
     assert "remember KIWI" in sent and "ONE-REPLY" in sent and "what now?" in sent
     assert "now PEAR" not in sent and "TWO-REPLY" not in sent
+
+
+def test_can_use_tool_always_allow_holds_for_the_session_and_suggests_arnes_rule(tmp_path: Path) -> None:
+    """`PermissionResultAllow(updated_permissions=[addRules ...])` is "always": the same command is
+    not asked again; the callback's suggestions carry the rule arnes would add."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "package.json").write_text('{"name": "x", "scripts": {"test": "echo tests-ok"}}')
+    test = {"tool_calls": [{"name": "Bash", "input": {"command": "npm test"}}]}
+    asked: list[Any] = []
+
+    from claude_agent_sdk.types import PermissionRuleValue, PermissionUpdate
+
+    async def can_use_tool(name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        asked.append(context.suggestions)
+        rule = PermissionRuleValue(tool_name="Bash", rule_content="npm test")
+        update = PermissionUpdate(type="addRules", rules=[rule], behavior="allow", destination="session")
+        return sdk.PermissionResultAllow(updated_permissions=[update])
+
+    messages = collect(
+        "test it", options(tmp_path, ws, [test, test, test, {"text": "done"}], can_use_tool=can_use_tool)
+    )
+    assert messages[-1].subtype == "success" and not messages[-1].permission_denials
+    assert len(asked) == 1  # Claude Code's "always allow": once
+    [suggested] = asked[0]
+    assert suggested.type == "addRules" and suggested.rules[0].tool_name == "Bash"
+    assert suggested.rules[0].rule_content == "npm test:*"

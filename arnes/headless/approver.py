@@ -3,15 +3,20 @@
 
 Only the ask reaches it: deny rules, the perimeter and the mode have decided before (the gate),
 as in Claude Code. An allow that changes the call's input is refused: arnes runs only calls its
-gate judged. No answer (stdin closed, an error) is a no.
+gate judged. No answer (stdin closed, an error) is a no. The rule "always" would add goes with the
+request as Claude Code's `permission_suggestions`; an allow with `updatedPermissions` adding allow
+rules is an "always": those rules hold for the rest of the session (whatever destination it
+names: arnes writes no settings file for the SDK), so the next such call is not asked again.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from arnes.headless.channel import Channel, ChannelClosed, as_object
 from arnes.permissions.approvers import ApprovalAnswer, ApprovalRequest
+from arnes.permissions.rules import RuleError, parse_rule
 
 
 @dataclass
@@ -27,7 +32,7 @@ class SdkApprover:
                     "tool_name": request.tool,
                     "input": request.input,
                     "tool_use_id": request.call_id,
-                    "permission_suggestions": [],
+                    "permission_suggestions": suggestions(request.suggested_rule),
                     "decision_reason": request.reason,
                 }
             )
@@ -42,7 +47,44 @@ class SdkApprover:
                 return ApprovalAnswer(
                     "deny", feedback="can_use_tool changed the call's input; arnes runs only calls it judged"
                 )
+            rules = allowed_rules(body.get("updatedPermissions"))
+            if rules:
+                return ApprovalAnswer("allow_always", rule=rules[0], more_rules=tuple(rules[1:]))
             return ApprovalAnswer("allow_once")
         if body.get("interrupt"):  # the callback's "deny and stop": the turn ends as on Ctrl-C
             raise KeyboardInterrupt
         return ApprovalAnswer("deny", feedback=str(body.get("message") or "") or None)
+
+
+def suggestions(rule: str | None) -> list[dict[str, Any]]:
+    """Claude Code's `permission_suggestions`: the session rule "always" would add, if any."""
+    if rule is None:
+        return []
+    try:
+        parsed = parse_rule(rule)
+    except RuleError:
+        return []
+    value: dict[str, Any] = {"toolName": parsed.tool}
+    if parsed.specifier is not None:
+        value["ruleContent"] = parsed.specifier
+    return [{"type": "addRules", "rules": [value], "behavior": "allow", "destination": "session"}]
+
+
+def allowed_rules(updates: object) -> list[str]:
+    """The allow rules an answer's `updatedPermissions` adds (`addRules` with behavior allow), as
+    arnes rules; a rule arnes cannot read is left out (the call is still allowed once)."""
+    found: list[str] = []
+    for update in updates if isinstance(updates, list) else []:
+        if not isinstance(update, dict) or update.get("type") != "addRules" or update.get("behavior") != "allow":
+            continue
+        for value in update.get("rules") if isinstance(update.get("rules"), list) else []:
+            if not isinstance(value, dict) or not isinstance(value.get("toolName"), str):
+                continue
+            content = value.get("ruleContent")
+            rule = f"{value['toolName']}({content})" if isinstance(content, str) and content else value["toolName"]
+            try:
+                parse_rule(rule)
+            except RuleError:
+                continue
+            found.append(rule)
+    return found

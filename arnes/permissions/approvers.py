@@ -33,6 +33,7 @@ class ApprovalAnswer:
     kind: AnswerKind
     feedback: str | None = None
     rule: str | None = None
+    more_rules: tuple[str, ...] = ()  # "always" with several session rules (the SDK's updatedPermissions)
 
 
 class Approver(Protocol):

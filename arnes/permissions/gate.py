@@ -56,7 +56,8 @@ class PermissionGate:
             )
             answer = self.approver.ask(asked)
             if answer.kind == "allow_always" and answer.rule and self.on_always:
-                self.on_always(answer.rule)  # inside the lock: the next queued call sees it
+                for rule in (answer.rule, *answer.more_rules):
+                    self.on_always(rule)  # inside the lock: the next queued call sees it
             if isinstance(self.policy, LearnsFromAnswers):
                 self.policy.after_ask(request, answer.kind != "deny")
         if answer.kind == "deny":
