@@ -23,6 +23,7 @@ from arnes.config_conflicts import mode_conflict, rule_conflicts
 from arnes.errors import ConfigError
 from arnes.extensions.hook_if import TOOL_EVENTS
 from arnes.extensions.hooks_config import FailMode, HookEntry, HookSettings, hook_scripts
+from arnes.extensions.locations import user_skill_folders
 from arnes.host.key_helper import KeyHelper
 from arnes.host.testcmd import TEST_TIMEOUT, TestCommand, detect
 from arnes.jsonfile import read_json
@@ -452,7 +453,10 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
             cfg.files.append(mcp_file)
     if reads("local"):
         _add_servers(cfg, from_claude.local, local_scope, "claude-user", trusted)
-    _add_plugins(cfg, workspace, env, trusted)
+    skill_folders = _add_plugins(cfg, workspace, env, trusted)
+    if reads("user"):
+        skill_folders = [*user_skill_folders(env), *skill_folders]
+    open_skill_folders(cfg, skill_folders, _home(env), workspace)
     for name, entry in list(cfg.mcp_servers.items()):
         if not entry.held and (held := approval.any_server(name)):
             cfg.mcp_servers[name] = dataclasses.replace(entry, held=held.reason)
@@ -464,8 +468,9 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
     return cfg
 
 
-def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | None, trusted: bool) -> None:
-    """The hooks and MCP servers of the Claude Code plugins on (extensions/plugins.py). The user's:
+def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | None, trusted: bool) -> list[Path]:
+    """The hooks and MCP servers of the Claude Code plugins on (extensions/plugins.py), and the
+    skill folders of those whose files may be read in the sandbox (as their hooks'). The user's:
     as their settings' are, under their settings' servers of the same name. The project's (turned
     on by its settings): its grants, which wait for trust and stay in the sandbox. A part that
     cannot be read is one warning; the plugin's other parts, and the other plugins, still load.
@@ -478,6 +483,7 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
     from arnes.host.paths import is_inside, resolve_real
     from arnes.mcp.settings import parse_servers
 
+    skill_folders: list[Path] = []
     for plugin in enabled_plugins(env, workspace)[0]:
         if plugin.enabled_by == "--plugin-dir":
             if plugin.hooks_or_servers():
@@ -495,6 +501,8 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
                 )
             continue
         layer = "project" if plugin.enabled_by == "project" else "user"
+        if layer == "user" or trusted:
+            skill_folders += plugin.folders("skills")
         if layer == "user":  # `plugin_NAME_*` is your plugin's: no project server goes by it, even if the
             _reserve_plugin_names(cfg, plugin.key, plugin.server_name(""))  # plugin's own list is broken
         used = False
@@ -544,6 +552,7 @@ def _add_plugins(cfg: EffectiveConfig, workspace: Path, env: dict[str, str] | No
         used = used or bool(plugin.folders("commands"))
         if used and (layer == "user" or trusted) and plugin.root not in cfg.read_paths:
             cfg.read_paths.append(plugin.root)
+    return skill_folders
 
 
 def _add_lsp_servers(cfg: EffectiveConfig, plugin: Plugin, layer: str, trusted: bool) -> bool:
@@ -823,14 +832,38 @@ def open_to_reads(cfg: EffectiveConfig, folders: list[str], where: str) -> None:
         elif real == Path("/") or home.is_relative_to(real) or rule is None:
             cfg.warnings.append(f"{where}: {given} ignored: it holds your home folder; name a folder inside it")
         else:
-            # The built-in secret denies, anchored at the workspace, are anchored here too: the
-            # file tools refuse what they cover, and the sandbox hides it, as in the workspace.
-            base = rule.removeprefix("Read(").removesuffix("/**)")
-            tails = [spec.removeprefix("Read(**/").removesuffix(")") for spec in SECRET_DENIES]
             cfg.rules.append(SourcedRule("allow", rule, where.split(":")[0]))
-            cfg.rules += [SourcedRule("deny", f"Read({base}/**/{tail})", "built in: secrets") for tail in tails]
-            if real not in cfg.read_paths:
-                cfg.read_paths.append(real)
+            _readable_in_sandbox(cfg, real, rule)
+
+
+def _readable_in_sandbox(cfg: EffectiveConfig, real: Path, rule: str) -> None:
+    """`real` (a folder outside the workspace; `rule` its `Read(FOLDER/**)`) bound read-only for
+    commands. The built-in secret denies, anchored at the workspace, are anchored here too: the
+    file tools refuse what they cover, and the sandbox hides it, as in the workspace."""
+    base = rule.removeprefix("Read(").removesuffix("/**)")
+    tails = [spec.removeprefix("Read(**/").removesuffix(")") for spec in SECRET_DENIES]
+    cfg.rules += [SourcedRule("deny", f"Read({base}/**/{tail})", SECRET_SOURCE) for tail in tails]
+    if real not in cfg.read_paths:
+        cfg.read_paths.append(real)
+
+
+def open_skill_folders(cfg: EffectiveConfig, folders: list[Path], home: Path, workspace: Path) -> None:
+    """Your own skill folders (~/.config/arnes/skills, ~/.claude/skills, Codex's, your plugins')
+    readable to commands, read-only, so a skill's bundled script runs (`python3 scripts/x.py` in the
+    skill's folder), as your hooks' scripts do. Only these folders of yours, never their secrets
+    (the built-in denies hide them); not a folder that holds your home folder, nor one in the
+    workspace (there already). The file tools still read a skill's files only once it is loaded."""
+    from arnes.permissions.engine import folder_read_rule
+
+    home_real = Path(os.path.realpath(home))
+    ws_real = Path(os.path.realpath(workspace))
+    for folder in folders:
+        real = Path(os.path.realpath(folder))
+        if not real.is_dir() or home_real.is_relative_to(real) or real.is_relative_to(ws_real):
+            continue
+        rule = folder_read_rule(real)
+        if rule is not None:
+            _readable_in_sandbox(cfg, real, rule)
 
 
 def _tilde(written: str, home: str) -> str:

@@ -138,6 +138,11 @@ def user_folders(kind: Kind, env: dict[str, str] | None = None) -> list[Path]:
     return [user_config_dir(env) / kind, claude_user_dir(env) / kind]
 
 
+def user_skill_folders(env: dict[str, str] | None = None) -> list[Path]:
+    """Where the user's own skills live (the sandbox lets commands read them: a skill runs its scripts)."""
+    return user_folders("skills", env)
+
+
 def _project_entries(kind: Kind, files: HostFiles, rel: str, refused: list[Refusal]) -> list[tuple[str, bytes, Path]]:
     if kind == "skills":
         candidates = [(d, f"{rel}/{d}/SKILL.md") for d in subfolders(files.root / rel)]
