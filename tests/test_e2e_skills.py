@@ -98,6 +98,34 @@ def test_a_small_window_lists_only_the_workspaces_and_users_skills(tmp_path: Pat
     assert name == "Skill" and not is_error and "features.json" in output
 
 
+def test_codex_users_skills_are_read_as_the_users_own(tmp_path: Path) -> None:
+    """Codex keeps the user's skills in ~/.agents/skills (its docs) and ~/.codex/skills (its first
+    releases, $CODEX_HOME): both are the user's, after ~/.claude/skills (survey 4, X4-01)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = Path(os.environ["HOME"])
+    skill(home / ".agents/skills/agents-user", "description: AGENTS-SKILL-MARKER\n", "AGENTS-BODY\n")
+    skill(home / ".agents/skills/both", "description: shadowed by ~/.claude\n")
+    skill(home / ".claude/skills/both", "description: CLAUDE-WINS\n")
+    codex = tmp_path / "codex-home"
+    skill(codex / "skills/codex-old", "description: CODEX-SKILL-MARKER\n", "CODEX-BODY\n")
+    (codex / "skills/.system").mkdir()  # Codex's own built-ins: no SKILL.md right there
+    script = tmp_path / "codex.json"
+    calls = [{"name": "Skill", "input": {"skill": n}} for n in ("agents-user", "codex-old")]
+    script.write_text(json.dumps({"turns": [{"tool_calls": calls}, {"text": "done"}]}))
+    trace = tmp_path / "codex.jsonl"
+    run = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                    "go", env={"CODEX_HOME": str(codex)})  # fmt: skip
+    assert run.code == 0, run.err
+    events = read_trace(trace)
+    head = first_message(events)
+    assert "- agents-user: AGENTS-SKILL-MARKER" in head and "- codex-old: CODEX-SKILL-MARKER" in head
+    assert "- both: CLAUDE-WINS" in head and "shadowed" not in head
+    (_, agents_error, agents), (_, codex_error, codex_out) = results(events)
+    assert not agents_error and "AGENTS-BODY" in agents and "(user, " in agents
+    assert not codex_error and "CODEX-BODY" in codex_out
+
+
 def test_a_skill_kept_from_the_model_runs_only_as_the_users_slash_command(tmp_path: Path) -> None:
     """`disable-model-invocation: true` (a deploy): neither listed nor loadable by the model, still `/deploy`."""
     ws = tmp_path / "ws"

@@ -134,8 +134,14 @@ def project_files(kind: Kind, files: HostFiles) -> tuple[list[Found], list[Refus
 
 
 def user_folders(kind: Kind, env: dict[str, str] | None = None) -> list[Path]:
-    """The user's folders of `kind`, arnes's own first: it wins a name both have."""
-    return [user_config_dir(env) / kind, claude_user_dir(env) / kind]
+    """The user's folders of `kind`, arnes's own first: it wins a name both have. Skills also come
+    from Codex's folders: `~/.agents/skills` (its documented user location) and `~/.codex/skills`
+    (`$CODEX_HOME`; where its first releases kept them, still read by Codex)."""
+    mine = [user_config_dir(env) / kind, claude_user_dir(env) / kind]
+    if kind != "skills":
+        return mine
+    home = Path(os.path.expanduser((dict(os.environ) if env is None else env).get("HOME", "~")))
+    return [*mine, home / ".agents" / "skills", codex_user_dir(env) / "skills"]
 
 
 def user_skill_folders(env: dict[str, str] | None = None) -> list[Path]:

@@ -9,8 +9,9 @@ link puts a host file into a prompt, and the files beside SKILL.md are read with
 same gate as any other file.
 
 Where they come from, first winning a name (the name in the front matter, else the folder's):
-the user's `~/.config/arnes/skills/` (a repository must not replace the user's skill and its
-allowed-tools), the project's `.arnes/skills/`, `.claude/skills/`, `.agents/skills/`, then the
+the user's `~/.config/arnes/skills/`, `~/.claude/skills/`, then Codex's `~/.agents/skills/` and
+`~/.codex/skills/` (a repository must not replace the user's skill and its allowed-tools), the
+project's `.arnes/skills/`, `.claude/skills/`, `.agents/skills/`, then the
 skills arnes ships (bundled/).
 """
 
