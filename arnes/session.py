@@ -266,7 +266,7 @@ class Session:
         if self.skill_catalog is None:
             self.skill_catalog = SkillCatalog(self.host)
         self.active_skills = ActiveSkills(self.workspace)
-        self.ctx.skills = SkillLoader(self.skill_catalog, self.engine, self.active_skills)
+        self.ctx.skills = SkillLoader(self.skill_catalog, self.engine, self.active_skills, self.id)
         if self.depth == 0:
             self.ctx.leave_plan = self.leave_plan
         # A loaded skill's allowed-tools narrow whatever policy this session has (never widen it).

@@ -119,7 +119,7 @@ def test_a_copied_collection_loads_whole_and_runs(tmp_path: Path) -> None:
     assert hooked["tool_input"]["prompt"] == "Where is RATE set?"
     # The Skill tool's `skill` key and its `args`.
     skill = results["Skill"]
-    assert not skill["is_error"] and "TIDY-BODY" in skill["output"] and "ARGUMENTS: src/a.py" in skill["output"]
+    assert not skill["is_error"] and "(TIDY-BODY) in src/a.py." in skill["output"]  # its $ARGUMENTS filled in
     # Two agent files are not used: one line says so, not one each.
     unused = [line for line in said.splitlines() if "agent definition files not used" in line]
     assert len(unused) == 1 and "2 agent definition files" in unused[0]

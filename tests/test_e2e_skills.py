@@ -126,6 +126,44 @@ def test_codex_users_skills_are_read_as_the_users_own(tmp_path: Path) -> None:
     assert not codex_error and "CODEX-BODY" in codex_out
 
 
+def test_skill_substitutions_are_claude_codes(tmp_path: Path) -> None:
+    """Claude Code's skills docs: `$N` is `$ARGUMENTS[N]` (0-based: `$0` the first word, `$1` the
+    second; one not given stays as written), `${CLAUDE_SESSION_ID}`, `${CLAUDE_SKILL_DIR}` the
+    skill's folder; as `/name` and through the Skill tool's `args` alike. A command keeps `$1` as
+    its first word (survey 4, C4-03)."""
+    ws = tmp_path / "ws"
+    body = ("ALL=[$ARGUMENTS] IDX1=[$ARGUMENTS[1]] POS0=[$0] POS1=[$1] POS5=[$5] "
+            "SESSION=[${CLAUDE_SESSION_ID}] DIR=[${CLAUDE_SKILL_DIR}] ENV=[${HOME}]\n")  # fmt: skip
+    folder = skill(Path(os.environ["HOME"]) / ".claude/skills/migrate", "description: Migrate a component\n", body)
+    (ws / ".claude/commands").mkdir(parents=True)
+    (ws / ".claude/commands/old.md").write_text("CMD0=[$0] CMD1=[$1] CMD2=[$2]\n")
+    real = os.path.realpath(folder)
+    for task in ("/migrate SearchBar React", "go"):
+        script = tmp_path / "subst.json"
+        call = {"name": "Skill", "input": {"skill": "migrate", "args": "SearchBar React"}}
+        script.write_text(
+            json.dumps({"turns": [{"tool_calls": [call]} if task == "go" else {"text": "x"}, {"text": "ok"}]})
+        )
+        trace = tmp_path / f"subst-{task[:2]}.jsonl"
+        run = run_arnes(
+            "-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace), task
+        )
+        assert run.code == 0, run.err
+        events = read_trace(trace)
+        session = next(e for e in events if e["event"] == "session_start")["session"]
+        text = first_message(events) if task != "go" else results(events)[0][2]
+        assert (
+            f"ALL=[SearchBar React] IDX1=[React] POS0=[SearchBar] POS1=[React] POS5=[$5] "
+            f"SESSION=[{session}] DIR=[{real}] ENV=[${{HOME}}]"
+        ) in text, text
+        assert "ARGUMENTS:" not in text
+    trace = tmp_path / "cmd.jsonl"
+    run = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace),
+                    "/old a b")  # fmt: skip
+    assert run.code == 0, run.err
+    assert "CMD0=[$0] CMD1=[a] CMD2=[b]" in first_message(read_trace(trace))
+
+
 def test_a_skill_kept_from_the_model_runs_only_as_the_users_slash_command(tmp_path: Path) -> None:
     """`disable-model-invocation: true` (a deploy): neither listed nor loadable by the model, still `/deploy`."""
     ws = tmp_path / "ws"

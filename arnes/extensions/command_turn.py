@@ -21,8 +21,8 @@ from arnes.extensions.commands import (
     load_catalog,
     split_invocation,
     unknown_message,
-    words,
 )
+from arnes.extensions.placeholders import words
 from arnes.llm.claude_ids import model_for
 from arnes.messages import ToolSpec
 from arnes.permissions.scope import Fence, Fenced
@@ -233,7 +233,9 @@ def skill_command(session: Session, name: str) -> Command | None:
     except ToolError as exc:
         raise ConfigError(f"/{name}: {exc}") from None
     path = skill.folder / "SKILL.md"
-    return Command(name, text, path, skill.origin, skill.description, allowed=skill.allowed_tools)
+    variables = (("CLAUDE_SKILL_DIR", str(skill.real)), ("CLAUDE_SESSION_ID", session.id))
+    return Command(name, text, path, skill.origin, skill.description, allowed=skill.allowed_tools, skill=True,
+                   variables=variables)  # fmt: skip
 
 
 def skill_names(session: Session) -> list[str]:

@@ -9,8 +9,9 @@ command linked to a host file is refused, never expanded.
 
 Arguments follow Claude Code's command files: `$ARGUMENTS` is the whole argument string,
 `$1`, `$2`... the words (shell-like, quotes group), `$ARGUMENTS[0]`... the same words counted
-from 0; a body with none of them gets `ARGUMENTS: ...` appended. Expansion is one pass, so an
-argument that itself says `$1` stays as typed. `!`cmd`` lines and ```` ```! ```` blocks run as
+from 0 (a skill run as `/name` counts `$0`, `$1`... from 0 too: placeholders.py); a body with none
+of them gets `ARGUMENTS: ...` appended. Expansion is one pass, so an argument that itself says `$1`
+stays as typed. `!`cmd`` lines and ```` ```! ```` blocks run as
 Bash calls arnes makes through the hooks, the gate and the sandbox (command_shell.py), never on
 the host, the placeholders in them (and a plugin's `${CLAUDE_PLUGIN_ROOT}`) put in quoted
 (shell_args.py); `@file` stays literal.
@@ -19,7 +20,6 @@ the host, the placeholders in them (and a plugin's `${CLAUDE_PLUGIN_ROOT}`) put 
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +27,7 @@ from pathlib import Path
 from arnes.config_claude import translate_rule
 from arnes.errors import ConfigError
 from arnes.extensions.locations import Found, Refusal, discover, linked, shadowed
+from arnes.extensions.placeholders import substitute, words
 from arnes.extensions.shell_args import Lookup, Value
 from arnes.host.files import HostFiles
 from arnes.permissions.rules import RuleError, parse_rule
@@ -34,7 +35,6 @@ from arnes.permissions.scope import ALWAYS
 
 # What follows the slash, a namespace's folders first (`tools:x`); `/usr/bin/x` is a path, not a command.
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(?::[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
-PLACEHOLDER = re.compile(r"\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS|\$([1-9][0-9]*)")
 # Claude Code's tool names that have an arnes twin; other names in allowed-tools are dropped (narrower).
 CLAUDE_TOOLS = {"MultiEdit": "Edit", "LS": "Glob", "Task": "Delegate"}
 DESCRIPTION_CHARS = 80
@@ -52,6 +52,8 @@ class Command:
     model: str | None = None
     notes: tuple[str, ...] = ()  # what was dropped from the front matter, for doctor and the run
     plugin_root: Path | None = None  # a plugin's command: its folder, ${CLAUDE_PLUGIN_ROOT} in shell lines
+    skill: bool = False  # a skill run as `/name`: `$N` counts from 0 (placeholders.py)
+    variables: tuple[tuple[str, str], ...] = ()  # a skill's ${CLAUDE_SKILL_DIR} and ${CLAUDE_SESSION_ID}
 
 
 @dataclass(frozen=True)
@@ -181,14 +183,6 @@ def split_invocation(text: str) -> tuple[str, str] | None:
     return head, rest[0].strip() if rest else ""
 
 
-def words(arguments: str) -> list[str]:
-    """Shell-like words; a stray quote falls back to plain blanks rather than refusing the prompt."""
-    try:
-        return shlex.split(arguments)
-    except ValueError:
-        return arguments.split()
-
-
 def _word(match: re.Match[str], parts: list[str]) -> str | None:
     """The word `$ARGUMENTS[N]` (from 0) or `$N` (from 1) names, "" past the last; None for `$ARGUMENTS`."""
     if match.group(1) is not None:
@@ -201,18 +195,11 @@ def _word(match: re.Match[str], parts: list[str]) -> str | None:
 
 
 def expand(command: Command, arguments: str, placed: bool = False) -> str:
-    """The prompt the model gets for `/NAME arguments` (`placed`: its shell lines took them already,
-    so they are not appended either)."""
-    parts = words(arguments)
-    used = placed
-
-    def value(match: re.Match[str]) -> str:
-        nonlocal used
-        used = True
-        word = _word(match, parts)
-        return arguments if word is None else word
-
-    text = PLACEHOLDER.sub(value, command.body).strip()
+    """The prompt the model gets for `/NAME arguments` (a skill's counts `$N` from 0, placeholders.py;
+    `placed`: its shell lines took the arguments already, so they are not appended either)."""
+    text, used = substitute(command.body, arguments, skill=command.skill, variables=dict(command.variables))
+    used = used or placed
+    text = text.strip()
     if not used and arguments:
         text = f"{text}\n\nARGUMENTS: {arguments}"
     return text

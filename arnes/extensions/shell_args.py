@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-# The placeholders of commands.py's PLACEHOLDER, and the plugin's folder.
+# A command's argument placeholders (placeholders.py counts a skill's from 0), and the plugin's folder.
 PLACEHOLDER = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}|\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS|\$([1-9][0-9]*)")
 PLAIN = re.compile(r"[A-Za-z0-9_./:=@%+,-]*")  # nothing any shell context reads as syntax
 _ARITHMETIC = re.compile(r"\(\(|\[\[|\blet\s")

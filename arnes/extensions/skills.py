@@ -26,6 +26,7 @@ from pathlib import Path
 from arnes.errors import ConfigError
 from arnes.extensions.frontmatter import Document, load_user
 from arnes.extensions.locations import Found, Refusal, discover, shadowed
+from arnes.extensions.placeholders import substitute
 from arnes.extensions.skill_scope import ActiveSkills
 from arnes.host.files import HostFiles
 from arnes.host.paths import is_inside, resolve_real
@@ -182,12 +183,14 @@ class SkillLoader:
     catalog: SkillCatalog
     engine: RuleEngine
     active: ActiveSkills
+    session_id: str = ""  # ${CLAUDE_SESSION_ID} in a skill's body
     _allowed_folders: set[Path] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def load(self, name: str, *, by_user: bool = False) -> str:
+    def load(self, name: str, *, by_user: bool = False, arguments: str | None = None) -> str:
         """The prompt of a skill; `by_user` when the user ran it as `/name`, the only way a
-        `disable-model-invocation` skill runs."""
+        `disable-model-invocation` skill runs (its placeholders are then the command expansion's,
+        commands.py `expand`). The model's call fills them here, with its `arguments`."""
         skill = self.catalog.get(name.strip())
         if skill is None or not (by_user or skill.model_invocable):
             names = ", ".join(s.name for s in self.catalog.model_skills()) or "none"
@@ -200,7 +203,11 @@ class SkillLoader:
             raise ToolError(f"No skill {name!r}. Available skills: {names}. Call Skill again with one of these names.")
         where = self._readable(skill)
         files = beside(skill.real, self.engine)
-        parts = [f"Skill {skill.name} ({skill.origin}, {where}/SKILL.md):", skill.body]
+        body, used = skill.body, False
+        if not by_user:
+            variables = {"CLAUDE_SKILL_DIR": str(skill.real), "CLAUDE_SESSION_ID": self.session_id}
+            body, used = substitute(body, arguments or "", skill=True, variables=variables)
+        parts = [f"Skill {skill.name} ({skill.origin}, {where}/SKILL.md):", body]
         if files:
             shown = "\n".join(f"- {where}/{f}" for f in files[:FILES_CAP])
             more = f"\n- ... {len(files) - FILES_CAP} more" if len(files) > FILES_CAP else ""
@@ -209,6 +216,8 @@ class SkillLoader:
             self.active.narrow(skill.name, skill.allowed_tools)
             listed = ", ".join(skill.allowed_tools) or "no tools"
             parts.append(f"Until this task ends you may call only: {listed} (and Skill).")
+        if arguments and arguments.strip() and not used:
+            parts.append(f"ARGUMENTS: {arguments}")
         return "\n\n".join(parts)
 
     def _readable(self, skill: SkillDef) -> str:

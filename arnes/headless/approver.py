@@ -77,7 +77,8 @@ def allowed_rules(updates: object) -> list[str]:
     for update in updates if isinstance(updates, list) else []:
         if not isinstance(update, dict) or update.get("type") != "addRules" or update.get("behavior") != "allow":
             continue
-        for value in update.get("rules") if isinstance(update.get("rules"), list) else []:
+        rules = update.get("rules")
+        for value in rules if isinstance(rules, list) else []:
             if not isinstance(value, dict) or not isinstance(value.get("toolName"), str):
                 continue
             content = value.get("ruleContent")

@@ -25,9 +25,10 @@ from arnes.tools.processes import BackgroundJobs
 class SkillHost(Protocol):
     """What the Skill tool needs from its session (extensions/skills.py `SkillLoader`)."""
 
-    def load(self, name: str, *, by_user: bool = False) -> str:
+    def load(self, name: str, *, by_user: bool = False, arguments: str | None = None) -> str:
         """The skill's body and files; ToolError naming the skills there are for an unknown name,
-        or for one only the user may run (`by_user`: run as `/name`)."""
+        or for one only the user may run (`by_user`: run as `/name`, whose placeholders the command
+        expansion fills). The model's call fills them with its `arguments` (None: none given)."""
         ...
 
 

@@ -28,5 +28,4 @@ class Skill(BaseTool[SkillArgs]):
     def run(self, args: SkillArgs, ctx: ToolContext) -> str:
         if ctx.skills is None:
             raise ToolError("Skills are not available here; go on without one.")
-        text = ctx.skills.load(args.name)
-        return f"{text}\n\nARGUMENTS: {args.args}" if args.args and args.args.strip() else text
+        return ctx.skills.load(args.name, arguments=args.args)
