@@ -56,6 +56,7 @@ from arnes.permissions.types import Target, ToolRequest
 from arnes.rewind.checkpoints import first_line
 from arnes.tools.base import Tool, ToolArgs, ToolError, dropped_note
 from arnes.tools.delegate import as_delegate
+from arnes.tools.multiedit import as_edit
 from arnes.tools.structured import MAX_REMINDERS, REMINDER
 from arnes.tools.structured import NAME as STRUCTURED
 
@@ -604,7 +605,9 @@ class Agent:
                 self._steered(decision.piece, "call", "rewrite", _said(call), f"{decision.why}: {_said(decision.call)}")
                 call = ToolCall(call.id, decision.call.name, decision.call.input)
             # Hooks see Claude Code's name of a call (`Task`), and a call a piece rewrote as it will run.
-            prepared = self._admit(call, sent if call is aliased and sent.name != call.name else None)
+            # A MultiEdit is an Edit to the hooks too (a matcher "Edit" guards it; its input keeps `edits`).
+            hooked = call is aliased and sent.name != call.name and as_delegate(sent.name, sent.input) is not None
+            prepared = self._admit(call, sent if hooked else None)
             if isinstance(prepared, ToolResultBlock):
                 pending.append(prepared)
                 continue
@@ -807,9 +810,13 @@ def rewrite_note(call: ToolCall) -> str:
 
 
 def _claude_names(call: ToolCall) -> ToolCall:
-    """A call under Claude Code's name for one of arnes's tools (`Task`) as arnes's own (Delegate)."""
+    """A call under Claude Code's name for one of arnes's tools (`Task`, `MultiEdit`) as arnes's
+    own (Delegate, Edit)."""
     delegated = as_delegate(call.name, call.input)
-    return call if delegated is None else ToolCall(call.id, "Delegate", delegated)
+    if delegated is not None:
+        return ToolCall(call.id, "Delegate", delegated)
+    edit = as_edit(call.name, call.input)
+    return call if edit is None else ToolCall(call.id, "Edit", edit)
 
 
 def _said(call: ToolCall) -> str:

@@ -7,8 +7,10 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from arnes.host.atomic import atomic_write
 from arnes.host.nofollow import LinkRefused, NotRegularFile, read_regular
@@ -18,9 +20,10 @@ from arnes.tools import notebook
 from arnes.tools.base import BaseTool, ToolArgs, ToolContext, ToolError
 from arnes.tools.editmatch import Replacement, region_of, replace, without_read_numbers
 from arnes.tools.filestate import newline_of
+from arnes.tools.multiedit import EditItem, EditList, apply_edits
 from arnes.tools.nearest import nearest_files
 from arnes.tools.readformat import MAX_LINE_CHARS, numbered
-from arnes.tools.responses import Output, edit_shape, read_shape, write_shape
+from arnes.tools.responses import Output, edit_shape, multi_shape, read_shape, write_shape
 
 DEFAULT_READ_LINES = 2000
 READ_MOST = 32 << 20  # bytes: a bigger file is not read whole (a sparse 2 GB file once took 4 GB of memory)
@@ -42,6 +45,18 @@ class EditArgs(ToolArgs):
     old_string: str = Field(description="Exact text to replace, without Read's line-number prefixes.")
     new_string: str = Field(description="The replacement text.")
     replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one.")
+    # Claude Code's MultiEdit call (tools/multiedit.py): several changes, all or none. Not offered.
+    edits: SkipJsonSchema[list[EditItem] | None] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _multi(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "edits" in data:
+            if "old_string" in data or "new_string" in data:
+                raise ValueError("give either edits (a list of changes) or old_string and new_string, not both")
+            EditList.model_validate({"edits": data["edits"]})  # at least one, each complete: said per edit
+            return {**data, "old_string": "", "new_string": ""}
+        return data
 
 
 def read_text(path: Path, shown: str, real: Path | None = None) -> str:
@@ -318,6 +333,10 @@ class Edit(BaseTool[EditArgs]):
         original = read_text(path, shown, real)
         newline = newline_of(original)
         text = original.replace("\r\n", "\n") if newline == "\r\n" else original
+        if args.edits is not None:
+            changed, count, notes = apply_edits(text, args.edits, shown)
+            updated = changed.replace("\n", "\r\n") if newline == "\r\n" else changed
+            return original, updated, Replacement(changed, count, "; ".join(notes))
         old = args.old_string.replace("\r\n", "\n")
         new = args.new_string.replace("\r\n", "\n")
         if old == new:
@@ -338,7 +357,7 @@ class Edit(BaseTool[EditArgs]):
     def preview(self, args: EditArgs, ctx: ToolContext) -> str | None:
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
-        if not path.exists() and not args.old_string:
+        if not path.exists() and not args.old_string and args.edits is None:
             return unified_diff("", args.new_string, shown)
         try:
             before, after, _ = self._apply(args, path, shown)
@@ -351,7 +370,7 @@ class Edit(BaseTool[EditArgs]):
         path = ctx.path(args.file_path)
         shown = ctx.display(path)
         if not path.exists() and not path.is_symlink():
-            if not args.old_string:  # Claude Code's Edit creates a file from an empty old_string
+            if not args.old_string and args.edits is None:  # Claude Code's Edit creates a file from an empty old_string
                 write_recorded(ctx, path, args.new_string)
                 said = f"Created {shown} with new_string (old_string was empty and the file did not exist)."
                 return Output(said, lambda: edit_shape(path, "", args.new_string, False, "", args.new_string))
@@ -362,8 +381,13 @@ class Edit(BaseTool[EditArgs]):
         guard_write(ctx, path, shown, "Edit")
         before, after, done = self._apply(args, path, shown, ctx.real_of(path))
         write_recorded(ctx, path, after)
-        ctx.files.note_edit(path, args.old_string, args.new_string)
+        changes = [(e.old_string, e.new_string, e.replace_all) for e in args.edits or []]
+        for old, new, _ in changes or [(args.old_string, args.new_string, args.replace_all)]:
+            ctx.files.note_edit(path, old, new)
         what = f"{done.count} occurrence{'s' if done.count != 1 else ''}"
+        what += f" in {len(changes)} edits" if changes else ""
         note = f" ({done.note}; check the result)" if done.note else ""
         said = f"Edited {shown}: replaced {what}{note}."
+        if changes:
+            return Output(said, lambda: multi_shape(path, changes, before, after))
         return Output(said, lambda: edit_shape(path, args.old_string, args.new_string, args.replace_all, before, after))

@@ -69,6 +69,13 @@ def edit_shape(path: Path, old: str, new: str, replace_all: bool, before: str, a
     }
 
 
+def multi_shape(path: Path, edits: list[tuple[str, str, bool]], before: str, after: str) -> dict[str, Any]:
+    """Claude Code's MultiEdit response."""
+    listed = [{"old_string": old, "new_string": new, "replace_all": every} for old, new, every in edits]
+    patch = structured_patch(before, after)
+    return {"filePath": str(path), "edits": listed, "originalFileContents": before, "structuredPatch": patch}
+
+
 def structured_patch(before: str, after: str) -> list[dict[str, Any]]:
     """The hunks of a unified diff as Claude Code's `structuredPatch` (jsdiff's shape): numbers from 1."""
     old, new = before.splitlines(), after.splitlines()
