@@ -251,3 +251,22 @@ def test_definitions_given_with_the_run_load_leniently_and_keep_their_model() ->
     ]
     assert given_agents([], "--agents") == ({}, ["--agents: agent definitions are an object of NAME: "
                                                   "{description, prompt, ...}; ignored"])  # fmt: skip
+
+
+def test_hooks_in_an_agent_file_are_named_as_not_run(tmp_path: Path) -> None:
+    """Claude Code runs an agent file's `hooks:` for that agent's calls; arnes does not, and says so
+    in one line rather than letting a guard the user relies on drop in silence (survey 4, H4-05)."""
+    agents = Path(os.environ["HOME"]) / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "db-reader.md").write_text(
+        "---\nname: db-reader\ndescription: Run read-only queries\ntools: Bash\nhooks:\n  PreToolUse:\n"
+        '    - matcher: "Bash"\n      hooks:\n        - type: command\n          command: "exit 2"\n---\nRead only.\n'
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}]}))
+    run = run_arnes("-p", "--provider", "script", "--script", str(script), "-w", str(ws), "go")
+    assert run.code == 0, run.err
+    said = [line for line in (run.out + run.err).splitlines() if "db-reader.md" in line]
+    assert len(said) == 1 and "hooks not run" in said[0], run.err

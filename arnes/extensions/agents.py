@@ -201,6 +201,11 @@ def _definition(item: Found, trusted: bool) -> AgentDefinition:
             "(`arnes trust`, or --trust for one run); the sub-agent uses the parent's"
         )
         model = None
+    if "hooks" in doc.meta:  # Claude Code runs these for this agent's calls only; arnes does not (yet)
+        notes.append(
+            "hooks not run: arnes runs hooks from settings files only, for every agent; to guard this "
+            "agent's calls, put the hook in your settings (a PreToolUse matcher) or narrow its tools"
+        )
     tools = _tools(doc.names("tools"), path, notes)
     disallowed = _tools(doc.names("disallowedTools"), path, notes, narrowing=False) or ()
     return AgentDefinition(
