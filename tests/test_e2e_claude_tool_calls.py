@@ -57,3 +57,16 @@ def test_multiedit_applies_every_edit_or_none_as_an_edit(tmp_path: Path) -> None
     assert got[2][1] and (ws / "unread.py").read_text() == CALC  # read before edit, as Edit
     assert got[3][1] and "Permission denied" in got[3][2] and (ws / "locked.py").read_text() == CALC
     assert got[4][1] and "PreToolUse hook" in got[4][2] and (ws / "hooked.py").read_text() == CALC
+
+
+def test_ls_lists_a_folder_as_a_read_of_it(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "src" / "pkg").mkdir(parents=True)
+    (ws / "src" / "main.py").write_text("x = 1\n")
+    (ws / "secrets").mkdir()
+    ls = [{"tool_calls": [{"name": "LS", "input": {"path": "src"}}]},
+          {"tool_calls": [{"name": "LS", "input": {"path": str(ws / "secrets")}}]}, {"text": "done"}]  # fmt: skip
+    trace, out = scripted_run(tmp_path, ws, ls, "--deny", "Read(secrets/**)")
+    (name, failed, listed), (_, refused, _) = results(trace)
+    assert name == "Bash" and not failed and "main.py" in listed and "pkg/" in listed, out
+    assert refused  # a folder a deny rule covers is not listed

@@ -55,6 +55,7 @@ from arnes.messages import (
 from arnes.permissions.types import Target, ToolRequest
 from arnes.rewind.checkpoints import first_line
 from arnes.tools.base import Tool, ToolArgs, ToolError, dropped_note
+from arnes.tools.bash import as_listing
 from arnes.tools.delegate import as_delegate
 from arnes.tools.multiedit import as_edit
 from arnes.tools.structured import MAX_REMINDERS, REMINDER
@@ -810,11 +811,14 @@ def rewrite_note(call: ToolCall) -> str:
 
 
 def _claude_names(call: ToolCall) -> ToolCall:
-    """A call under Claude Code's name for one of arnes's tools (`Task`, `MultiEdit`) as arnes's
-    own (Delegate, Edit)."""
+    """A call under Claude Code's name for one of arnes's tools (`Task`, `MultiEdit`, `LS`) as
+    arnes's own (Delegate, Edit, Bash's `ls`)."""
     delegated = as_delegate(call.name, call.input)
     if delegated is not None:
         return ToolCall(call.id, "Delegate", delegated)
+    listing = as_listing(call.name, call.input)
+    if listing is not None:
+        return ToolCall(call.id, "Bash", listing)
     edit = as_edit(call.name, call.input)
     return call if edit is None else ToolCall(call.id, "Edit", edit)
 

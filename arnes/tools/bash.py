@@ -134,3 +134,16 @@ class KillShell(BaseTool[JobArgs]):
             return f"{job.id} had already finished with exit code {job.proc.returncode}."
         ctx.jobs.kill(job)
         return f"Killed {job.id}."
+
+
+def as_listing(name: str, raw: dict[str, object]) -> dict[str, object] | None:
+    """Claude Code's `LS {path, ignore}` as the Bash call that lists that folder (`ls -1Ap`: one
+    name a line, folders with `/`), judged by the rules as any `ls` of it; None for another name.
+    `ignore` globs are not applied (the names they would drop are names, not contents)."""
+    if name != "LS":
+        return None
+    import shlex
+
+    path = raw.get("path")
+    folder = path if isinstance(path, str) and path else "."
+    return {"command": f"ls -1Ap -- {shlex.quote(folder)}"}
