@@ -35,7 +35,7 @@ from arnes.envlimits import env_limits
 from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, ConfigError
 from arnes.extensions.hooks_config import FailMode
 from arnes.host.files import HostFiles, open_log
-from arnes.llm.base import PROFILES, Provider, ProviderSettings
+from arnes.llm.base import AUTH_TOKEN_ENV, PROFILES, Provider, ProviderSettings
 from arnes.llm.claude_ids import model_for
 from arnes.llm.factory import make_provider
 from arnes.llm.models import defaults_for
@@ -143,8 +143,9 @@ HELPED_KEY = "ANTHROPIC_API_KEY"  # the key Claude Code's apiKeyHelper gives
 
 
 def _helper_key(cfg: EffectiveConfig) -> str | None:
-    """The key the user's apiKeyHelper prints, when the environment has none (run once a run)."""
-    if cfg.key_helper is None or os.environ.get(HELPED_KEY):
+    """The key the user's apiKeyHelper prints, when the environment has none (run once a run); not
+    with ANTHROPIC_AUTH_TOKEN, which Claude Code prefers to the helper (llm/base.py `auth_token`)."""
+    if cfg.key_helper is None or os.environ.get(HELPED_KEY) or os.environ.get(AUTH_TOKEN_ENV):
         return None
     if cfg.helper_key is None:
         from arnes.host.key_helper import run_key_helper

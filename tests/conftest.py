@@ -17,6 +17,7 @@ import pytest
 from tests.fakes.arnes_forks import ArnesForks
 
 ARNES = str(Path(sys.executable).parent / "arnes")
+KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 DEMO_SHOP = Path(str(resources.files("arnes.demo") / "shop"))
 
 
@@ -26,7 +27,7 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)  # arnes's own records go under this home
-    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+    for key in (*KEY_VARS, "ANTHROPIC_MODEL", "CLAUDE_CODE_MAX_OUTPUT_TOKENS"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
 

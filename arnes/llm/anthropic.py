@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +14,7 @@ from anthropic.types import Message as SDKMessage
 from anthropic.types import RawMessageStreamEvent
 
 from arnes.errors import ConfigError
-from arnes.llm.base import ProviderSettings, TextSink, api_key
+from arnes.llm.base import ProviderSettings, TextSink, api_key, auth_token
 from arnes.llm.recovery import cut_input
 from arnes.llm.sdk_errors import is_transport_error, mid_stream_error, shorten_read_timeout, to_provider_error
 from arnes.messages import (
@@ -38,19 +39,26 @@ class AnthropicProvider:
         self.max_output_tokens = settings.max_output_tokens
         self.settings = settings
         self.stream = settings.stream
-        key = api_key(settings)
+        token = auth_token(settings)  # Claude Code's order: the gateway token, then the key
+        key = None if token else api_key(settings)
         timeout = anthropic.Timeout(settings.timeout, connect=min(settings.timeout, 30.0))
         kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": 0}
-        if not key and settings.env_key and not settings.base_url:
+        # The SDK reads ANTHROPIC_BASE_URL itself when no base URL is given: the user's environment.
+        where = settings.base_url or (os.environ.get("ANTHROPIC_BASE_URL") if settings.env_key else None)
+        if not key and not token and settings.env_key and not where:
             raise ConfigError(
-                "--provider anthropic needs a key: export ANTHROPIC_API_KEY=... (read from the environment, never "
-                "from a project file), or choose another provider (--provider ollama|openai)"
+                "--provider anthropic needs a key: export ANTHROPIC_API_KEY=... (or ANTHROPIC_AUTH_TOKEN=... with "
+                "ANTHROPIC_BASE_URL for a gateway; read from the environment, never from a project file), or "
+                "choose another provider (--provider ollama|openai)"
             )
-        # Always an explicit key: the SDK then reads no credential from the environment by itself.
-        kwargs["api_key"] = key or "withheld"
+        # Always an explicit credential: the SDK then reads none from the environment by itself.
+        if token:
+            kwargs["auth_token"] = token
+        else:
+            kwargs["api_key"] = key or "withheld"
         if settings.base_url:
             kwargs["base_url"] = settings.base_url
-        self.where = settings.base_url or "api.anthropic.com"
+        self.where = where or "api.anthropic.com"
         self.client = anthropic.Anthropic(**kwargs)
         self._joined = joined_messages()
 

@@ -79,3 +79,15 @@ def api_key(settings: ProviderSettings) -> str | None:
     """
     env = PROFILES[settings.provider].api_key_env
     return settings.api_key or (os.environ.get(env) if env and settings.env_key else None)
+
+
+AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"  # Claude Code's gateway credential, sent as `Authorization: Bearer`
+
+
+def auth_token(settings: ProviderSettings) -> str | None:
+    """ANTHROPIC_AUTH_TOKEN for Anthropic's wire, as Claude Code sends it to an LLM gateway; like a
+    key, never to a URL a repository chose (DESIGN §10). Claude Code prefers it to ANTHROPIC_API_KEY
+    and to apiKeyHelper, so the caller sends it alone when it is set."""
+    if PROFILES[settings.provider].wire != "anthropic" or not settings.env_key:
+        return None
+    return os.environ.get(AUTH_TOKEN_ENV) or None

@@ -1,0 +1,40 @@
+"""End to end: Claude Code's environment variables for Anthropic's API, as a gateway user sets them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import run_arnes
+from tests.fakes.llm_server import FakeLLMServer
+
+TOKEN = "gw-token-123"
+
+
+def test_the_auth_token_goes_to_the_gateway_as_a_bearer_token_and_wins_over_the_key(shop: Path) -> None:
+    """ANTHROPIC_BASE_URL + ANTHROPIC_AUTH_TOKEN, no key and no flag: Claude Code's gateway setup.
+    With a key as well, the token alone is sent, as Claude Code does; it is never printed."""
+    for extra in ({}, {"ANTHROPIC_API_KEY": "sk-ant-user-key"}):
+        with FakeLLMServer([{"text": "ok"}]) as server:
+            env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_AUTH_TOKEN": TOKEN, **extra}
+            run = run_arnes("-p", "--provider", "anthropic", "-w", str(shop), "hi", env=env)
+            [sent] = server.headers
+        assert run.code == 0, run.err
+        assert sent.get("authorization") == f"Bearer {TOKEN}"
+        assert "sk-ant-user-key" not in str(sent) and TOKEN not in run.out + run.err
+
+
+def test_the_auth_token_goes_to_a_base_url_flag_but_not_to_a_projects_url(shop: Path) -> None:
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        run = run_arnes("-p", "--provider", "anthropic", "--base-url", server.url, "-w", str(shop), "hi",
+                        env={"ANTHROPIC_AUTH_TOKEN": TOKEN})  # fmt: skip
+        [sent] = server.headers
+    assert run.code == 0, run.err
+    assert sent.get("authorization") == f"Bearer {TOKEN}"
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        (shop / ".arnes").mkdir(exist_ok=True)
+        (shop / ".arnes" / "settings.json").write_text(f'{{"model": {{"base_url": "{server.url}"}}}}')
+        run = run_arnes("-p", "--provider", "anthropic", "--trust", "-w", str(shop), "hi",
+                        env={"ANTHROPIC_AUTH_TOKEN": TOKEN})  # fmt: skip
+        sent_all = server.headers
+    assert run.code == 0 and len(sent_all) == 1, run.err
+    assert TOKEN not in str(sent_all), "a repository's URL got the user's token"
