@@ -95,6 +95,19 @@ def claude_model(cfg: EffectiveConfig) -> str | None:
     return model_for(name, "anthropic")[0]
 
 
+MODEL_ENV = "ANTHROPIC_MODEL"
+
+
+def env_model(cfg: EffectiveConfig) -> str | None:
+    """ANTHROPIC_MODEL (your shell or your settings' `env`), as Claude Code orders it: below --model,
+    above every settings file's model; aliases mapped as in command files. Only for Anthropic's API:
+    for another provider it names no model that provider serves, so it is not used."""
+    name = os.environ.get(MODEL_ENV, "").strip()
+    if not name or cfg.provider != "anthropic":
+        return None
+    return model_for(name, "anthropic")[0]
+
+
 def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = True) -> EffectiveConfig:
     """Settings files first, flags last; bad flags are reported like bad settings."""
     # At a terminal the user is asked about trust, except with -p (a print run never asks, as in Claude Code).
@@ -115,7 +128,7 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
         if value is not None and value <= 0:
             raise ConfigError(f"--{name.replace('_', '-')} must be a positive number, not {value}")
     cfg.provider = args.provider or cfg.provider
-    cfg.model = args.model or cfg.model or claude_model(cfg)
+    cfg.model = args.model or env_model(cfg) or cfg.model or claude_model(cfg)
     if args.base_url:
         cfg.base_url, cfg.base_url_from = args.base_url, "flag"
     cfg.script = args.script or cfg.script

@@ -38,3 +38,28 @@ def test_the_auth_token_goes_to_a_base_url_flag_but_not_to_a_projects_url(shop: 
         sent_all = server.headers
     assert run.code == 0 and len(sent_all) == 1, run.err
     assert TOKEN not in str(sent_all), "a repository's URL got the user's token"
+
+
+def test_anthropic_model_chooses_the_model_below_the_flag_and_above_the_settings(shop: Path) -> None:
+    """Claude Code's order: --model, then ANTHROPIC_MODEL, then a settings file's `model`; aliases
+    as in command files; another provider's run does not use it."""
+    import json
+    import os
+
+    def asked(*flags: str, model: str = "claude-opus-4-1-20250805") -> str:
+        with FakeLLMServer([{"text": "ok"}]) as server:
+            url = server.url + ("/v1" if "openai" in flags else "")
+            env = {"ANTHROPIC_MODEL": model, "ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+            run = run_arnes("-p", "--base-url", url, *flags, "-w", str(shop), "hi", env=env)
+            assert run.code == 0, run.err
+            return str(server.requests[0][1]["model"])
+
+    assert asked("--provider", "anthropic") == "claude-opus-4-1-20250805"
+    assert asked("--provider", "anthropic", model="opus") == "claude-opus-4-5"
+    assert asked("--provider", "anthropic", "--model", "claude-haiku-4-5") == "claude-haiku-4-5"
+    arnes_own = Path(os.environ["XDG_CONFIG_HOME"]) / "arnes" / "settings.json"
+    arnes_own.parent.mkdir(parents=True, exist_ok=True)
+    arnes_own.write_text(json.dumps({"model": {"name": "claude-sonnet-4-5-20250929"}}))
+    assert asked("--provider", "anthropic") == "claude-opus-4-1-20250805"
+    arnes_own.unlink()
+    assert asked("--provider", "openai", "--context-window", "32768") == "gpt-4o-mini"
