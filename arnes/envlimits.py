@@ -4,7 +4,8 @@ Users set them in their shell or in their settings' `env` (applied to arnes's en
 session is built, runner.py `apply_settings_env`), and expect arnes to keep them as Claude Code does:
 `BASH_DEFAULT_TIMEOUT_MS` and `BASH_MAX_TIMEOUT_MS` (a command's time limit when the model gives
 none, and the most it may ask for), `MCP_TIMEOUT` (milliseconds an MCP server has to start, where
-its own settings name no `timeout`) and `MAX_MCP_OUTPUT_TOKENS` (an MCP tool result's cap). The
+its own settings name no `timeout`), `MAX_MCP_OUTPUT_TOKENS` (an MCP tool result's cap) and
+`CLAUDE_CODE_MAX_OUTPUT_TOKENS` (each request's `max_tokens`, `output_tokens`). The
 values go to the session as data, never read again elsewhere; a bad value is one warning naming
 the variable, and the default stands.
 """
@@ -20,6 +21,8 @@ DAY_MS = 24 * 60 * 60 * 1000  # no command, and no server's start, is waited for
 MCP_OUTPUT_TOKENS = 25_000  # Claude Code's default cap on an MCP tool's result
 MOST_MCP_OUTPUT_TOKENS = 1_000_000
 CHARS_PER_TOKEN = 4
+MOST_OUTPUT_TOKENS = 1_000_000  # past any model's output; the server says what its model allows
+EXAMPLES = {"MAX_MCP_OUTPUT_TOKENS": 50_000, "CLAUDE_CODE_MAX_OUTPUT_TOKENS": 32_000}  # a sensible value each
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,12 @@ def env_limits(env: Mapping[str, str]) -> tuple[EnvLimits, list[str]]:
     return EnvLimits(default, most, start, tokens), warnings
 
 
+def output_tokens(env: Mapping[str, str]) -> tuple[int | None, list[str]]:
+    """CLAUDE_CODE_MAX_OUTPUT_TOKENS, None when unset or bad, and one warning for a bad value."""
+    warnings: list[str] = []
+    return _number(env, "CLAUDE_CODE_MAX_OUTPUT_TOKENS", MOST_OUTPUT_TOKENS, warnings), warnings
+
+
 def _number(env: Mapping[str, str], name: str, most: int, warnings: list[str]) -> int | None:
     raw = env.get(name, "").strip()
     if not raw:
@@ -55,7 +64,8 @@ def _number(env: Mapping[str, str], name: str, most: int, warnings: list[str]) -
     # Claude Code takes for a number, so a value that looks like nothing would be a 1 ms limit.
     value = int(raw) if raw.isascii() and raw.isdigit() else 0
     if value <= 0:
-        warnings.append(f"{name}={raw[:40]!r} is not a positive whole number; ignored (e.g. {name}=300000)")
+        example = EXAMPLES.get(name, 300000)
+        warnings.append(f"{name}={raw[:40]!r} is not a positive whole number; ignored (e.g. {name}={example})")
         return None
     if value > most:
         warnings.append(f"{name}={value} is more than {most}; {most} is used")

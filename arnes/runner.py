@@ -31,7 +31,7 @@ from arnes.config_flags import (
     offered_tools,
     system_prompts,
 )
-from arnes.envlimits import env_limits
+from arnes.envlimits import env_limits, output_tokens
 from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, ConfigError
 from arnes.extensions.hooks_config import FailMode
 from arnes.host.files import HostFiles, open_log
@@ -134,7 +134,9 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
     cfg.script = args.script or cfg.script
     if args.context_window:
         cfg.context_window, cfg.context_source = args.context_window, "flag"
-    cfg.max_output_tokens = getattr(args, "max_output_tokens", None) or cfg.max_output_tokens
+    from_env, said = output_tokens(os.environ)  # Claude Code's CLAUDE_CODE_MAX_OUTPUT_TOKENS: below the flag
+    cfg.warnings += [w for w in said if w not in cfg.warnings]
+    cfg.max_output_tokens = getattr(args, "max_output_tokens", None) or from_env or cfg.max_output_tokens
     temperature = getattr(args, "temperature", None)
     if temperature is not None and not 0 <= temperature <= 2:
         raise ConfigError(f"--temperature must be between 0 and 2, not {temperature}")

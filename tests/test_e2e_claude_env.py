@@ -63,3 +63,22 @@ def test_anthropic_model_chooses_the_model_below_the_flag_and_above_the_settings
     assert asked("--provider", "anthropic") == "claude-opus-4-1-20250805"
     arnes_own.unlink()
     assert asked("--provider", "openai", "--context-window", "32768") == "gpt-4o-mini"
+
+
+def test_claude_code_max_output_tokens_caps_each_request_and_a_bad_value_is_one_warning(shop: Path) -> None:
+    def sent(value: str, *flags: str) -> tuple[object, str]:
+        with FakeLLMServer([{"text": "ok"}]) as server:
+            env = {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": value, "ANTHROPIC_API_KEY": "k"}
+            run = run_arnes("-p", "--provider", "anthropic", "--base-url", server.url, "--model", "claude-sonnet-4-5",
+                            *flags, "-w", str(shop), "hi", env=env)  # fmt: skip
+            assert run.code == 0, run.err
+            return server.requests[0][1]["max_tokens"], run.out + run.err
+
+    assert sent("1234")[0] == 1234
+    assert sent("1234", "--max-output-tokens", "999")[0] == 999  # the flag wins
+    default, _ = sent("")
+    for bad in ("12k", "\u0661\u0662", "-5"):  # ASCII digits only: ARABIC-INDIC ONE TWO is no number
+        tokens, said = sent(bad)
+        assert tokens == default != 1234
+        warned = [line for line in said.splitlines() if "CLAUDE_CODE_MAX_OUTPUT_TOKENS" in line]
+        assert len(warned) == 1 and "is not a positive whole number; ignored" in warned[0], said
