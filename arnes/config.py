@@ -180,6 +180,9 @@ class Settings(Strict):
     )
     hooks: HookSettings = Field(default_factory=dict, description="Commands run at moments of the loop (§13).")
     hooks_fail: FailMode | None = Field(None, description='A failing PreToolUse hook blocks ("closed") or not.')
+    disableAllHooks: bool = Field(  # noqa: N815  (Claude Code's key)
+        False, description="No hook runs (your user settings); a project's file turns off only its own hooks."
+    )
     env: dict[str, str] = Field(
         default_factory=dict, description="Variables for arnes and the commands it runs (your user settings only)."
     )
@@ -344,6 +347,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
     local_scope = f"{shown_path(claude_json, env)} (this project)"
     approval = Approval()  # of the .mcp.json servers, from every file that counts here (mcp/approval.py)
     approval.add(local_scope, from_claude.approval)
+    hooks_off: dict[bool, str] = {}  # disableAllHooks: the user's file (True) or a project's (False)
     for layer, path in layers:
         if not path.is_file():
             continue
@@ -376,6 +380,8 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
         if layer in PROJECT_LAYERS and not trusted:
             settings = _restrictions_only(settings, cfg, path)
         approval.add(str(path), _approval_keys(settings))
+        if settings.disableAllHooks:
+            hooks_off.setdefault(layer in USER_LAYERS, str(path))
         m = settings.model
         cfg.provider = m.provider or cfg.provider
         cfg.model = m.name or cfg.model
@@ -457,6 +463,7 @@ def load_config(workspace: Path, env: dict[str, str] | None = None, *, trusted: 
     if reads("user"):
         skill_folders = [*user_skill_folders(env), *skill_folders]
     open_skill_folders(cfg, skill_folders, _home(env), workspace)
+    _hooks_off(cfg, hooks_off)
     for name, entry in list(cfg.mcp_servers.items()):
         if not entry.held and (held := approval.any_server(name)):
             cfg.mcp_servers[name] = dataclasses.replace(entry, held=held.reason)
@@ -811,6 +818,21 @@ def _add_hooks(
                     continue
                 made = HookEntry(event, entry.matcher, hook, str(path), user, user or trusted, trusted, plugin_root)
                 cfg.hooks.append(made)
+
+
+def _hooks_off(cfg: EffectiveConfig, off: dict[bool, str]) -> None:
+    """Claude Code's `disableAllHooks`. Your own file's turns every hook off (yours, the project's,
+    plugins'); a project's file only the project's own hooks: a repository must not switch off the
+    guard hooks of yours that watch it (one warning says they still run)."""
+    if True in off:
+        cfg.hooks = []
+    elif False in off:
+        if any(entry.user for entry in cfg.hooks):
+            cfg.warnings.append(
+                f"{off[False]}: disableAllHooks turns off only this project's own hooks; yours still run "
+                "(set it in ~/.claude/settings.json to turn them off)"
+            )
+        cfg.hooks = [entry for entry in cfg.hooks if entry.user]
 
 
 def open_to_reads(cfg: EffectiveConfig, folders: list[str], where: str) -> None:

@@ -69,7 +69,8 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
         raise ConfigError(f"{path}: a settings file is a JSON object")
     warnings: list[str] = []
     # enabledPlugins is read by extensions/plugins.py, which says what it does with each
-    taken = ("permissions", "hooks", "outputStyle", "enabledPlugins", "env", "apiKeyHelper", *APPROVAL_KEYS)
+    taken = ("permissions", "hooks", "disableAllHooks", "outputStyle", "enabledPlugins", "env", "apiKeyHelper",
+             *APPROVAL_KEYS)  # fmt: skip
     unused = [k for k in raw if k not in taken]
     perms = raw.get("permissions") or {}
     if not isinstance(perms, dict):
@@ -119,6 +120,11 @@ def claude_settings(raw: Any, path: Path | str, *, user: bool = False) -> tuple[
         result["apiKeyHelper"] = helper.strip()
     elif helper is not None:
         warnings.append(f"{path}: apiKeyHelper must be a command line; ignored")
+    off = raw.get("disableAllHooks")
+    if isinstance(off, bool):
+        result["disableAllHooks"] = off
+    elif off is not None:
+        warnings.append(f"{path}: disableAllHooks must be true or false; ignored")
     style = raw.get("outputStyle")
     if isinstance(style, str) and style.strip():
         result["outputStyle"] = style.strip()

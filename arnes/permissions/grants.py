@@ -66,6 +66,9 @@ def split_grants(data: Mapping[str, Any], mode: str, limits: Mapping[str, float 
             split.kept[section] = value  # servers that do not start (mcp/approval.py): only narrows
         elif section == "hooks_fail" and value == "closed":
             split.kept["hooks_fail"] = "closed"  # a failing hook blocks: only narrows
+        elif section == "disableAllHooks":  # a project's turns off only its own hooks (config.py): narrows
+            if value is True:
+                split.kept[section] = True
         elif section == "hooks":  # they run commands: each event's hooks wait for trust
             for event, matchers in value.items():
                 split.ignore(f"hooks.{event}", matchers)
