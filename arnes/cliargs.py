@@ -43,7 +43,7 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
     )
     if not after_subcommand:
         p.add_argument("task", nargs="*", help="what the agent should do")
-        p.add_argument("--version", action="version", version=f"arnes {__version__}")
+        p.add_argument("-v", "--version", action="version", version=f"arnes {__version__}")  # -v: Claude Code's
     p.add_argument(
         "-p", "--print", action="store_true",
         help="run one task and exit, never the interactive prompt; with no TASK, the task is read from stdin "
