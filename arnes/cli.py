@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from arnes.cliargs import NotASubcommand, global_parser, split_argv
+from arnes.cliargs import NotASubcommand, global_parser, late_short_flag, split_argv
 from arnes.errors import EXIT_INTERRUPTED, EXIT_USAGE, OutputClosed
 
 # session ids: UUIDs (Claude Code's form, arnes's own since 2026-12), and the dated ids arnes gave before
@@ -40,7 +40,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     global_args, command, rest = split_argv(args_list)
-    args = global_parser().parse_args(global_args)
+    parser = global_parser()
+    if late := late_short_flag(global_args):
+        parser.error(
+            f"{late} after the task's first word: put options before the task; to write {late} in the task, "
+            f"end the options with -- (arnes -p -- fix the {late} flag)"
+        )
+    args = parser.parse_args(global_args)
     from arnes.errors import ArnesError
 
     _loader_outside_workspace(args)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from arnes import __version__
 from arnes.cliclaude import MODES, add_options
@@ -18,13 +19,26 @@ SUBCOMMANDS = (
 )  # fmt: skip
 
 
+SHORT_ALIASES = ("-v", "-m", "-C", "-s", "-a")  # Claude Code's -v, Codex's -m, -C, -s, -a
+
+
+class _Parser(argparse.ArgumentParser):
+    """A word that starts with a dash and holds a space before any `=` is a task ("-m is broken"),
+    never an option with its value attached (`-m` with " is broken")."""
+
+    def _parse_optional(self, arg_string: str) -> Any:
+        if arg_string.startswith("-") and any(c.isspace() for c in arg_string.split("=", 1)[0]):
+            return None
+        return super()._parse_optional(arg_string)
+
+
 class NotASubcommand(Exception):
     """`arnes check the failing tests`: a subcommand's word that starts a task."""
 
 
 def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
     """The global options; `after_subcommand` gives only the options, as they may follow a subcommand."""
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="arnes",
         description="A local coding agent for the terminal.",
         epilog="Subcommands: demo (a scripted run on a bundled example, no model needed); "
@@ -49,9 +63,9 @@ def global_parser(after_subcommand: bool = False) -> argparse.ArgumentParser:
         help="run one task and exit, never the interactive prompt; with no TASK, the task is read from stdin "
         "(piped text after a TASK is added to it)",
     )  # fmt: skip
-    p.add_argument("-w", "--workspace", default=".", help="folder the agent works in (default: .)")
+    p.add_argument("-w", "-C", "--workspace", default=".", help="folder the agent works in (default: .; -C: Codex's)")
     p.add_argument("--provider", choices=["ollama", "openai", "anthropic", "script"])
-    p.add_argument("--model", help="model name (default per provider)")
+    p.add_argument("-m", "--model", help="model name (default per provider)")
     p.add_argument("--base-url", help="endpoint of an OpenAI-compatible or Anthropic server")
     p.add_argument("--script", help="JSON script for --provider script")
     p.add_argument("--max-output-tokens", type=int, metavar="N", help="cap on one reply's tokens (default per model)")
@@ -114,6 +128,37 @@ def split_argv(argv: list[str]) -> tuple[list[str], str | None, list[str]]:
     if i is not None and argv[i] in SUBCOMMANDS:
         return argv[:i], argv[i], argv[i + 1 :]
     return argv, None, []
+
+
+def late_short_flag(argv: list[str]) -> str | None:
+    """The first of the short aliases (SHORT_ALIASES) that comes after the task's first word: there it
+    is a word of the task as often as an option (`arnes fix the -v flag`), so it is refused, never
+    read as either; long options and -p, -w, -r, -c keep their place anywhere."""
+    takes = {
+        opt: action.nargs
+        for action in global_parser()._actions
+        for opt in action.option_strings
+    }  # fmt: skip
+    task, i = False, 0
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if tok == "--":
+            return None
+        if not tok.startswith("-") or len(tok) == 1 or any(c.isspace() for c in tok.split("=", 1)[0]):
+            task = True
+            continue
+        if task and tok[:2] in SHORT_ALIASES:
+            return tok
+        nargs = takes.get(tok, 0)  # `--x=v` and `-mVALUE` carry their value
+        if nargs in ("+", "*"):
+            while i < len(argv) and not argv[i].startswith("-"):
+                i += 1
+        elif nargs == "?":
+            i += 1 if i < len(argv) and not argv[i].startswith("-") else 0
+        elif nargs != 0:
+            i += 1 if nargs is None else int(nargs)
+    return None
 
 
 def first_word(argv: list[str]) -> int | None:

@@ -24,8 +24,18 @@ IGNORED: dict[str, tuple[str, str]] = {
     "session_mirror": ("--session-mirror", "the session is in arnes's trace, no transcript_mirror lines"),
     # the SDKs' own example of a stderr callback passes it
     "debug_to_stderr": ("--debug-to-stderr", "arnes's record of a run is its trace (--trace); warnings go to stderr"),
-}
+    # Codex's short flags whose modes are not arnes's (values checked as Codex does, _CHOICES); -m and
+    # -C mean what --model and --workspace do (cliargs.py).
+    "codex_sandbox": ("-s", "Codex's sandbox modes are not arnes's: commands always run in its sandbox, which "
+                      "writes only in the workspace; use --permission-mode plan to only read, --sandbox to choose"),
+    "codex_approval": ("-a", "Codex's approval policies are not arnes's: use --permission-mode (default, "
+                       "acceptEdits, plan, dontAsk, bypass)"),
+}  # fmt: skip
 _FLAGS = {"include_hook_events", "session_mirror", "debug_to_stderr"}
+_CHOICES = {
+    "codex_sandbox": ["read-only", "workspace-write", "danger-full-access"],
+    "codex_approval": ["untrusted", "on-failure", "on-request", "never"],
+}
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -109,7 +119,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
         if dest in _FLAGS:
             p.add_argument(flag, dest=dest, action="store_true", help=argparse.SUPPRESS)
         else:
-            p.add_argument(flag, dest=dest, help=argparse.SUPPRESS)
+            p.add_argument(flag, dest=dest, choices=_CHOICES.get(dest), help=argparse.SUPPRESS)
 
 
 def split_rules(value: str) -> list[str]:
