@@ -139,6 +139,31 @@ def test_post_tool_use_context_reaches_the_model(tmp_path: Path) -> None:
     assert "[PostToolUse hook] now run the tests" in sent[0]["content"]  # what the model's next request holds
 
 
+def test_pre_tool_use_context_reaches_the_model_whether_the_call_runs_or_not(tmp_path: Path) -> None:
+    """Claude Code's PreToolUse `additionalContext`: added for the model beside the call's result."""
+    say = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                  "additionalContext": "PRE-CTX: this repo uses pnpm"}}  # fmt: skip
+    deny = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "no rm",
+            "additionalContext": "PRE-CTX: use git clean",
+        }
+    }
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        hook(f"grep -q \"rm -f x\" && echo '{json.dumps(deny)}' || echo '{json.dumps(say)}'")]}]}  # fmt: skip
+    ws = workspace(tmp_path, hooks)
+    done, events = run(tmp_path, ws, [{"tool_calls": [bash("echo hi")]}, {"tool_calls": [bash("rm -f x")]}],
+                       "--trust")  # fmt: skip
+    assert done.code == 0, done.err
+    sent = [b["content"] for e in events if e["event"] == "message" for b in e["content"] if b["type"] == "tool_result"]
+    assert sent[0].startswith("exit code: 0\nhi") and sent[0].endswith(
+        "\n\n[PreToolUse hook] PRE-CTX: this repo uses pnpm"
+    )
+    assert "no rm" in sent[1] and sent[1].endswith("\n\n[PreToolUse hook] PRE-CTX: use git clean")
+
+
 def test_a_stop_hook_sends_the_model_back_at_most_three_times(tmp_path: Path) -> None:
     stop = '{ cat; echo; } >> "$ARNES_PROJECT_DIR/stops.jsonl"; echo \'{"decision": "block", "reason": "tests fail"}\''
     ws = workspace(tmp_path, {"Stop": [{"hooks": [hook(stop)]}]})

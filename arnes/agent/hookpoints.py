@@ -50,6 +50,12 @@ class PreTool:
     blocked: str | None = None  # why the call does not run
     decision: HookDecision | None = None  # their permission decision, for the gate
     updated: dict[str, Any] | None = None  # `updatedInput`: the call runs with this, judged again
+    context: tuple[str, ...] = ()  # `additionalContext`: for the model, with the call's result
+
+    @property
+    def notes(self) -> str:
+        """The context as the model reads it after the result, as PostToolUse's is (`post_tool`)."""
+        return "".join(f"\n\n[PreToolUse hook] {text}" for text in self.context)
 
 
 @dataclass
@@ -86,10 +92,11 @@ class HookPoints:
         got = self._run("PreToolUse", {"tool_name": call.name, "tool_input": given, "tool_use_id": call.id}, call.name)
         if got is None:
             return PreTool()
+        context = tuple(got.context)  # Claude Code adds it for the model whatever the hooks decided
         if got.blocked or got.stop:  # `continue: false` stops the call too, as in Claude Code
-            return PreTool(blocked=got.reason or got.stop)
+            return PreTool(blocked=got.reason or got.stop, context=context)
         decision = HookDecision(got.permission, got.permission_reason) if got.permission else None
-        return PreTool(decision=decision, updated=got.updated_input)
+        return PreTool(decision=decision, updated=got.updated_input, context=context)
 
     def post_tool(self, call: ToolCall, output: str, is_error: bool, raw: str, ms: int) -> str:
         """The result as the model sees it: with the hooks' context, or their objection, after it.

@@ -637,7 +637,7 @@ class Agent:
                 why = f"blocked by a PreToolUse hook: {said.blocked}"
                 s.bus.emit(PermissionEvent(call.id, call.name, "deny", why, "hook"))
                 self._deny(call, said.blocked, "hook")
-                return self._finish(call, f"Blocked by a PreToolUse hook: {said.blocked}", True, 0)
+                return self._finish(call, f"Blocked by a PreToolUse hook: {said.blocked}{said.notes}", True, 0)
             if said.updated is not None and said.updated != (as_sent or call).input:  # what runs is judged
                 call = _claude_names(ToolCall(call.id, (as_sent or call).name, said.updated))
                 tool, args, request, dropped = self._rewritten(call)
@@ -655,11 +655,11 @@ class Agent:
         s.bus.emit(PermissionEvent(call.id, call.name, d.kind, d.reason, d.source))
         if not outcome.allowed:
             self._deny(call, d.reason, d.source)
-            return self._finish(call, outcome.message or f"Permission denied: {d.reason}", True, 0)
+            return self._finish(call, (outcome.message or f"Permission denied: {d.reason}") + said.notes, True, 0)
         # Reads and writes both open exactly the real path that was judged, never a link swapped in.
         pins = {t.path: t.real for t in targets if t.real is not None}
         note += dropped_note(call.name, dropped) if dropped else ""
-        return _Admitted(tool, args, tool.read_only, pins, d.confine, note, call)
+        return _Admitted(tool, args, tool.read_only, pins, d.confine, note, call, said.notes)
 
     def _rewritten(self, call: ToolCall) -> tuple[Tool[Any], ToolArgs, ToolRequest, list[str]]:
         """`_request` for the input a PreToolUse hook put in place of the model's (said on screen too)."""
@@ -724,6 +724,7 @@ class Agent:
         if len(output) > cap:
             cut = len(output) - cap
             output = output[:cap] + f"\n... [{cut} characters cut; ask for less, e.g. Read with offset/limit]"
+        output += admitted.hook_context
         output = self.hooks.post_tool(call, output, is_error, raw, ms)
         if not is_error and call.name in FILE_TOOLS:
             output += self.rules.after(self._touched(admitted))
@@ -803,6 +804,7 @@ class _Admitted:
     confine: bool = False
     note: str = ""  # said after the result: a hook's rewrite, the unknown keys dropped from the call
     call: ToolCall | None = None  # the call that runs (a PreToolUse hook may have changed its input)
+    hook_context: str = ""  # the PreToolUse hooks' additionalContext, after the result (never cut off)
 
 
 def rewrite_note(call: ToolCall) -> str:
