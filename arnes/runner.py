@@ -35,7 +35,7 @@ from arnes.envlimits import env_limits, output_tokens
 from arnes.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_RED, ConfigError
 from arnes.extensions.hooks_config import FailMode
 from arnes.host.files import HostFiles, open_log
-from arnes.llm.base import AUTH_TOKEN_ENV, PROFILES, Provider, ProviderSettings
+from arnes.llm.base import AUTH_TOKEN_ENV, PROFILES, Provider, ProviderSettings, bad_url
 from arnes.llm.claude_ids import model_for
 from arnes.llm.factory import make_provider
 from arnes.llm.models import defaults_for
@@ -130,6 +130,8 @@ def resolve_config(args: argparse.Namespace, workspace: Path, *, ask: bool = Tru
     cfg.provider = args.provider or cfg.provider
     cfg.model = args.model or env_model(cfg) or cfg.model or claude_model(cfg)
     if args.base_url:
+        if why := bad_url(args.base_url):
+            raise ConfigError(f"--base-url {why}")
         cfg.base_url, cfg.base_url_from = args.base_url, "flag"
     cfg.script = args.script or cfg.script
     if args.context_window:
@@ -178,6 +180,8 @@ def _settings(
     model = chosen.name or (cfg.model if name == cfg.provider else None) or profile.default_model
     base_url = chosen.base_url or (cfg.base_url if name == cfg.provider else None)
     repo_url = cfg.repo_chose_url(role) if chosen.base_url else base_url is not None and cfg.repo_chose_url()
+    if base_url and (why := bad_url(base_url)):  # a settings file's (the flag's is checked in resolve_config)
+        raise ConfigError(f"{name} base_url {why} (settings: model.base_url, or models.ROLE.base_url)")
     defaults = defaults_for(model)
     steers = profile_for(model, cfg.steering, cast(FormatChoice | None, cfg.edit_format)).steering != "off"
     temperature = next((t for t in (chosen.temperature, cfg.temperature) if t is not None), defaults.temperature)

@@ -179,6 +179,19 @@ def test_bad_flags_and_scripts_exit_2(shop: Path, tmp_path: Path) -> None:
     assert len(run.err.strip().splitlines()) == 1
 
 
+def test_a_base_url_that_is_only_a_path_is_one_line_naming_the_flag(shop: Path) -> None:
+    env = {"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}
+    for provider, url in (("openai", "/v1"), ("anthropic", "/v1"), ("ollama", "/v1"), ("openai", "localhost:8000")):
+        run = run_arnes("-p", "--provider", provider, "--base-url", url, "-w", str(shop), "x", env=env, timeout=30)
+        assert run.code == 2 and run.err.strip().splitlines() == [
+            f"arnes: --base-url {url!r} is not a server's address; give it whole, e.g. http://localhost:8000/v1"
+        ], run.err
+    (shop / ".arnes").mkdir(exist_ok=True)
+    (shop / ".arnes" / "settings.json").write_text('{"model": {"provider": "openai", "base_url": "/v1"}}')
+    run = run_arnes("-p", "--trust", "-w", str(shop), "x", env=env, timeout=30)
+    assert run.code == 2 and "openai base_url '/v1' is not a server's address" in run.err and "Traceback" not in run.err
+
+
 def test_project_settings_cannot_turn_on_bypass(shop: Path, tmp_path: Path) -> None:
     settings = shop / ".arnes" / "settings.json"
     settings.parent.mkdir()

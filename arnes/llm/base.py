@@ -81,6 +81,21 @@ def api_key(settings: ProviderSettings) -> str | None:
     return settings.api_key or (os.environ.get(env) if env and settings.env_key else None)
 
 
+def bad_url(url: str) -> str | None:
+    """Why `url` cannot be a server's base URL, or None: a path alone (`/v1`) or a bare host would
+    otherwise reach the HTTP libraries and end in a traceback, or a wait, far from its cause."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018  (a bad port raises here)
+    except ValueError as exc:
+        return f"{url!r} is not a URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{url!r} is not a server's address; give it whole, e.g. http://localhost:8000/v1"
+    return None
+
+
 AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"  # Claude Code's gateway credential, sent as `Authorization: Bearer`
 
 
