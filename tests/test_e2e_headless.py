@@ -139,8 +139,9 @@ def test_a_missing_anthropic_key_is_one_clear_line_and_exit_2(shop: Path) -> Non
     run = run_arnes("-w", str(shop), "--provider", "anthropic", "hello")
     assert run.code == 2
     assert run.err.strip().splitlines() == [
-        "arnes: --provider anthropic needs a key: export ANTHROPIC_API_KEY=... (read from the environment, never "
-        "from a project file), or choose another provider (--provider ollama|openai)"
+        "arnes: --provider anthropic needs a key: export ANTHROPIC_API_KEY=... (or ANTHROPIC_AUTH_TOKEN=... with "
+        "ANTHROPIC_BASE_URL for a gateway; read from the environment, never from a project file), or choose "
+        "another provider (--provider ollama|openai)"
     ]
     assert "Traceback" not in run.out + run.err
 
