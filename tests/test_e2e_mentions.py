@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from arnes.agent.trace import read_trace
 from tests.conftest import run_arnes
@@ -24,6 +25,18 @@ def workspace(tmp_path: Path) -> Path:
     outside.write_text("hunter2-outside\n")
     os.symlink(outside, ws / "link.txt")
     return ws
+
+
+def prompt(ws: Path, script: Path, trace: Path | None = None) -> Any:
+    """arnes's interactive prompt in a real pseudo-terminal, on the scripted model."""
+    import pexpect
+
+    from tests.conftest import ARNES
+
+    argv = ["--provider", "script", "--script", str(script), "-w", str(ws)]
+    argv += ["--trace", str(trace)] if trace is not None else []
+    env = {**os.environ, "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    return pexpect.spawn(ARNES, argv, env=env, encoding="utf-8", timeout=30, dimensions=(40, 160))
 
 
 def run(tmp_path: Path, ws: Path, turns: list[dict[str, object]], message: str) -> tuple[object, list[dict]]:
@@ -68,16 +81,10 @@ def test_what_a_read_may_not_show_is_never_attached(tmp_path: Path) -> None:
 def test_tab_completes_at_names_at_the_prompt_and_the_file_goes_with_the_message(tmp_path: Path) -> None:
     import pexpect
 
-    from tests.conftest import ARNES
-
     ws = workspace(tmp_path)
     script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
     script.write_text(json.dumps({"turns": [{"text": "seen"}]}))
-    child = pexpect.spawn(
-        ARNES, ["--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace)],
-        env={**os.environ, "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}, encoding="utf-8", timeout=30,
-        dimensions=(40, 160),
-    )  # fmt: skip
+    child = prompt(ws, script, trace)
     child.expect("arnes>")
     child.send("explain @src/\t")  # the folder's one file
     child.expect("a.py")  # inserted: drawn before Enter is sent
@@ -112,16 +119,10 @@ def test_bang_at_the_prompt_runs_the_users_command_and_it_goes_with_the_next_mes
     it), is a rewind point, and the next message carries it and its output."""
     import pexpect
 
-    from tests.conftest import ARNES
-
     ws = workspace(tmp_path)
     script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
     script.write_text(json.dumps({"turns": [{"text": "seen"}]}))
-    child = pexpect.spawn(
-        ARNES, ["--provider", "script", "--script", str(script), "-w", str(ws), "--trace", str(trace)],
-        env={**os.environ, "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}, encoding="utf-8", timeout=30,
-        dimensions=(40, 160),
-    )  # fmt: skip
+    child = prompt(ws, script, trace)
     child.expect("arnes>")
     child.sendline("!echo made > made.txt && echo printed-by-shell")
     child.expect("printed-by-shell")
@@ -147,7 +148,6 @@ def test_shift_tab_cycles_the_permission_mode_at_the_prompt(tmp_path: Path) -> N
     import pexpect
 
     from arnes.ui.repl import next_mode
-    from tests.conftest import ARNES
 
     assert [next_mode("default"), next_mode("acceptEdits"), next_mode("plan"), next_mode("bypass")] == [
         "acceptEdits", "plan", "default", "default",
@@ -156,11 +156,7 @@ def test_shift_tab_cycles_the_permission_mode_at_the_prompt(tmp_path: Path) -> N
     script = tmp_path / "s.json"
     write = {"tool_calls": [{"name": "Write", "input": {"file_path": "new.txt", "content": "x\n"}}]}
     script.write_text(json.dumps({"turns": [write, {"text": "written"}]}))
-    child = pexpect.spawn(
-        ARNES, ["--provider", "script", "--script", str(script), "-w", str(ws)],
-        env={**os.environ, "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}, encoding="utf-8", timeout=30,
-        dimensions=(40, 160),
-    )  # fmt: skip
+    child = prompt(ws, script)
     child.expect("arnes>")
     child.send("\x1b[Z")  # Shift+Tab
     child.expect("mode: acceptEdits")
