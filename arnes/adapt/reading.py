@@ -8,7 +8,6 @@ workspace, one a Read rule hides (as written or by its real path), or one throug
 from __future__ import annotations
 
 from arnes.host.nofollow import read_regular
-from arnes.host.paths import is_inside, resolve_real
 from arnes.tools.base import ToolContext
 
 MOST = 4_000_000  # bytes: a bigger file is not read by a piece
@@ -20,8 +19,8 @@ def readable_text(ctx: ToolContext, name: object) -> tuple[str, str] | None:
     if not isinstance(name, str):
         return None
     path = ctx.path(name)
-    real = resolve_real(path)
-    if not is_inside(resolve_real(ctx.workspace), real) or ctx.hidden("Read", path) or ctx.hidden("Read", real):
+    real = ctx.readable(path)
+    if real is None:
         return None
     try:
         data = read_regular(real, limit=MOST)[0]

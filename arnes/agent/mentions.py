@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from arnes.host.paths import is_inside, resolve_real
 from arnes.tools.base import ToolContext, ToolError
 from arnes.tools.files import Read, ReadArgs
 
@@ -70,10 +69,8 @@ def _file(name: str, ctx: ToolContext) -> Attached | None:
         path = ctx.path(name)
     except ToolError:
         return None
-    real = resolve_real(path)
-    if not is_inside(resolve_real(ctx.workspace), real) or ctx.hidden("Read", path) or ctx.hidden("Read", real):
-        return None
-    if not real.is_file():
+    real = ctx.readable(path)
+    if real is None or not real.is_file():
         return None
     try:
         text = Read().run(ReadArgs(file_path=name), ctx)

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from arnes.host.paths import is_inside
 from arnes.permissions.commands import decide_command
 from arnes.permissions.engine import READ_FAMILY, WRITE_FAMILY, RuleEngine, rule_tools
 from arnes.permissions.rules import Rule, RuleError, SourcedRule, anchor, parse_rule
@@ -78,8 +79,9 @@ class HookCondition:
         """Whether the rule's files may lie under `folder` (or the rule covers the folder itself)."""
         glob = anchor(self.rule.specifier or "", str(self._workspace), os.path.expanduser("~"))
         fixed = re.split(r"[*?\[]", glob, maxsplit=1)[0].rstrip("/") or "/"
-        rule_forms, folder_forms = {fixed, os.path.realpath(fixed)}, {str(folder), os.path.realpath(folder)}
-        return any(inside(a, b) or inside(b, a) for a in rule_forms for b in folder_forms)
+        rule_forms = {Path(fixed), Path(os.path.realpath(fixed))}
+        folder_forms = {folder, Path(os.path.realpath(folder))}
+        return any(is_inside(b, a) or is_inside(a, b) for a in rule_forms for b in folder_forms)
 
     def _command(self, command: object) -> bool:
         if not isinstance(command, str) or len(command) > MOST_COMMAND_CHARS:
@@ -111,7 +113,3 @@ def check_if(raw: object) -> str | None:
     except RuleError as exc:
         return str(exc)
     return None
-
-
-def inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")

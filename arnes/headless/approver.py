@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arnes.headless.channel import Channel, ChannelClosed, as_object
-from arnes.permissions.approvers import ApprovalAnswer, ApprovalRequest
+from arnes.permissions.approvers import ApprovalAnswer, ApprovalRequest, claude_answer
 from arnes.permissions.rules import RuleError, parse_rule
 
 
@@ -41,19 +41,12 @@ class SdkApprover:
         if reply.get("subtype") == "error":
             return ApprovalAnswer("deny", feedback=f"the SDK's can_use_tool failed: {reply.get('error')}")
         body = as_object(reply.get("response"))
-        if body.get("behavior") == "allow":
-            changed = body.get("updatedInput")
-            if changed is not None and changed != request.input:
-                return ApprovalAnswer(
-                    "deny", feedback="can_use_tool changed the call's input; arnes runs only calls it judged"
-                )
-            rules = allowed_rules(body.get("updatedPermissions"))
-            if rules:
-                return ApprovalAnswer("allow_always", rule=rules[0], more_rules=tuple(rules[1:]))
-            return ApprovalAnswer("allow_once")
-        if body.get("interrupt"):  # the callback's "deny and stop": the turn ends as on Ctrl-C
+        answer = claude_answer(body, request.input, "can_use_tool")
+        if answer.kind == "allow_once" and (rules := allowed_rules(body.get("updatedPermissions"))):
+            return ApprovalAnswer("allow_always", rule=rules[0], more_rules=tuple(rules[1:]))
+        if body.get("behavior") != "allow" and body.get("interrupt"):  # "deny and stop": as on Ctrl-C
             raise KeyboardInterrupt
-        return ApprovalAnswer("deny", feedback=str(body.get("message") or "") or None)
+        return answer
 
 
 def suggestions(rule: str | None) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from arnes.nesting import json_loads
-from arnes.permissions.approvers import ApprovalAnswer, ApprovalRequest
+from arnes.permissions.approvers import ApprovalAnswer, ApprovalRequest, claude_answer
 
 
 class Caller(Protocol):
@@ -50,14 +50,7 @@ class McpApprover:
             return ApprovalAnswer(
                 "deny", feedback=f'{self.name} answered neither {{"behavior": "allow"}} nor "deny": {text[:200]}'
             )
-        if answer["behavior"] == "allow":
-            changed = answer.get("updatedInput")
-            if changed is not None and changed != request.input:
-                return ApprovalAnswer(
-                    "deny", feedback=f"{self.name} changed the call's input; arnes runs only calls it judged"
-                )
-            return ApprovalAnswer("allow_once")
-        return ApprovalAnswer("deny", feedback=str(answer.get("message") or "") or None)
+        return claude_answer(answer, request.input, self.name)
 
 
 def parse_tool(given: str, servers: list[str]) -> tuple[str, str] | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TextIO
 
@@ -139,3 +139,15 @@ def choose_approver(stdin: TextIO, stderr: TextIO) -> Approver:
     if stdin.isatty() and stderr.isatty():
         return TerminalApprover()
     return NoTerminalApprover()
+
+
+def claude_answer(body: Mapping[str, Any], given: Mapping[str, Any], who: str) -> ApprovalAnswer:
+    """Claude Code's permission answer (`{"behavior": "allow", "updatedInput"}` or `{"behavior":
+    "deny", "message"}`, from an SDK's can_use_tool or a permission prompt tool) as arnes's: an
+    allow that changes the call's input is a no, since arnes runs only calls its gate judged."""
+    if body.get("behavior") == "allow":
+        changed = body.get("updatedInput")
+        if changed is not None and changed != given:
+            return ApprovalAnswer("deny", feedback=f"{who} changed the call's input; arnes runs only calls it judged")
+        return ApprovalAnswer("allow_once")
+    return ApprovalAnswer("deny", feedback=str(body.get("message") or "") or None)

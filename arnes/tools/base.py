@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from arnes.envlimits import BASH_DEFAULT_MS, BASH_MAX_MS
 from arnes.errors import ToolError as ToolError  # the seam's error, for every tool
 from arnes.errors import validation_summary
-from arnes.host.paths import absolute, real_path
+from arnes.host.paths import absolute, is_inside, real_path, resolve_real
 from arnes.messages import ToolSpec
 from arnes.permissions.types import Target
 from arnes.sandbox.base import NoSandbox, Sandbox
@@ -90,6 +90,15 @@ class ToolContext:
 
     def real_of(self, path: Path) -> Path | None:
         return self.pinned.get(path)
+
+    def readable(self, path: Path) -> Path | None:
+        """The real path of `path` when a Read would show it unasked: inside the workspace by its
+        real path, hidden by no Read rule as written or as real; else None. For what reads on the
+        model's or the user's behalf before the gate (a piece's view, an `@` mention)."""
+        real = resolve_real(path)
+        if not is_inside(resolve_real(self.workspace), real) or self.hidden("Read", path) or self.hidden("Read", real):
+            return None
+        return real
 
     def path(self, file_path: str) -> Path:
         if "\0" in file_path:
