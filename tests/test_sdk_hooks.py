@@ -80,3 +80,12 @@ def test_an_sdk_that_is_gone_is_a_failure_and_the_settings_hooks_still_decide() 
     hooks.register({"PreToolUse": [{"matcher": "", "hookCallbackIds": ["hook_0"]}]})
     outcome = hooks.run("PreToolUse", {"tool_name": "Read", "tool_input": {}}, "Read")
     assert outcome.permission == "ask" and "the SDK closed stdin" in outcome.failures[0]
+
+
+def test_the_sdks_always_rules_are_read_in_claude_codes_spelling() -> None:
+    """updatedPermissions carries Claude Code's rules: `/src/**` is the project's src, `Task` is Delegate."""
+    from arnes.headless.approver import allowed_rules
+
+    update = {"type": "addRules", "behavior": "allow", "destination": "session",
+              "rules": [{"toolName": "Edit", "ruleContent": "/src/**"}, {"toolName": "Task"}]}  # fmt: skip
+    assert allowed_rules([update]) == ["Edit(src/**)", "Delegate"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from arnes.config_claude import translate_rule
 from arnes.headless.channel import Channel, ChannelClosed, as_object
 from arnes.permissions.approvers import ApprovalAnswer, ApprovalRequest, claude_answer
 from arnes.permissions.rules import RuleError, parse_rule
@@ -75,7 +76,8 @@ def allowed_rules(updates: object) -> list[str]:
             if not isinstance(value, dict) or not isinstance(value.get("toolName"), str):
                 continue
             content = value.get("ruleContent")
-            rule = f"{value['toolName']}({content})" if isinstance(content, str) and content else value["toolName"]
+            written = f"{value['toolName']}({content})" if isinstance(content, str) and content else value["toolName"]
+            rule = translate_rule(written)  # Claude Code's spelling: `Task`, a path rule's anchors
             try:
                 parse_rule(rule)
             except RuleError:
