@@ -6,9 +6,11 @@ exceptions; a tool's failure, a bad argument or a denial goes back to the model 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,11 +160,18 @@ class Agent:
     def turn(self, task: str, message_id: str | None = None) -> RunResult:
         """The user's message, then model turns (and verify rounds) until the model is done.
         `message_id`: the uuid the sender gave the message (stream-json input), kept with it."""
-        s, r = self.s, self.result
+        r = self.result
         r.stop_reason, r.error, r.limit, r.text = "end_turn", None, None, ""
-        self.mark("turn", task)
-        try:
+        with self._marked("turn", task):
             return self._turn(task, message_id)
+
+    @contextlib.contextmanager
+    def _marked(self, kind: str, label: str) -> Iterator[None]:
+        """A point of the session (`mark`) around what the user asked for; its checkpoint closes after."""
+        s = self.s
+        self.mark(kind, label)
+        try:
+            yield
         finally:
             if s.checkpoints is not None:
                 s.checkpoints.end(jobs=s.ctx.jobs.running())
@@ -186,16 +195,13 @@ class Agent:
             return "Bash is not among this session's tools (--tools), so `!` runs nothing", True
         self._shell_runs += 1
         call_id = f"user_shell_{self._shell_runs}"
-        self.mark("shell", f"!{command}")
-        s.bus.emit(ToolCallEvent(call_id, "Bash", {"command": command}, by="user"))
-        started = time.monotonic()
-        try:
-            output, failed = str(tool.run(tool.args_model.model_validate({"command": command}), s.ctx)), False
-        except (ToolError, ValidationError) as exc:
-            output, failed = str(exc), True
-        finally:
-            if s.checkpoints is not None:
-                s.checkpoints.end(jobs=s.ctx.jobs.running())
+        with self._marked("shell", f"!{command}"):
+            s.bus.emit(ToolCallEvent(call_id, "Bash", {"command": command}, by="user"))
+            started = time.monotonic()
+            try:
+                output, failed = str(tool.run(tool.args_model.model_validate({"command": command}), s.ctx)), False
+            except (ToolError, ValidationError) as exc:
+                output, failed = str(exc), True
         s.bus.emit(ToolResultEvent(call_id, "Bash", failed, int((time.monotonic() - started) * 1000), output))
         return output, failed
 
